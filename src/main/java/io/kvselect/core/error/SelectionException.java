@@ -1,0 +1,36 @@
+package io.kvselect.core.error;
+
+/** The one exception type of the core: a message for the caller and its {@link ErrorCode}. */
+public final class SelectionException extends RuntimeException {
+
+  private final ErrorCode code;
+
+  public SelectionException(ErrorCode code, String message) {
+    super(message, null, false, false);
+    this.code = code;
+  }
+
+  public ErrorCode code() {
+    return code;
+  }
+
+  public static SelectionException badRequest(String message) {
+    return new SelectionException(ErrorCode.BAD_REQUEST, message);
+  }
+
+  public static SelectionException notFound(String message) {
+    return new SelectionException(ErrorCode.NOT_FOUND, message);
+  }
+
+  public static SelectionException conflict(String message) {
+    return new SelectionException(ErrorCode.CONFLICT, message);
+  }
+
+  public static SelectionException notReady(String message) {
+    return new SelectionException(ErrorCode.NOT_READY, message);
+  }
+
+  public static SelectionException unprocessable(String message) {
+    return new SelectionException(ErrorCode.UNPROCESSABLE, message);
+  }
+}
