@@ -1,0 +1,73 @@
+package io.kvselect.core.catalog;
+
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A worker registration as supplied to {@code POST /workers} (a full replace). Only
+ * {@code workerId} is required; nullable fields are absent. Map keys of
+ * {@code kvEventsEndpoints} and {@code routerHintSourceControlEndpoints} are global DP ranks.
+ * The compact constructor applies Dynamo's defaults and copies collections immutably.
+ */
+public record WorkerSpec(
+    long workerId,
+    String modelName,
+    String routingGroup,
+    String endpoint,
+    String kvEventsEndpoint,
+    Map<Integer, String> kvEventsEndpoints,
+    String replayEndpoint,
+    Integer blockSize,
+    int dataParallelStartRank,
+    int dataParallelSize,
+    Long maxNumBatchedTokens,
+    Long totalKvBlocks,
+    String stableRoutingId,
+    boolean isEagle,
+    Set<String> taints,
+    Map<String, String> topologyDomains,
+    String kvTransferDomain,
+    String kvTransferEnforcement,
+    Double kvTransferPreferredWeight,
+    String routerHintWorkerType,
+    Map<Integer, String> routerHintSourceControlEndpoints,
+    String kvEventSourceMode) {
+
+  public WorkerSpec {
+    modelName = modelName == null ? PartitionKey.DEFAULT : modelName;
+    routingGroup = routingGroup == null ? PartitionKey.DEFAULT : routingGroup;
+    kvEventsEndpoints = kvEventsEndpoints == null ? Map.of() : Map.copyOf(kvEventsEndpoints);
+    taints = taints == null ? Set.of() : Set.copyOf(taints);
+    topologyDomains = topologyDomains == null ? Map.of() : Map.copyOf(topologyDomains);
+    routerHintSourceControlEndpoints =
+        routerHintSourceControlEndpoints == null ? Map.of() : Map.copyOf(routerHintSourceControlEndpoints);
+  }
+
+  /** A minimal spec: the given id in the default partition, everything else absent or default. */
+  public static WorkerSpec of(long workerId, String endpoint, int blockSize) {
+    return new WorkerSpec(workerId, null, null, endpoint, null, null, null, blockSize, 0, 1, null, null,
+        null, false, null, null, null, null, null, null, null, null);
+  }
+
+  public PartitionKey partition() {
+    return new PartitionKey(modelName, routingGroup);
+  }
+
+  /** The KV-event endpoint of a global DP rank: the per-rank map, else the single endpoint when dp size is 1. */
+  public String kvEventsEndpointFor(int dpRank) {
+    String e = kvEventsEndpoints.get(dpRank);
+    if (e == null && dataParallelSize == 1) {
+      e = kvEventsEndpoint;
+    }
+    return e;
+  }
+
+  /** Returns a copy in another partition (used when a worker moves). */
+  public WorkerSpec withPartition(String model, String group) {
+    return new WorkerSpec(workerId, model, group, endpoint, kvEventsEndpoint, kvEventsEndpoints,
+        replayEndpoint, blockSize, dataParallelStartRank, dataParallelSize, maxNumBatchedTokens,
+        totalKvBlocks, stableRoutingId, isEagle, taints, topologyDomains, kvTransferDomain,
+        kvTransferEnforcement, kvTransferPreferredWeight, routerHintWorkerType,
+        routerHintSourceControlEndpoints, kvEventSourceMode);
+  }
+}

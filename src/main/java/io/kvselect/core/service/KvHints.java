@@ -1,0 +1,54 @@
+package io.kvselect.core.service;
+
+import io.kvselect.core.catalog.WorkerRecord;
+import io.kvselect.core.config.RouterConfig;
+import io.kvselect.core.index.RankOverlap;
+import io.kvselect.core.index.WorkerRank;
+import java.util.Arrays;
+import java.util.Map;
+
+/**
+ * Router hints: when another worker of the chosen worker's {@code router_hint_worker_type} holds
+ * a longer device prefix and advertises a source control endpoint for that rank, the booking
+ * response carries a {@code kv.fetch} hint pointing at it. Only with an event-driven primary index
+ * (no hints from approximate state), never for workers fed by a state agent.
+ */
+final class KvHints {
+
+  static final String STATE_AGENT = "state_agent_v2";
+
+  private KvHints() {}
+
+  static KvHint find(Partition p, RouterConfig cfg, WorkerRecord chosen, Selector.Choice c,
+      NormalizedPrompt np, String selectionId) {
+    String type = chosen.spec().routerHintWorkerType();
+    if (type == null || !cfg.useKvEvents() || np.blockHashes() == null) {
+      return null;
+    }
+    int chosenDepth = c.overlap().of(c.rank()).device();
+    int bestDepth = chosenDepth;
+    String bestEndpoint = null;
+    for (Map.Entry<WorkerRank, RankOverlap> e : c.overlap().ranks().entrySet()) {
+      WorkerRank r = e.getKey();
+      int depth = e.getValue().device();
+      if (depth <= bestDepth || r.workerId() == chosen.workerId()) {
+        continue;
+      }
+      WorkerRecord w = p.schedulableWorker(r.workerId());
+      if (w == null || !type.equals(w.spec().routerHintWorkerType())
+          || STATE_AGENT.equals(w.spec().kvEventSourceMode())) {
+        continue;
+      }
+      String endpoint = w.spec().routerHintSourceControlEndpoints().get(r.dpRank());
+      if (endpoint != null) {
+        bestDepth = depth;
+        bestEndpoint = endpoint;
+      }
+    }
+    if (bestEndpoint == null) {
+      return null;
+    }
+    long[] hashes = Arrays.copyOf(np.sequenceHashes(), Math.min(bestDepth, np.sequenceHashes().length));
+    return new KvHint(selectionId, bestEndpoint, hashes);
+  }
+}

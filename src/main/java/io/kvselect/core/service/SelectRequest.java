@@ -1,0 +1,50 @@
+package io.kvselect.core.service;
+
+import io.kvselect.core.catalog.PartitionKey;
+import io.kvselect.core.config.RouterConfigOverride;
+import io.kvselect.core.index.WorkerRank;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A {@code /select} or {@code /select_and_reserve} request. Nullable fields are absent.
+ * {@code affinityTarget} may leave the rank open ({@code dpRank < 0}) to target any rank of the
+ * worker. {@link #effectiveSessionId()} applies "structured form wins".
+ */
+public record SelectRequest(
+    PartitionKey partition,
+    String selectionId,
+    PromptInput prompt,
+    RouterConfigOverride override,
+    Long expectedOutputTokens,
+    String sessionId,
+    SessionContext sessionContext,
+    WorkerRank affinityTarget,
+    WorkerRank pinnedWorker,
+    long[] allowedWorkerIds,
+    Set<String> requiredTaints,
+    Map<String, Double> preferredTaints,
+    boolean advisory) {
+
+  public SelectRequest {
+    override = override == null ? RouterConfigOverride.NONE : override;
+    requiredTaints = requiredTaints == null ? Set.of() : requiredTaints;
+    preferredTaints = preferredTaints == null ? Map.of() : preferredTaints;
+  }
+
+  /** A plain request for a prompt in a partition, with no selection id or constraints. */
+  public static SelectRequest of(PartitionKey partition, PromptInput prompt) {
+    return new SelectRequest(partition, null, prompt, null, null, null, null, null, null, null, null,
+        null, false);
+  }
+
+  public SelectRequest withSelectionId(String id) {
+    return new SelectRequest(partition, id, prompt, override, expectedOutputTokens, sessionId,
+        sessionContext, affinityTarget, pinnedWorker, allowedWorkerIds, requiredTaints,
+        preferredTaints, advisory);
+  }
+
+  public String effectiveSessionId() {
+    return sessionContext != null ? sessionContext.sessionId() : sessionId;
+  }
+}

@@ -1,0 +1,27 @@
+package io.kvselect.core.service;
+
+import io.kvselect.core.catalog.PartitionKey;
+
+/**
+ * The answer to a selection. Booking fields ({@code sequenceHashes}, {@code islTokens},
+ * {@code trackPrefillTokens}, {@code kvHint}) are set only when the selection was booked;
+ * {@code workerLoad} only for advisory selects; {@code decodeBusy} only when a threshold and the
+ * worker's capacity are known.
+ */
+public record Selection(
+    String selectionId,
+    boolean booked,
+    long[] sequenceHashes,
+    long islTokens,
+    boolean trackPrefillTokens,
+    PartitionKey partition,
+    long workerId,
+    int dpRank,
+    String endpoint,
+    int blockSize,
+    OverlapSummary overlap,
+    long effectivePrefillTokens,
+    long potentialDecodeBlocks,
+    Boolean decodeBusy,
+    WorkerLoad workerLoad,
+    KvHint kvHint) {}
