@@ -67,6 +67,9 @@ final class Partition {
       }
     }
     Collections.sort(ranks);
+    for (WorkerRank r : ranks) {
+      load.addRank(r);
+    }
     schedulableRanks = List.copyOf(ranks);
     if (bs != null) {
       blockSize = bs;

@@ -6,6 +6,7 @@ import io.kvselect.core.catalog.WorkerSpec;
 import io.kvselect.core.config.RouterConfig;
 import io.kvselect.core.error.SelectionException;
 import io.kvselect.core.index.WorkerRank;
+import io.kvselect.core.pending.PendingEntry;
 import io.kvselect.core.pending.PendingSelectionCache;
 import io.kvselect.core.session.LocalSessionAffinity;
 import io.kvselect.core.session.SessionAffinity;
@@ -101,7 +102,11 @@ public final class SelectionService {
   /** {@code DELETE /workers/{id}}: removes the worker, its blocks and its bookings. */
   public WorkerRecord deleteWorker(long workerId) {
     synchronized (lock) {
-      return registry.remove(workerId, this::dropBooking);
+      WorkerRecord removed = registry.remove(workerId, this::dropBooking);
+      if (affinity != null) {
+        affinity.removeWorker(workerId);
+      }
+      return removed;
     }
   }
 
@@ -169,7 +174,7 @@ public final class SelectionService {
     if (affinity == null || sessionId == null) {
       return null;
     }
-    affinity.validateSessionId(sessionId);
+    SessionAffinity.requireValidSessionId(sessionId);
     return sessionId;
   }
 
@@ -232,7 +237,7 @@ public final class SelectionService {
   private Reservation replay(ReservationRequest req) {
     String id = req.selectionId();
     PendingKey key = new PendingKey(req.partition(), id);
-    PendingSelectionCache.Entry<PendingSelection> e = pending.peekEntry(key);
+    PendingEntry<PendingSelection> e = pending.peekEntry(key);
     if (e == null) {
       throw SelectionException.notFound("no pending selection " + id + " for " + req.partition()
           + " (expired, already used, or never selected)");

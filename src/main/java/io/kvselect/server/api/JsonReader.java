@@ -91,6 +91,23 @@ final class JsonReader implements AutoCloseable {
     return true;
   }
 
+  boolean isObjectStart() {
+    return p.currentToken() == JsonToken.START_OBJECT;
+  }
+
+  boolean isArrayStart() {
+    return p.currentToken() == JsonToken.START_ARRAY;
+  }
+
+  /** Advances to the next array element; false at the end of the array. */
+  boolean nextIsNotArrayEnd() throws IOException {
+    JsonToken t = p.nextToken();
+    if (t == null) {
+      throw new SelectionException(ErrorCode.SYNTAX, "Failed to parse the request body as JSON: unterminated array");
+    }
+    return t != JsonToken.END_ARRAY;
+  }
+
   boolean isNull() {
     return p.currentToken() == JsonToken.VALUE_NULL;
   }

@@ -1,0 +1,78 @@
+package io.kvselect.server;
+
+import io.kvselect.core.service.SelectionService;
+import io.kvselect.core.service.ServiceSettings;
+import io.kvselect.server.config.NodeSettings;
+import io.kvselect.server.metrics.ServiceMetrics;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.micrometer.Label;
+import io.vertx.micrometer.MicrometerMetricsFactory;
+import io.vertx.micrometer.MicrometerMetricsOptions;
+import java.time.Duration;
+import java.util.EnumSet;
+
+/**
+ * A running kvselect node: its Vert.x instance, selection service and HTTP server. Used by the
+ * launcher and by tests (with port 0).
+ */
+public final class KvselectNode {
+
+  private final Vertx vertx;
+  private final SelectionService service;
+  private final MainVerticle main;
+
+  private KvselectNode(Vertx vertx, SelectionService service, MainVerticle main) {
+    this.vertx = vertx;
+    this.service = service;
+    this.main = main;
+  }
+
+  /** Builds the service described by {@code s}. */
+  public static SelectionService service(NodeSettings s) {
+    ServiceSettings settings = new ServiceSettings(
+        s.router(),
+        s.sessionAffinityTtlSecs() == null ? null : Duration.ofSeconds(s.sessionAffinityTtlSecs()),
+        Duration.ofNanos((long) (s.selectionCacheTtlSecs() * 1e9)),
+        s.selectionCacheMaxEntries(),
+        s.selectionCacheMaxBytes(),
+        io.kvselect.core.index.PrefixChainIndex::new);
+    return SelectionService.builder().settings(settings).build();
+  }
+
+  /** Starts a standalone (non-clustered) node. */
+  public static Future<KvselectNode> start(NodeSettings s) {
+    return start(s, service(s), Math.max(1, Runtime.getRuntime().availableProcessors()));
+  }
+
+  /** Starts a node over an existing service with {@code httpInstances} HTTP verticles. */
+  public static Future<KvselectNode> start(NodeSettings s, SelectionService service, int httpInstances) {
+    ServiceMetrics metrics = new ServiceMetrics();
+    VertxOptions options = new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions()
+        .setEnabled(true).setJvmMetricsEnabled(true)
+        .setLabels(EnumSet.of(Label.HTTP_METHOD, Label.HTTP_CODE, Label.HTTP_ROUTE)));
+    Vertx vertx = Vertx.builder().with(options).withMetrics(new MicrometerMetricsFactory(metrics.registry())).build();
+    MainVerticle main = new MainVerticle(service, metrics, s.host(), s.port(), httpInstances);
+    return vertx.deployVerticle(main)
+        .map(id -> new KvselectNode(vertx, service, main))
+        .recover(err -> vertx.close().transform(v -> Future.failedFuture(err)));
+  }
+
+  public int port() {
+    return main.port();
+  }
+
+  public SelectionService service() {
+    return service;
+  }
+
+  public Vertx vertx() {
+    return vertx;
+  }
+
+  public Future<Void> close() {
+    service.shutdown();
+    return vertx.close();
+  }
+}

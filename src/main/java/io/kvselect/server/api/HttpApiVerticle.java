@@ -1,0 +1,102 @@
+package io.kvselect.server.api;
+
+import io.kvselect.core.error.ErrorCode;
+import io.kvselect.core.error.SelectionException;
+import io.kvselect.core.service.SelectionService;
+import io.kvselect.server.metrics.ServiceMetrics;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+import java.util.function.IntConsumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The HTTP adapter: Dynamo's selection-service routes over Vert.x Web. Handlers decode the body,
+ * call {@link SelectionService} (fast, in-memory) and write the response; every failure goes
+ * through one failure handler that writes {@code {"error": "..."}} with the status of its
+ * {@link ErrorCode}. Several instances may be deployed; they share the service.
+ */
+public final class HttpApiVerticle extends VerticleBase {
+
+  private static final Logger LOG = LoggerFactory.getLogger(HttpApiVerticle.class);
+
+  /** Dynamo's request body limit. */
+  public static final long BODY_LIMIT = 8L * 1024 * 1024;
+
+  private final SelectionService service;
+  private final ServiceMetrics metrics;
+  private final String host;
+  private final int port;
+  private final IntConsumer onListen;
+  private HttpServer server;
+
+  public HttpApiVerticle(SelectionService service, ServiceMetrics metrics, String host, int port, IntConsumer onListen) {
+    this.service = service;
+    this.metrics = metrics;
+    this.host = host;
+    this.port = port;
+    this.onListen = onListen;
+  }
+
+  @Override
+  public Future<?> start() {
+    Router router = Router.router(vertx);
+    router.route().handler(this::timed);
+    router.route().handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT));
+    new Routes(vertx, service, metrics).mount(router);
+    router.route().failureHandler(this::failure);
+    router.errorHandler(404, ctx -> writeError(ctx, 404, "route not found"));
+    router.errorHandler(405, ctx -> writeError(ctx, 405, "method not allowed"));
+    router.errorHandler(413, ctx -> writeError(ctx, 413, "request body exceeds the limit of " + BODY_LIMIT + " bytes"));
+    server = vertx.createHttpServer(new HttpServerOptions().setHost(host).setPort(port));
+    return server.requestHandler(router).listen().onSuccess(s -> onListen.accept(s.actualPort()));
+  }
+
+  @Override
+  public Future<?> stop() {
+    return server == null ? Future.succeededFuture() : server.close();
+  }
+
+  private void timed(RoutingContext ctx) {
+    long start = System.nanoTime();
+    ctx.addBodyEndHandler(v -> {
+      String route = ctx.currentRoute() != null && ctx.currentRoute().getPath() != null
+          ? ctx.currentRoute().getPath() : "unmatched";
+      metrics.request(route, ctx.request().method().name(), System.nanoTime() - start);
+    });
+    ctx.next();
+  }
+
+  private void failure(RoutingContext ctx) {
+    Throwable t = ctx.failure();
+    if (t instanceof SelectionException se) {
+      writeError(ctx, se.code().httpStatus(), se.getMessage());
+    } else if (t == null && ctx.statusCode() >= 400) {
+      int s = ctx.statusCode();
+      writeError(ctx, s, switch (s) {
+        case 404 -> "route not found";
+        case 405 -> "method not allowed";
+        case 413 -> "request body exceeds the limit of " + BODY_LIMIT + " bytes";
+        case 415 -> "Expected request with `Content-Type: application/json`";
+        default -> "request failed";
+      });
+    } else {
+      LOG.error("unexpected failure on {} {}", ctx.request().method(), ctx.request().path(), t);
+      writeError(ctx, 500, "internal error");
+    }
+  }
+
+  static void writeError(RoutingContext ctx, int status, String message) {
+    if (ctx.response().ended()) {
+      return;
+    }
+    ctx.response().setStatusCode(status).putHeader("content-type", "application/json")
+        .end(Buffer.buffer(ResponseJson.error(message)));
+  }
+}

@@ -1,0 +1,27 @@
+package io.kvselect.server.api;
+
+import java.io.IOException;
+
+/** Iteration over a JSON array of arbitrary elements with {@link JsonReader}. */
+final class JsonArrays {
+
+  private JsonArrays() {}
+
+  interface ElementHandler {
+    void element(JsonReader r) throws IOException;
+  }
+
+  /** Calls {@code h} once per element of the array the reader is positioned on. */
+  static void forEach(JsonReader r, String field, ElementHandler h) throws IOException {
+    if (!r.isArrayStart()) {
+      throw JsonReader.type(field, "an array");
+    }
+    int n = 0;
+    while (r.nextIsNotArrayEnd()) {
+      if (++n > JsonReader.MAX_ARRAY) {
+        throw JsonReader.type(field, "an array of at most " + JsonReader.MAX_ARRAY + " entries");
+      }
+      h.element(r);
+    }
+  }
+}

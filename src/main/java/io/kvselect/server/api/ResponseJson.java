@@ -1,0 +1,390 @@
+package io.kvselect.server.api;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.util.ByteArrayBuilder;
+import io.kvselect.core.catalog.WorkerRecord;
+import io.kvselect.core.catalog.WorkerSpec;
+import io.kvselect.core.index.StoredBlock;
+import io.kvselect.core.service.KvHint;
+import io.kvselect.core.service.OverlapReport;
+import io.kvselect.core.service.OverlapRow;
+import io.kvselect.core.service.OverlapSummary;
+import io.kvselect.core.service.PartitionDump;
+import io.kvselect.core.service.PartitionLoads;
+import io.kvselect.core.service.PotentialLoad;
+import io.kvselect.core.service.ReadyStatus;
+import io.kvselect.core.service.Reservation;
+import io.kvselect.core.service.Selection;
+import io.kvselect.core.service.WorkerLoad;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Writes response bodies with Jackson's streaming generator (no intermediate trees). Field names
+ * and shapes follow Dynamo's selection service; u64 ids are written unsigned, hashes as signed i64.
+ */
+final class ResponseJson {
+
+  private static final JsonFactory FACTORY = new JsonFactory();
+
+  private ResponseJson() {}
+
+  interface Body {
+    void write(JsonGenerator g) throws IOException;
+  }
+
+  static byte[] write(Body b) {
+    try (ByteArrayBuilder out = new ByteArrayBuilder(512); JsonGenerator g = FACTORY.createGenerator(out)) {
+      b.write(g);
+      g.flush();
+      return out.toByteArray();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  static byte[] status(String status) {
+    return write(g -> {
+      g.writeStartObject();
+      g.writeStringField("status", status);
+      g.writeEndObject();
+    });
+  }
+
+  static byte[] error(String message) {
+    return write(g -> {
+      g.writeStartObject();
+      g.writeStringField("error", message);
+      g.writeEndObject();
+    });
+  }
+
+  private static void u64(JsonGenerator g, String name, long v) throws IOException {
+    g.writeFieldName(name);
+    if (v >= 0) {
+      g.writeNumber(v);
+    } else {
+      g.writeNumber(new java.math.BigInteger(Long.toUnsignedString(v)));
+    }
+  }
+
+  private static void hashes(JsonGenerator g, String name, long[] values) throws IOException {
+    g.writeFieldName(name);
+    g.writeArray(values, 0, values.length);
+  }
+
+  static byte[] selection(Selection s) {
+    return write(g -> {
+      g.writeStartObject();
+      if (s.selectionId() != null) {
+        g.writeStringField("selection_id", s.selectionId());
+      }
+      if (s.booked()) {
+        hashes(g, "sequence_hashes", s.sequenceHashes());
+        g.writeNumberField("isl_tokens", s.islTokens());
+        g.writeBooleanField("track_prefill_tokens", s.trackPrefillTokens());
+      }
+      g.writeStringField("model_name", s.partition().modelName());
+      g.writeStringField("routing_group", s.partition().routingGroup());
+      u64(g, "worker_id", s.workerId());
+      g.writeNumberField("dp_rank", s.dpRank());
+      g.writeStringField("endpoint", s.endpoint());
+      g.writeNumberField("block_size", s.blockSize());
+      overlap(g, s.overlap());
+      g.writeNumberField("effective_prefill_tokens", s.effectivePrefillTokens());
+      g.writeNumberField("potential_decode_blocks", s.potentialDecodeBlocks());
+      if (s.decodeBusy() != null) {
+        g.writeBooleanField("decode_busy", s.decodeBusy());
+      }
+      if (s.workerLoad() != null) {
+        workerLoad(g, s.workerLoad());
+      }
+      if (s.kvHint() != null) {
+        kvHint(g, s.kvHint());
+      }
+      g.writeEndObject();
+    });
+  }
+
+  private static void overlap(JsonGenerator g, OverlapSummary o) throws IOException {
+    g.writeObjectFieldStart("overlap");
+    g.writeNumberField("longest_matched", o.longestMatched());
+    g.writeNumberField("gpu", o.gpu());
+    g.writeObjectFieldStart("dp");
+    for (Map.Entry<Integer, Long> e : o.dp().entrySet()) {
+      g.writeNumberField(Integer.toString(e.getKey()), e.getValue());
+    }
+    g.writeEndObject();
+    g.writeNumberField("cpu", o.cpu());
+    g.writeNumberField("disk", o.disk());
+    g.writeEndObject();
+  }
+
+  private static void workerLoad(JsonGenerator g, WorkerLoad w) throws IOException {
+    g.writeObjectFieldStart("worker_load");
+    g.writeNumberField("active_prefill_tokens", w.activePrefillTokens());
+    g.writeNumberField("prefill_token_capacity", w.prefillTokenCapacity());
+    if (w.totalKvBlocks() != null) {
+      g.writeNumberField("total_kv_blocks", w.totalKvBlocks());
+    }
+    if (w.prefillBusy() != null) {
+      g.writeBooleanField("prefill_busy", w.prefillBusy());
+    }
+    g.writeEndObject();
+  }
+
+  private static void kvHint(JsonGenerator g, KvHint h) throws IOException {
+    g.writeObjectFieldStart("kv_hint");
+    g.writeStringField("protocol_version", "0.1");
+    g.writeStringField("message_id", h.messageId());
+    g.writeArrayFieldStart("actions");
+    g.writeStartObject();
+    g.writeStringField("action_id", "a1");
+    g.writeStringField("action_type", "kv.fetch");
+    g.writeStringField("action_version", "1.0");
+    g.writeObjectFieldStart("payload");
+    g.writeStringField("source_control_endpoint", h.sourceControlEndpoint());
+    hashes(g, "block_hashes", h.blockHashes());
+    g.writeEndObject();
+    g.writeEndObject();
+    g.writeEndArray();
+    g.writeEndObject();
+  }
+
+  static byte[] reservation(Reservation r) {
+    return write(g -> {
+      g.writeStartObject();
+      g.writeStringField("selection_id", r.selectionId());
+      g.writeStringField("model_name", r.partition().modelName());
+      g.writeStringField("routing_group", r.partition().routingGroup());
+      u64(g, "worker_id", r.workerId());
+      g.writeNumberField("dp_rank", r.dpRank());
+      g.writeStringField("endpoint", r.endpoint());
+      g.writeEndObject();
+    });
+  }
+
+  static byte[] worker(WorkerRecord w) {
+    return write(g -> workerRecord(g, w));
+  }
+
+  static byte[] workers(List<WorkerRecord> ws) {
+    return write(g -> {
+      g.writeStartArray();
+      for (WorkerRecord w : ws) {
+        workerRecord(g, w);
+      }
+      g.writeEndArray();
+    });
+  }
+
+  static void workerRecord(JsonGenerator g, WorkerRecord w) throws IOException {
+    WorkerSpec s = w.spec();
+    g.writeStartObject();
+    u64(g, "worker_id", s.workerId());
+    g.writeStringField("model_name", s.modelName());
+    g.writeStringField("routing_group", s.routingGroup());
+    optString(g, "endpoint", s.endpoint());
+    optString(g, "kv_events_endpoint", s.kvEventsEndpoint());
+    if (!s.kvEventsEndpoints().isEmpty()) {
+      rankMap(g, "kv_events_endpoints", s.kvEventsEndpoints());
+    }
+    optString(g, "replay_endpoint", s.replayEndpoint());
+    if (s.blockSize() != null) {
+      g.writeNumberField("block_size", s.blockSize());
+    }
+    g.writeNumberField("data_parallel_start_rank", s.dataParallelStartRank());
+    g.writeNumberField("data_parallel_size", s.dataParallelSize());
+    if (s.maxNumBatchedTokens() != null) {
+      g.writeNumberField("max_num_batched_tokens", s.maxNumBatchedTokens());
+    }
+    if (s.totalKvBlocks() != null) {
+      g.writeNumberField("total_kv_blocks", s.totalKvBlocks());
+    }
+    optString(g, "stable_routing_id", s.stableRoutingId());
+    g.writeBooleanField("is_eagle", s.isEagle());
+    if (!s.taints().isEmpty()) {
+      g.writeArrayFieldStart("taints");
+      for (String t : new java.util.TreeSet<>(s.taints())) {
+        g.writeString(t);
+      }
+      g.writeEndArray();
+    }
+    if (!s.topologyDomains().isEmpty()) {
+      g.writeObjectFieldStart("topology_domains");
+      for (var e : new TreeMap<>(s.topologyDomains()).entrySet()) {
+        g.writeStringField(e.getKey(), e.getValue());
+      }
+      g.writeEndObject();
+    }
+    optString(g, "kv_transfer_domain", s.kvTransferDomain());
+    optString(g, "kv_transfer_enforcement", s.kvTransferEnforcement());
+    if (s.kvTransferPreferredWeight() != null) {
+      g.writeNumberField("kv_transfer_preferred_weight", s.kvTransferPreferredWeight());
+    }
+    optString(g, "router_hint_worker_type", s.routerHintWorkerType());
+    if (!s.routerHintSourceControlEndpoints().isEmpty()) {
+      rankMap(g, "router_hint_source_control_endpoints", s.routerHintSourceControlEndpoints());
+    }
+    optString(g, "kv_event_source_mode", s.kvEventSourceMode());
+    g.writeStringField("lifecycle", w.lifecycle().wireName());
+    if (!w.notSchedulableReasons().isEmpty()) {
+      g.writeArrayFieldStart("not_schedulable_reasons");
+      for (String r : w.notSchedulableReasons()) {
+        g.writeString(r);
+      }
+      g.writeEndArray();
+    }
+    g.writeEndObject();
+  }
+
+  private static void optString(JsonGenerator g, String name, String v) throws IOException {
+    if (v != null) {
+      g.writeStringField(name, v);
+    }
+  }
+
+  private static void rankMap(JsonGenerator g, String name, Map<Integer, String> m) throws IOException {
+    g.writeObjectFieldStart(name);
+    for (var e : new TreeMap<>(m).entrySet()) {
+      g.writeStringField(Integer.toString(e.getKey()), e.getValue());
+    }
+    g.writeEndObject();
+  }
+
+  static byte[] ready(ReadyStatus r) {
+    return write(g -> {
+      g.writeStartObject();
+      g.writeBooleanField("ready", r.ready());
+      g.writeNumberField("schedulable_workers", r.schedulableWorkers());
+      g.writeArrayFieldStart("workers");
+      for (WorkerRecord w : r.workers()) {
+        workerRecord(g, w);
+      }
+      g.writeEndArray();
+      g.writeEndObject();
+    });
+  }
+
+  private static void potentialLoad(JsonGenerator g, PotentialLoad l) throws IOException {
+    g.writeStartObject();
+    u64(g, "worker_id", l.workerId());
+    g.writeNumberField("dp_rank", l.dpRank());
+    g.writeNumberField("potential_prefill_tokens", l.potentialPrefillTokens());
+    g.writeNumberField("potential_decode_blocks", l.potentialDecodeBlocks());
+    g.writeNumberField("active_requests", l.activeRequests());
+    g.writeEndObject();
+  }
+
+  static byte[] loads(List<PartitionLoads> parts) {
+    return write(g -> {
+      g.writeStartArray();
+      for (PartitionLoads p : parts) {
+        g.writeStartObject();
+        g.writeStringField("model_name", p.partition().modelName());
+        g.writeStringField("routing_group", p.partition().routingGroup());
+        g.writeArrayFieldStart("loads");
+        for (PotentialLoad l : p.loads()) {
+          potentialLoad(g, l);
+        }
+        g.writeEndArray();
+        g.writeNumberField("pending_count", p.pendingCount());
+        g.writeNumberField("pending_isl_tokens", p.pendingIslTokens());
+        g.writeEndObject();
+      }
+      g.writeEndArray();
+    });
+  }
+
+  static byte[] potentialLoads(List<PotentialLoad> loads) {
+    return write(g -> {
+      g.writeStartArray();
+      for (PotentialLoad l : loads) {
+        potentialLoad(g, l);
+      }
+      g.writeEndArray();
+    });
+  }
+
+  static byte[] overlapScores(OverlapReport r) {
+    return write(g -> {
+      g.writeStartObject();
+      g.writeNumberField("block_size", r.blockSize());
+      g.writeNumberField("num_blocks", r.numBlocks());
+      g.writeArrayFieldStart("workers");
+      for (OverlapRow w : r.workers()) {
+        g.writeStartObject();
+        u64(g, "worker_id", w.workerId());
+        g.writeNumberField("dp_rank", w.dpRank());
+        g.writeNumberField("device_blocks", w.deviceBlocks());
+        g.writeNumberField("host_pinned_blocks", w.hostPinnedBlocks());
+        g.writeNumberField("disk_blocks", w.diskBlocks());
+        g.writeNumberField("host_pinned_extension_blocks", w.hostPinnedExtensionBlocks());
+        g.writeNumberField("disk_extension_blocks", w.diskExtensionBlocks());
+        g.writeNullField("shared_beyond_device_blocks");
+        g.writeNumberField("router_credit_blocks", w.routerCreditBlocks());
+        g.writeEndObject();
+      }
+      g.writeEndArray();
+      g.writeObjectFieldStart("shared_cache");
+      g.writeBooleanField("enabled", false);
+      g.writeNumberField("total_hit_blocks", 0);
+      g.writeArrayFieldStart("ranges");
+      g.writeEndArray();
+      g.writeNullField("error");
+      g.writeEndObject();
+      g.writeEndObject();
+    });
+  }
+
+  /** The {@code /dump} recovery format: one single-block Stored event per (rank, tier, block). */
+  static byte[] dump(List<PartitionDump> parts) {
+    return write(g -> {
+      g.writeStartObject();
+      for (PartitionDump p : parts) {
+        g.writeObjectFieldStart(p.partition().toString());
+        if (p.blockSize() != null) {
+          g.writeNumberField("block_size", p.blockSize());
+        } else {
+          g.writeNullField("block_size");
+        }
+        g.writeArrayFieldStart("events");
+        long eventId = 0;
+        for (StoredBlock b : p.blocks()) {
+          g.writeStartObject();
+          u64(g, "worker_id", b.rank().workerId());
+          g.writeStringField("storage_tier", b.tier().wireName());
+          g.writeObjectFieldStart("event");
+          g.writeNumberField("event_id", eventId++);
+          g.writeObjectFieldStart("data");
+          g.writeObjectFieldStart("stored");
+          if (b.hasParent()) {
+            u64(g, "parent_hash", b.parentExternalHash());
+          } else {
+            g.writeNullField("parent_hash");
+          }
+          g.writeNullField("start_position");
+          g.writeArrayFieldStart("blocks");
+          g.writeStartObject();
+          u64(g, "block_hash", b.externalHash());
+          u64(g, "tokens_hash", b.localHash());
+          g.writeNullField("mm_extra_info");
+          g.writeEndObject();
+          g.writeEndArray();
+          g.writeEndObject();
+          g.writeEndObject();
+          g.writeNumberField("dp_rank", b.rank().dpRank());
+          g.writeEndObject();
+          g.writeEndObject();
+        }
+        g.writeEndArray();
+        g.writeEndObject();
+      }
+      g.writeEndObject();
+    });
+  }
+}

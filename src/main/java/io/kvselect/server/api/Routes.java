@@ -1,0 +1,159 @@
+package io.kvselect.server.api;
+
+import io.kvselect.core.catalog.WorkerRecord;
+import io.kvselect.core.catalog.WorkerSpec;
+import io.kvselect.core.error.ErrorCode;
+import io.kvselect.core.error.SelectionException;
+import io.kvselect.core.service.ReadyStatus;
+import io.kvselect.core.service.SelectionService;
+import io.kvselect.server.metrics.ServiceMetrics;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.ext.web.RequestBody;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+
+/**
+ * The route table of Dynamo's standalone selection service and the handlers behind it. Each
+ * handler decodes, calls the service and writes; exceptions reach the router's failure handler.
+ */
+final class Routes {
+
+  private static final String JSON = "application/json";
+
+  private final Vertx vertx;
+  private final SelectionService service;
+  private final ServiceMetrics metrics;
+
+  Routes(Vertx vertx, SelectionService service, ServiceMetrics metrics) {
+    this.vertx = vertx;
+    this.service = service;
+    this.metrics = metrics;
+  }
+
+  void mount(Router r) {
+    r.post("/workers").handler(ctx -> respond(ctx, 201, ResponseJson.worker(service.upsertWorker(
+        WorkerJson.parse(jsonBody(ctx))))));
+    r.get("/workers").handler(ctx -> respond(ctx, 200, ResponseJson.workers(service.listWorkers(
+        ctx.queryParams().get("model_name"), ctx.queryParams().get("routing_group")))));
+    r.patch("/workers/:id").handler(ctx -> {
+      byte[] body = jsonBody(ctx);
+      WorkerRecord w = service.patchWorker(workerId(ctx), spec -> WorkerJson.patch(spec, body));
+      respond(ctx, 200, ResponseJson.worker(w));
+    });
+    r.delete("/workers/:id").handler(ctx -> respond(ctx, 200, ResponseJson.worker(service.deleteWorker(workerId(ctx)))));
+
+    r.post("/select").handler(ctx -> select(ctx, false));
+    r.post("/select_and_reserve").handler(ctx -> select(ctx, true));
+    r.post("/reservations").handler(ctx -> {
+      countReservation(ctx, "reserve");
+      respond(ctx, 201, ResponseJson.reservation(service.reserve(RequestParsers.reservation(jsonBody(ctx)))));
+    });
+    r.post("/reservations/:id/prefill_complete").handler(ctx -> {
+      countReservation(ctx, "prefill_complete");
+      service.prefillComplete(ctx.pathParam("id"));
+      respond(ctx, 200, ResponseJson.status("ok"));
+    });
+    r.post("/reservations/:id/output_block").handler(ctx -> {
+      countReservation(ctx, "output_block");
+      Double fraction = decayFraction(ctx);
+      service.outputBlock(ctx.pathParam("id"), fraction);
+      respond(ctx, 200, ResponseJson.status("ok"));
+    });
+    r.delete("/reservations/:id").handler(ctx -> {
+      countReservation(ctx, "free");
+      service.free(ctx.pathParam("id"));
+      respond(ctx, 200, ResponseJson.status("ok"));
+    });
+
+    r.get("/health").handler(ctx -> respond(ctx, 200, ResponseJson.status("ok")));
+    r.get("/ready").handler(ctx -> {
+      ReadyStatus s = service.ready();
+      respond(ctx, s.ready() ? 200 : 503, ResponseJson.ready(s));
+    });
+    r.get("/loads").handler(ctx -> respond(ctx, 200, ResponseJson.loads(service.inspection().loads(
+        ctx.queryParams().get("model_name"), ctx.queryParams().get("routing_group")))));
+    r.post("/potential_loads").handler(ctx -> respond(ctx, 200, ResponseJson.potentialLoads(
+        service.inspection().potentialLoads(RequestParsers.select(jsonBody(ctx))))));
+    r.post("/overlap_scores").handler(ctx -> respond(ctx, 200, ResponseJson.overlapScores(
+        service.inspection().overlapScores(RequestParsers.select(jsonBody(ctx))))));
+    r.get("/dump").handler(ctx -> vertx.executeBlocking(() -> ResponseJson.dump(service.inspection().dump()), false)
+        .onSuccess(b -> respond(ctx, 200, b)).onFailure(ctx::fail));
+    r.get("/metrics").handler(ctx -> ctx.response()
+        .putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8").end(metrics.scrape()));
+
+    r.post("/replica_sync/register_peer").handler(ctx -> replicaSyncDisabled(ctx));
+    r.post("/replica_sync/deregister_peer").handler(ctx -> replicaSyncDisabled(ctx));
+    r.get("/replica_sync/peers").handler(ctx -> respond(ctx, 200, "[]".getBytes()));
+  }
+
+  private void select(RoutingContext ctx, boolean reserve) {
+    String kind = reserve ? "select_and_reserve" : "select";
+    ctx.addBodyEndHandler(v -> metrics.selection(kind, ctx.response().getStatusCode()));
+    respond(ctx, 200, ResponseJson.selection(service.select(RequestParsers.select(jsonBody(ctx)), reserve)));
+  }
+
+  private void countReservation(RoutingContext ctx, String op) {
+    ctx.addBodyEndHandler(v -> metrics.reservation(op, ctx.response().getStatusCode()));
+  }
+
+  private static void replicaSyncDisabled(RoutingContext ctx) {
+    jsonBody(ctx);
+    throw SelectionException.conflict("replica sync is disabled (start the node with --replica-sync-port)");
+  }
+
+  /** The optional {@code {"decay_fraction": f}} body of output_block; an empty body means none. */
+  private static Double decayFraction(RoutingContext ctx) {
+    RequestBody b = ctx.body();
+    if (b == null || b.length() == 0) {
+      return null;
+    }
+    byte[] body = jsonBody(ctx);
+    Double[] f = new Double[1];
+    try (JsonReader reader = new JsonReader(body, 0, body.length)) {
+      reader.readRootObject((k, r) -> {
+        if (k.equals("decay_fraction")) {
+          f[0] = r.number(k);
+        } else {
+          r.skip();
+        }
+      });
+    }
+    return f[0];
+  }
+
+  /** The request body, after checking that it is declared as JSON (415 otherwise). */
+  static byte[] jsonBody(RoutingContext ctx) {
+    String ct = ctx.request().getHeader("content-type");
+    if (!isJson(ct)) {
+      throw new SelectionException(ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+          "Expected request with `Content-Type: application/json`");
+    }
+    RequestBody b = ctx.body();
+    Buffer buf = b == null ? null : b.buffer();
+    return buf == null ? new byte[0] : buf.getBytes();
+  }
+
+  static boolean isJson(String contentType) {
+    if (contentType == null) {
+      return false;
+    }
+    int semi = contentType.indexOf(';');
+    String mime = (semi < 0 ? contentType : contentType.substring(0, semi)).trim().toLowerCase();
+    return mime.equals(JSON) || (mime.startsWith("application/") && mime.endsWith("+json"));
+  }
+
+  private static long workerId(RoutingContext ctx) {
+    String raw = ctx.pathParam("id");
+    try {
+      return Long.parseUnsignedLong(raw);
+    } catch (NumberFormatException e) {
+      throw SelectionException.badRequest("invalid worker id in path: " + raw + " (expected an unsigned 64-bit integer)");
+    }
+  }
+
+  private static void respond(RoutingContext ctx, int status, byte[] body) {
+    ctx.response().setStatusCode(status).putHeader("content-type", JSON).end(Buffer.buffer(body));
+  }
+
+}
