@@ -1,0 +1,86 @@
+package io.kvselect.bench;
+
+import io.kvselect.core.index.OverlapScores;
+import io.kvselect.core.index.PrefixChainIndex;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+
+/**
+ * {@code findMatches} latency of {@link PrefixChainIndex} for a 64-block query over 1,000 ranks
+ * (125 workers x 8 DP ranks), each holding 8 cached 64-block sequences whose first 32 blocks come
+ * from 16 shared, skewed prefixes (about 512k indexed (rank, block) entries). Workloads, reported
+ * separately:
+ *
+ * <ul>
+ *   <li>{@code hit}: a sequence some rank stored in full; hundreds of ranks share its prefix;
+ *   <li>{@code partial}: the first 32 blocks of a stored sequence, then unseen blocks;
+ *   <li>{@code miss}: 64 unseen blocks.
+ * </ul>
+ *
+ * <p>Sample-time mode, so JMH prints p50/p99/p99.9 per workload. Run (after {@code mvn
+ * test-compile} and {@code mvn dependency:build-classpath -Dmdep.outputFile=target/cp.txt
+ * -Dmdep.includeScope=test}):
+ *
+ * <pre>
+ * java -cp target/test-classes:target/classes:$(cat target/cp.txt) org.openjdk.jmh.Main \
+ *     FindMatchesBenchmark -f 1 -wi 2 -w 1s -i 3 -r 1s
+ * </pre>
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.SampleTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Fork(value = 1, jvmArgs = {"-Xmx2g"})
+public class FindMatchesBenchmark {
+
+  private static final int QUERIES = 1024;
+
+  @Param({"hit", "partial", "miss"})
+  public String workload;
+
+  @Param({"1000"})
+  public int ranks;
+
+  private long[][] queries;
+  private PrefixChainIndex index;
+  private int next;
+
+  @Setup(Level.Trial)
+  public void setUp() {
+    IndexWorkload w = new IndexWorkload(42, ranks, 64, 32, 16);
+    index = new PrefixChainIndex();
+    long[][] stored = w.populate(index, 8);
+    queries = new long[QUERIES][];
+    for (int i = 0; i < QUERIES; i++) {
+      long[] s = stored[w.nextInt(ranks)];
+      switch (workload) {
+        case "hit":
+          queries[i] = s;
+          break;
+        case "partial":
+          queries[i] = w.divergeAfter(s, 32);
+          break;
+        case "miss":
+          queries[i] = w.divergeAfter(s, 0);
+          break;
+        default:
+          throw new IllegalArgumentException(workload);
+      }
+    }
+  }
+
+  @Benchmark
+  public OverlapScores findMatches() {
+    long[] q = queries[next];
+    next = (next + 1) & (QUERIES - 1);
+    return index.findMatches(q);
+  }
+}

@@ -1,0 +1,51 @@
+package io.kvselect.bench;
+
+import io.kvselect.core.index.PrefixChainIndex;
+
+/**
+ * Approximate heap bytes per indexed (rank, block) entry of {@link PrefixChainIndex}: used heap
+ * after repeated {@code System.gc()} with the populated index reachable, minus the same before
+ * populating, divided by {@link PrefixChainIndex#size()}. The workload's own arrays are dropped
+ * before measuring. Prints one table row per workload. Run with
+ *
+ * <pre>
+ * java -Xmx2g -cp target/test-classes:target/classes:$(cat target/cp.txt) \
+ *     io.kvselect.bench.IndexFootprint
+ * </pre>
+ */
+public final class IndexFootprint {
+
+  private IndexFootprint() {}
+
+  public static void main(String[] args) {
+    System.out.println("| workload | ranks | entries | nodes | bytes/entry |");
+    System.out.println("|---|---|---|---|---|");
+    measure("shared prefix (32 of 64 blocks, 16 prefixes), 8 seq/rank", 1000, 32, 16, 8);
+    measure("shared prefix (32 of 64 blocks, 16 prefixes), 32 seq/rank", 1000, 32, 16, 32);
+    measure("no sharing (64 unique blocks), 8 seq/rank", 1000, 0, 1, 8);
+  }
+
+  private static void measure(String name, int ranks, int shared, int prefixes, int perRank) {
+    long before = usedAfterGc();
+    PrefixChainIndex index = new PrefixChainIndex();
+    new IndexWorkload(42, ranks, 64, shared, prefixes).populate(index, perRank);
+    long after = usedAfterGc();
+    System.out.printf("| %s | %d | %d | %d | %.1f |%n", name, ranks, index.size(),
+        index.nodeCount(), (after - before) / (double) index.size());
+  }
+
+  private static long usedAfterGc() {
+    Runtime rt = Runtime.getRuntime();
+    long used = Long.MAX_VALUE;
+    for (int i = 0; i < 5; i++) {
+      System.gc();
+      try {
+        Thread.sleep(50);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      used = Math.min(used, rt.totalMemory() - rt.freeMemory());
+    }
+    return used;
+  }
+}
