@@ -3,6 +3,7 @@ package io.kvselect.core.service;
 import io.kvselect.core.catalog.PartitionKey;
 import io.kvselect.core.catalog.WorkerRecord;
 import io.kvselect.core.index.BlockIndex;
+import io.kvselect.core.index.OverlapMerge;
 import io.kvselect.core.index.OverlapScores;
 import io.kvselect.core.index.TtlBlockIndex;
 import io.kvselect.core.index.WorkerRank;
@@ -41,9 +42,9 @@ final class Partition {
       this.approximate = null;
       this.primary = s.eventIndexFactory().get();
       this.predicted = cfg.predictedTtlSecs() == null
-          ? null : new TtlBlockIndex(clock, seconds(cfg.predictedTtlSecs()));
+          ? null : new TtlBlockIndex(seconds(cfg.predictedTtlSecs()), clock);
     } else {
-      this.approximate = new TtlBlockIndex(clock, seconds(cfg.routerTtlSecs()));
+      this.approximate = new TtlBlockIndex(seconds(cfg.routerTtlSecs()), clock);
       this.primary = approximate;
       this.predicted = null;
     }
@@ -100,7 +101,7 @@ final class Partition {
     }
     OverlapScores scores = primary.findMatches(blockHashes);
     if (predicted != null) {
-      scores = OverlapScores.maxDevice(scores, predicted.findMatches(blockHashes));
+      scores = OverlapMerge.maxDevice(scores, predicted.findMatches(blockHashes));
     }
     return scores;
   }
