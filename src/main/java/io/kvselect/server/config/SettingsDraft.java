@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import io.kvselect.core.config.ConfigException;
 import io.kvselect.core.config.RouterConfig;
 import io.kvselect.core.config.RouterConfigLoader;
@@ -71,10 +72,14 @@ final class SettingsDraft {
     Map<String, Object> root;
     try {
       root = JSON.readValue(Files.readAllBytes(file), new TypeReference<Map<String, Object>>() {});
+    } catch (MismatchedInputException e) {
+      throw new CliException("--config " + file + " must hold a JSON object");
     } catch (JsonProcessingException e) {
-      throw new CliException("--config " + file + " is not a JSON object: " + e.getOriginalMessage());
+      throw new CliException("--config " + file + " is not valid JSON: " + e.getOriginalMessage());
     } catch (IOException e) {
-      throw new CliException("--config " + file + " cannot be read: " + e);
+      throw new CliException("--config " + file + " cannot be read ("
+          + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage())
+          + ")");
     }
     if (root == null) {
       throw new CliException("--config " + file + " is not a JSON object");
