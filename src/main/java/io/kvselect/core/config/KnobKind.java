@@ -32,7 +32,13 @@ enum KnobKind {
   private static final List<String> TRUTHY = List.of("1", "true", "yes", "on");
   private static final List<String> FALSY = List.of("0", "false", "no", "off");
 
-  /** Parses an environment value (already non-blank) and checks its range. */
+  /**
+   * Parses an environment value (already non-blank) and checks its range. Numbers use {@link
+   * Double#parseDouble}, so {@code NaN} and {@code Infinity} parse and are then rejected by the
+   * range check; choices are case-insensitive and returned in lower case.
+   *
+   * @throws ConfigException starting with {@code label}
+   */
   Object fromText(String label, String text, List<String> choices) {
     String t = text.trim();
     switch (this) {
@@ -58,7 +64,13 @@ enum KnobKind {
     }
   }
 
-  /** Converts a value decoded from JSON (Number, Boolean, String or null) and checks its range. */
+  /**
+   * Converts a value decoded from JSON (Number, Boolean, String or null) and checks its range.
+   * Types are strict: a quoted number or boolean is an error, and null is accepted only by the
+   * optional kinds, where it means "unset".
+   *
+   * @throws ConfigException starting with {@code label}
+   */
   Object fromJson(String label, Object value, List<String> choices) {
     if (value == null) {
       if (this == OPTIONAL_NON_NEGATIVE || this == OPTIONAL_POSITIVE

@@ -22,8 +22,14 @@ import java.util.Set;
 
 /**
  * Mutable accumulator behind {@link NodeSettings#parse}: each layer overwrites what it sets and
- * checks each value against the same rules, labelled with its source. Confined to the parsing
- * thread.
+ * checks each value against the same rules, labelled with its source ({@code --flag} or {@code
+ * config field section.key}); router knobs are delegated to {@link RouterConfigLoader} so that
+ * the file, the environment and the flags share one table.
+ *
+ * <p>Per-value checks run as each layer is applied; rules spanning several values (replica-sync
+ * peers need a port, keyed tracking needs a key, Dynamo's cross-knob rules) run once in {@link
+ * #validate()}, so a port from the file satisfies peers given as flags. Confined to the parsing
+ * thread; cost is linear in the size of the inputs plus one stat of the key file.
  */
 final class SettingsDraft {
 
@@ -67,6 +73,12 @@ final class SettingsDraft {
     return draft;
   }
 
+  /**
+   * Reads {@code --config FILE} (strict JSON, duplicate keys rejected) and applies it.
+   *
+   * @throws CliException naming the file when it is unreadable or not a JSON object, or the
+   *     dotted field when a value is bad
+   */
   void applyFile(Path file) {
     configFile = file;
     Map<String, Object> root;
@@ -157,6 +169,7 @@ final class SettingsDraft {
     }
   }
 
+  /** Applies the {@code DYN_ROUTER_*} variables; only router knobs come from the environment. */
   void applyEnv(Map<String, String> env) {
     try {
       router = RouterConfigLoader.fromEnv(router, env);
@@ -165,6 +178,11 @@ final class SettingsDraft {
     }
   }
 
+  /**
+   * Applies the flags that were given (non-null). {@code --router-assume-kv-reuse} goes through
+   * the per-request override path of {@link RouterConfig#with}, the tracking flags through {@link
+   * RouterConfig#withTracking}.
+   */
   void applyFlags(KvselectCommand c) {
     if (c.host != null) {
       host = host("--host", c.host);
@@ -252,12 +270,14 @@ final class SettingsDraft {
     }
   }
 
+  /** Freezes the draft; {@code help} only records that {@code --help} was asked for. */
   NodeSettings build(boolean help) {
     return new NodeSettings(host, port, threads, indexerPeers, replicaSyncPort, replicaSyncPeers,
         sessionAffinityTtlSecs, cacheTtlSecs, cacheMaxEntries, cacheMaxBytes, configFile, router,
         help);
   }
 
+  /** The named object of {@code root}, empty when absent; non-objects are rejected. */
   @SuppressWarnings("unchecked")
   private static Map<String, Object> section(Map<String, Object> root, String name) {
     Object s = root.get(name);
@@ -277,6 +297,7 @@ final class SettingsDraft {
     return s.strip();
   }
 
+  /** Jackson decodes JSON integers as Integer or Long; fractions and strings are rejected. */
   private static long integer(String label, Object v) {
     if (v instanceof Integer || v instanceof Long || v instanceof Short) {
       return ((Number) v).longValue();
@@ -319,6 +340,7 @@ final class SettingsDraft {
     throw new CliException(label + " must be an array of strings");
   }
 
+  /** Startup-recovery peers: absolute http(s) URLs with a host; any path is kept. */
   private static List<String> httpUrls(String label, List<String> values) {
     List<String> out = new ArrayList<>(values.size());
     for (String raw : values) {
@@ -332,6 +354,7 @@ final class SettingsDraft {
     return List.copyOf(out);
   }
 
+  /** Replica-sync peers: {@code tcp://host:port} with a port in 1..65535 and no path. */
   private static List<String> tcpEndpoints(String label, List<String> values) {
     List<String> out = new ArrayList<>(values.size());
     for (String raw : values) {

@@ -75,7 +75,7 @@ class CostFunctionTest {
         // 2 * (4 - 1) + 1 decode.
         Arguments.of("prefill_load_scale 2", override(null, 2.0, null, null), TRACKED,
             List.of(loaded(device(1), 0, 1)), new double[] {7.0}),
-        // Deprecated weight 0 zeroes the credit: the cache no longer helps.
+        // Credit 0: a device hit no longer lowers the cost.
         Arguments.of("credit 0 ignores overlap", override(0.0, null, null, null), TRACKED,
             List.of(loaded(device(3), 0, 0)), new double[] {4.0}),
         // A: excess 8 tokens = 2 blocks over 4 request blocks -> decay 1/(1+0.5) = 2/3;
