@@ -4,7 +4,12 @@ package io.kvselect.core.config;
  * The scheduling knobs (Dynamo's {@code KvRouterConfig}), with Dynamo's defaults. Immutable; a
  * per-request {@link RouterConfigOverride} yields a derived copy through {@link #with}.
  *
- * <p>Nullable {@code Double}s are "unset" knobs (thresholds, predicted TTL, queue threshold).
+ * <p>Nullable {@code Double}s are "unset" knobs (thresholds, predicted TTL, queue threshold);
+ * nullable {@code String}s are unset paths or identifiers. Values are not validated here:
+ * {@link RouterConfigLoader} validates what it reads from the environment or a config file.
+ *
+ * <p>The components after {@code trackingHash} were added for the full {@code DYN_ROUTER_*}
+ * table; the original 22-argument constructor remains and fills them with their defaults.
  */
 public record RouterConfig(
     double overlapScoreCredit,
@@ -28,13 +33,72 @@ public record RouterConfig(
     Double decodeBusyThreshold,
     Double prefillBusyThreshold,
     double activeRequestExpirySecs,
-    String trackingHash) {
+    String trackingHash,
+    boolean replicaSync,
+    String prefillLoadModel,
+    String policyConfig,
+    int eventThreads,
+    boolean useRemoteIndexer,
+    String sharedCacheType,
+    int minInitialWorkers,
+    String trackingKeyFile,
+    String trackingKeyId) {
+
+  /** The original knob set; the later components take their defaults. */
+  public RouterConfig(
+      double overlapScoreCredit,
+      double overlapScoreCreditDecay,
+      double prefillLoadScale,
+      double decodeActiveRequestWeight,
+      double hostCacheHitWeight,
+      double diskCacheHitWeight,
+      double routerTemperature,
+      boolean useKvEvents,
+      boolean trackActiveBlocks,
+      boolean trackOutputBlocks,
+      boolean assumeKvReuse,
+      boolean trackPrefillTokens,
+      double routerTtlSecs,
+      String approximateCachePolicy,
+      Double predictedTtlSecs,
+      Double queueThreshold,
+      String queuePolicy,
+      double sharedCacheMultiplier,
+      Double decodeBusyThreshold,
+      Double prefillBusyThreshold,
+      double activeRequestExpirySecs,
+      String trackingHash) {
+    this(
+        overlapScoreCredit, overlapScoreCreditDecay, prefillLoadScale, decodeActiveRequestWeight,
+        hostCacheHitWeight, diskCacheHitWeight, routerTemperature, useKvEvents, trackActiveBlocks,
+        trackOutputBlocks, assumeKvReuse, trackPrefillTokens, routerTtlSecs,
+        approximateCachePolicy, predictedTtlSecs, queueThreshold, queuePolicy,
+        sharedCacheMultiplier, decodeBusyThreshold, prefillBusyThreshold,
+        activeRequestExpirySecs, trackingHash, false, "none", null, 4, false, null, 0, null, null);
+  }
 
   /** Dynamo's defaults. */
   public static RouterConfig defaults() {
     return new RouterConfig(
         1.0, 0.0, 1.0, 0.0, 0.75, 0.25, 0.0, true, true, false, true, true, 120.0, "ttl", null,
         null, "fcfs", 0.0, null, null, 300.0, "public-xxh3-v1");
+  }
+
+  /**
+   * A copy with the tracking-hash settings replaced (the CLI's {@code --router-tracking-*}
+   * flags). Null arguments keep the current value.
+   */
+  public RouterConfig withTracking(String hash, String keyFile, String keyId) {
+    return new RouterConfig(
+        overlapScoreCredit, overlapScoreCreditDecay, prefillLoadScale, decodeActiveRequestWeight,
+        hostCacheHitWeight, diskCacheHitWeight, routerTemperature, useKvEvents, trackActiveBlocks,
+        trackOutputBlocks, assumeKvReuse, trackPrefillTokens, routerTtlSecs,
+        approximateCachePolicy, predictedTtlSecs, queueThreshold, queuePolicy,
+        sharedCacheMultiplier, decodeBusyThreshold, prefillBusyThreshold,
+        activeRequestExpirySecs, hash != null ? hash : trackingHash, replicaSync,
+        prefillLoadModel, policyConfig, eventThreads, useRemoteIndexer, sharedCacheType,
+        minInitialWorkers, keyFile != null ? keyFile : trackingKeyFile,
+        keyId != null ? keyId : trackingKeyId);
   }
 
   /** True when some knob makes requests wait in a router queue (later work). */
@@ -83,6 +147,15 @@ public record RouterConfig(
         decodeBusyThreshold,
         prefillBusyThreshold,
         activeRequestExpirySecs,
-        trackingHash);
+        trackingHash,
+        replicaSync,
+        prefillLoadModel,
+        policyConfig,
+        eventThreads,
+        useRemoteIndexer,
+        sharedCacheType,
+        minInitialWorkers,
+        trackingKeyFile,
+        trackingKeyId);
   }
 }

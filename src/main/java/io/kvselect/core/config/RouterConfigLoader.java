@@ -1,0 +1,154 @@
+package io.kvselect.core.config;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Reads {@link RouterConfig} knobs from Dynamo's environment variables and from the {@code
+ * router} and {@code tracking} sections of {@code conf/kvselect.json}.
+ *
+ * <p>Every {@code DYN_ROUTER_*} variable of Dynamo's knob table is read, plus the aliases {@code
+ * DYN_USE_KV_EVENTS}, {@code DYN_OVERLAP_SCORE_WEIGHT}, {@code DYN_USE_REMOTE_INDEXER} and {@code
+ * DYN_SHARED_CACHE_*}. Where a knob has two variables the first listed in {@link RouterKnob}
+ * wins. The deprecated {@code overlap_score_weight} sets {@code prefill_load_scale} (a zero also
+ * zeroes the credit) and is applied after the explicit knobs, as Dynamo does. Setting a shared
+ * cache type in a layer without a multiplier raises a zero multiplier to 0.5.
+ *
+ * <p>Deviation from Dynamo, on purpose: an unparseable or out-of-range value throws {@link
+ * ConfigException} naming the variable or dotted field instead of silently keeping the default.
+ * Blank environment values are treated as unset. Booleans accept 1/0, true/false, yes/no, on/off
+ * in any case. Config sections reject unknown keys and values of the wrong JSON type.
+ *
+ * <p>Stateless and thread-safe; each call is O(number of knobs).
+ */
+public final class RouterConfigLoader {
+
+  private static final double SHARED_CACHE_DEFAULT_MULTIPLIER = 0.5;
+
+  private RouterConfigLoader() {}
+
+  /** Applies every recognised variable of {@code env} on top of {@code base}. */
+  public static RouterConfig fromEnv(RouterConfig base, Map<String, String> env) {
+    RouterConfigDraft draft = new RouterConfigDraft(base);
+    List<RouterKnob> applied = new ArrayList<>();
+    for (RouterKnob knob : RouterKnob.values()) {
+      for (String name : knob.envNames) {
+        String text = env.get(name);
+        if (text != null && !text.isBlank()) {
+          knob.setter.accept(draft, knob.kind.fromText(name, text, knob.choices));
+          applied.add(knob);
+          break;
+        }
+      }
+    }
+    return finish(draft, applied);
+  }
+
+  /** Applies a {@code router} section (snake_case knob names) found at {@code "router"}. */
+  public static RouterConfig fromJson(RouterConfig base, Map<String, ?> router) {
+    return fromJson(base, router, "router");
+  }
+
+  /**
+   * Applies a {@code router} section found at dotted path {@code path}; any subset of knobs may be
+   * present, and a JSON null unsets a nullable knob.
+   */
+  public static RouterConfig fromJson(RouterConfig base, Map<String, ?> router, String path) {
+    return applySection(base, router, path, RouterKnob.Section.ROUTER);
+  }
+
+  /** Applies a {@code tracking} section ({@code hash}, {@code key_file}, {@code key_id}). */
+  public static RouterConfig trackingFromJson(
+      RouterConfig base, Map<String, ?> tracking, String path) {
+    return applySection(base, tracking, path, RouterKnob.Section.TRACKING);
+  }
+
+  /** The {@code router} section holding every knob of {@code cfg}, in table order. */
+  public static Map<String, Object> routerJson(RouterConfig cfg) {
+    return sectionJson(cfg, RouterKnob.Section.ROUTER);
+  }
+
+  /** The {@code tracking} section of {@code cfg}. */
+  public static Map<String, Object> trackingJson(RouterConfig cfg) {
+    return sectionJson(cfg, RouterKnob.Section.TRACKING);
+  }
+
+  /** Every environment variable this loader reads, in application order. */
+  public static List<String> environmentVariables() {
+    List<String> names = new ArrayList<>();
+    for (RouterKnob knob : RouterKnob.values()) {
+      names.addAll(knob.envNames);
+    }
+    return Collections.unmodifiableList(names);
+  }
+
+  /**
+   * Cross-knob checks Dynamo makes at startup: predicted TTL needs KV events, and the {@code lru}
+   * approximate cache policy is rejected while KV events are on.
+   *
+   * @throws ConfigException naming both the config field and the variable
+   */
+  public static void validate(RouterConfig cfg) {
+    if (cfg.predictedTtlSecs() != null && !cfg.useKvEvents()) {
+      throw new ConfigException("router.router_predicted_ttl_secs (DYN_ROUTER_PREDICTED_TTL_SECS)"
+          + " requires use_kv_events=true");
+    }
+    if ("lru".equals(cfg.approximateCachePolicy()) && cfg.useKvEvents()) {
+      throw new ConfigException("router.router_approximate_cache_policy"
+          + " (DYN_ROUTER_APPROXIMATE_CACHE_POLICY) lru requires use_kv_events=false");
+    }
+  }
+
+  private static RouterConfig applySection(
+      RouterConfig base, Map<String, ?> section, String path, RouterKnob.Section which) {
+    for (String key : section.keySet()) {
+      if (knob(which, key) == null) {
+        throw new ConfigException("config field " + path + "." + key + " is not a known "
+            + which.name().toLowerCase(java.util.Locale.ROOT) + " setting");
+      }
+    }
+    RouterConfigDraft draft = new RouterConfigDraft(base);
+    List<RouterKnob> applied = new ArrayList<>();
+    for (RouterKnob knob : RouterKnob.values()) {
+      if (knob.section == which && section.containsKey(knob.jsonName)) {
+        String label = "config field " + path + "." + knob.jsonName;
+        knob.setter.accept(draft, knob.kind.fromJson(label, section.get(knob.jsonName),
+            knob.choices));
+        applied.add(knob);
+      }
+    }
+    return finish(draft, applied);
+  }
+
+  private static RouterConfig finish(RouterConfigDraft draft, List<RouterKnob> applied) {
+    if (applied.contains(RouterKnob.SHARED_CACHE_TYPE)
+        && !applied.contains(RouterKnob.SHARED_CACHE_MULTIPLIER)
+        && draft.sharedCacheType != null
+        && draft.sharedCacheMultiplier == 0.0) {
+      draft.sharedCacheMultiplier = SHARED_CACHE_DEFAULT_MULTIPLIER;
+    }
+    return draft.build();
+  }
+
+  private static RouterKnob knob(RouterKnob.Section section, String jsonName) {
+    for (RouterKnob knob : RouterKnob.values()) {
+      if (knob.section == section && knob.jsonName.equals(jsonName)) {
+        return knob;
+      }
+    }
+    return null;
+  }
+
+  private static Map<String, Object> sectionJson(RouterConfig cfg, RouterKnob.Section section) {
+    Map<String, Object> out = new LinkedHashMap<>();
+    for (RouterKnob knob : RouterKnob.values()) {
+      if (knob.section == section && knob.getter != null) {
+        out.put(knob.jsonName, knob.getter.apply(cfg));
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,85 @@
+package io.kvselect.server.config;
+
+import java.nio.file.Path;
+import java.util.List;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * The {@code kvselect} command line: Dynamo's {@code select_service} flags plus {@code --host} and
+ * {@code --config}. Every option is boxed and null when absent, so that {@link NodeSettings#parse}
+ * can layer flags over the config file and the environment; ranges are checked there, not here.
+ *
+ * <p>A mutable picocli target; build one per parse and confine it to the parsing thread.
+ */
+@Command(
+    name = "kvselect",
+    sortOptions = false,
+    usageHelpAutoWidth = true,
+    description = {
+      "KV-cache-aware worker selection service.",
+      "Precedence: built-in defaults < --config FILE < DYN_ROUTER_* environment < flags."
+    })
+public final class KvselectCommand {
+
+  @Option(names = "--config", paramLabel = "FILE",
+      description = "JSON config file, same shape as conf/kvselect.json (any subset).")
+  Path configFile;
+
+  @Option(names = "--host", paramLabel = "ADDR", description = "HTTP bind address (0.0.0.0).")
+  String host;
+
+  @Option(names = "--port", paramLabel = "PORT",
+      description = "HTTP port, 0..65535; 0 picks an ephemeral port (8092).")
+  Integer port;
+
+  @Option(names = "--threads", paramLabel = "N", description = "KV indexer threads, >= 1 (4).")
+  Integer threads;
+
+  @Option(names = "--indexer-peers", paramLabel = "URL", split = ",",
+      description = "Comma-separated http(s) base URLs for startup recovery via GET /dump.")
+  List<String> indexerPeers;
+
+  @Option(names = "--replica-sync-port", paramLabel = "PORT",
+      description = "Local replica-sync PUB port, 1..65535.")
+  Integer replicaSyncPort;
+
+  @Option(names = "--replica-sync-peers", paramLabel = "ENDPOINT", split = ",",
+      description = "Comma-separated tcp://host:port peers; requires --replica-sync-port.")
+  List<String> replicaSyncPeers;
+
+  @Option(names = "--session-affinity-ttl-secs", paramLabel = "SECS",
+      description = "Session affinity TTL, 1..31536000 s; unset disables affinity.")
+  Long sessionAffinityTtlSecs;
+
+  @Option(names = "--selection-cache-ttl-secs", paramLabel = "SECS",
+      description = "Pending-selection TTL in seconds, > 0 (120).")
+  Double selectionCacheTtlSecs;
+
+  @Option(names = "--selection-cache-max-entries", paramLabel = "N",
+      description = "Maximum pending selections, >= 1 (4096).")
+  Integer selectionCacheMaxEntries;
+
+  @Option(names = "--selection-cache-max-bytes", paramLabel = "BYTES",
+      description = "Approximate pending-selection byte budget, >= 1 (268435456).")
+  Long selectionCacheMaxBytes;
+
+  @Option(names = "--router-assume-kv-reuse", negatable = true,
+      description = "Assume KV reuse when projecting decode blocks (env/default: true).")
+  Boolean routerAssumeKvReuse;
+
+  @Option(names = "--router-tracking-hash", paramLabel = "ALGO",
+      description = "public-xxh3-v1 (default) or experimental keyed-xxh3-v1.")
+  String routerTrackingHash;
+
+  @Option(names = "--router-tracking-key-file", paramLabel = "FILE",
+      description = "32-byte key file for keyed-xxh3-v1.")
+  String routerTrackingKeyFile;
+
+  @Option(names = "--router-tracking-key-id", paramLabel = "ID",
+      description = "Key epoch for keyed-xxh3-v1.")
+  String routerTrackingKeyId;
+
+  @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
+  boolean help;
+}

@@ -1,0 +1,105 @@
+package io.kvselect.server.config;
+
+import io.kvselect.core.config.RouterConfig;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import picocli.CommandLine;
+
+/**
+ * The resolved startup settings of one node.
+ *
+ * <p>{@link #parse} layers, lowest first: the classpath resource {@code kvselect-defaults.json}
+ * (identical to {@code conf/kvselect.json}), the optional {@code --config FILE} (same shape, any
+ * subset), the {@code DYN_ROUTER_*} environment, then command-line flags. Every value is validated
+ * once the layers are merged; failures are {@link CliException}s naming the flag, variable or
+ * dotted field. The {@code --replica-sync-*} settings are only validated here.
+ *
+ * <p>Invariants after {@code parse}: {@code port} in 0..65535 (0 = ephemeral), {@code threads >=
+ * 1}, {@code replicaSyncPort} null or 1..65535 and non-null whenever {@code replicaSyncPeers} is
+ * non-empty, {@code sessionAffinityTtlSecs} null (disabled) or 1..31,536,000, cache TTL > 0 and
+ * limits >= 1, peers well-formed; keyed tracking has a readable 32-byte key file and a key id.
+ * Lists are immutable. When {@code help} is true the other fields are the built-in defaults.
+ *
+ * @param host HTTP bind address
+ * @param port HTTP port
+ * @param threads KV indexer threads
+ * @param indexerPeers http(s) base URLs for startup {@code /dump} recovery
+ * @param replicaSyncPort local replica-sync PUB port, or null
+ * @param replicaSyncPeers replica-sync peer endpoints ({@code tcp://host:port})
+ * @param sessionAffinityTtlSecs session affinity TTL, or null when disabled
+ * @param selectionCacheTtlSecs pending-selection TTL in seconds
+ * @param selectionCacheMaxEntries pending-selection entry cap
+ * @param selectionCacheMaxBytes pending-selection byte budget
+ * @param configFile the {@code --config} file, or null
+ * @param router the scheduling knobs, including the tracking-hash settings
+ * @param help whether {@code --help} was given
+ */
+public record NodeSettings(
+    String host,
+    int port,
+    int threads,
+    List<String> indexerPeers,
+    Integer replicaSyncPort,
+    List<String> replicaSyncPeers,
+    Long sessionAffinityTtlSecs,
+    double selectionCacheTtlSecs,
+    int selectionCacheMaxEntries,
+    long selectionCacheMaxBytes,
+    Path configFile,
+    RouterConfig router,
+    boolean help) {
+
+  /** Classpath resource holding every default; {@code conf/kvselect.json} is a copy. */
+  public static final String DEFAULTS_RESOURCE = "kvselect-defaults.json";
+
+  public NodeSettings {
+    indexerPeers = List.copyOf(indexerPeers);
+    replicaSyncPeers = List.copyOf(replicaSyncPeers);
+  }
+
+  /**
+   * Resolves settings from {@code args} and {@code env} (usually {@code System.getenv()}).
+   *
+   * @throws CliException with a one-line message naming the offending flag, variable or field
+   */
+  public static NodeSettings parse(String[] args, Map<String, String> env) {
+    KvselectCommand cmd = new KvselectCommand();
+    try {
+      new CommandLine(cmd).parseArgs(args);
+    } catch (CommandLine.ParameterException e) {
+      throw new CliException(e.getMessage());
+    }
+    SettingsDraft draft = SettingsDraft.fromDefaults();
+    if (cmd.help) {
+      return draft.build(true);
+    }
+    if (cmd.configFile != null) {
+      draft.applyFile(cmd.configFile);
+    }
+    draft.applyEnv(env);
+    draft.applyFlags(cmd);
+    draft.validate();
+    return draft.build(false);
+  }
+
+  /** The picocli usage text for {@code --help}. */
+  public static String usage() {
+    return new CommandLine(new KvselectCommand()).getUsageMessage();
+  }
+
+  /** {@code router_tracking_hash}: {@code public-xxh3-v1} or {@code keyed-xxh3-v1}. */
+  public String routerTrackingHash() {
+    return router.trackingHash();
+  }
+
+  /** The keyed-mode key file, or null. */
+  public String routerTrackingKeyFile() {
+    return router.trackingKeyFile();
+  }
+
+  /** The keyed-mode key epoch, or null. */
+  public String routerTrackingKeyId() {
+    return router.trackingKeyId();
+  }
+}

@@ -1,0 +1,379 @@
+package io.kvselect.server.config;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+import io.kvselect.core.config.ConfigException;
+import io.kvselect.core.config.RouterConfig;
+import io.kvselect.core.config.RouterConfigLoader;
+import io.kvselect.core.config.RouterConfigOverride;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Mutable accumulator behind {@link NodeSettings#parse}: each layer overwrites what it sets and
+ * checks each value against the same rules, labelled with its source ({@code --flag} or {@code
+ * config field section.key}); router knobs are delegated to {@link RouterConfigLoader} so that
+ * the file, the environment and the flags share one table.
+ *
+ * <p>Per-value checks run as each layer is applied; rules spanning several values (replica-sync
+ * peers need a port, keyed tracking needs a key, Dynamo's cross-knob rules) run once in {@link
+ * #validate()}, so a port from the file satisfies peers given as flags. Confined to the parsing
+ * thread; cost is linear in the size of the inputs plus one stat of the key file.
+ */
+final class SettingsDraft {
+
+  static final long MAX_AFFINITY_TTL_SECS = 31_536_000L;
+  private static final String KEYED = "keyed-xxh3-v1";
+  private static final int KEY_BYTES = 32;
+  private static final ObjectMapper JSON =
+      new ObjectMapper().enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+  private static final Map<String, Set<String>> SECTIONS = Map.of(
+      "http", Set.of("host", "port"),
+      "index", Set.of("threads"),
+      "selection_cache", Set.of("ttl_secs", "max_entries", "max_bytes"),
+      "session_affinity", Set.of("ttl_secs"),
+      "replica_sync", Set.of("port", "peers"));
+
+  private String host;
+  private int port;
+  private int threads;
+  private List<String> indexerPeers = List.of();
+  private Integer replicaSyncPort;
+  private List<String> replicaSyncPeers = List.of();
+  private Long sessionAffinityTtlSecs;
+  private double cacheTtlSecs;
+  private int cacheMaxEntries;
+  private long cacheMaxBytes;
+  private Path configFile;
+  private RouterConfig router = RouterConfig.defaults();
+
+  /** A draft holding the classpath defaults. */
+  static SettingsDraft fromDefaults() {
+    SettingsDraft draft = new SettingsDraft();
+    try (InputStream in = SettingsDraft.class.getClassLoader()
+        .getResourceAsStream(NodeSettings.DEFAULTS_RESOURCE)) {
+      if (in == null) {
+        throw new IllegalStateException(NodeSettings.DEFAULTS_RESOURCE + " missing from classpath");
+      }
+      draft.applyJson(JSON.readValue(in, new TypeReference<Map<String, Object>>() {}));
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot read " + NodeSettings.DEFAULTS_RESOURCE, e);
+    }
+    return draft;
+  }
+
+  /**
+   * Reads {@code --config FILE} (strict JSON, duplicate keys rejected) and applies it.
+   *
+   * @throws CliException naming the file when it is unreadable or not a JSON object, or the
+   *     dotted field when a value is bad
+   */
+  void applyFile(Path file) {
+    configFile = file;
+    Map<String, Object> root;
+    try {
+      root = JSON.readValue(Files.readAllBytes(file), new TypeReference<Map<String, Object>>() {});
+    } catch (MismatchedInputException e) {
+      throw new CliException("--config " + file + " must hold a JSON object");
+    } catch (JsonProcessingException e) {
+      throw new CliException("--config " + file + " is not valid JSON: " + e.getOriginalMessage());
+    } catch (IOException e) {
+      throw new CliException("--config " + file + " cannot be read ("
+          + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage())
+          + ")");
+    }
+    if (root == null) {
+      throw new CliException("--config " + file + " is not a JSON object");
+    }
+    applyJson(root);
+  }
+
+  /**
+   * Applies a document shaped like {@code conf/kvselect.json}. Unknown top-level sections belong
+   * to other capabilities and are ignored; unknown keys inside the sections read here are errors.
+   */
+  void applyJson(Map<String, Object> root) {
+    for (Map.Entry<String, Set<String>> section : SECTIONS.entrySet()) {
+      Map<String, Object> s = section(root, section.getKey());
+      for (String key : s.keySet()) {
+        if (!section.getValue().contains(key)) {
+          throw new CliException(
+              "config field " + section.getKey() + "." + key + " is not a known setting");
+        }
+      }
+    }
+    Map<String, Object> http = section(root, "http");
+    if (http.containsKey("host")) {
+      host = host("config field http.host", http.get("host"));
+    }
+    if (http.containsKey("port")) {
+      port = (int) range("config field http.port", integer("config field http.port",
+          http.get("port")), 0, 65535);
+    }
+    Map<String, Object> index = section(root, "index");
+    if (index.containsKey("threads")) {
+      threads = (int) range("config field index.threads",
+          integer("config field index.threads", index.get("threads")), 1, Integer.MAX_VALUE);
+    }
+    Map<String, Object> cache = section(root, "selection_cache");
+    if (cache.containsKey("ttl_secs")) {
+      cacheTtlSecs = ttl("config field selection_cache.ttl_secs", number(
+          "config field selection_cache.ttl_secs", cache.get("ttl_secs")));
+    }
+    if (cache.containsKey("max_entries")) {
+      cacheMaxEntries = (int) range("config field selection_cache.max_entries", integer(
+          "config field selection_cache.max_entries", cache.get("max_entries")), 1,
+          Integer.MAX_VALUE);
+    }
+    if (cache.containsKey("max_bytes")) {
+      cacheMaxBytes = range("config field selection_cache.max_bytes", integer(
+          "config field selection_cache.max_bytes", cache.get("max_bytes")), 1, Long.MAX_VALUE);
+    }
+    Map<String, Object> affinity = section(root, "session_affinity");
+    if (affinity.containsKey("ttl_secs")) {
+      Object v = affinity.get("ttl_secs");
+      String label = "config field session_affinity.ttl_secs";
+      sessionAffinityTtlSecs =
+          v == null ? null : range(label, integer(label, v), 1, MAX_AFFINITY_TTL_SECS);
+    }
+    try {
+      router = RouterConfigLoader.fromJson(router, section(root, "router"), "router");
+      router = RouterConfigLoader.trackingFromJson(router, section(root, "tracking"), "tracking");
+    } catch (ConfigException e) {
+      throw new CliException(e.getMessage());
+    }
+    if (root.containsKey("indexer_peers")) {
+      indexerPeers = httpUrls("config field indexer_peers",
+          strings("config field indexer_peers", root.get("indexer_peers")));
+    }
+    Map<String, Object> sync = section(root, "replica_sync");
+    if (sync.containsKey("port")) {
+      Object v = sync.get("port");
+      String label = "config field replica_sync.port";
+      replicaSyncPort = v == null ? null : (int) range(label, integer(label, v), 1, 65535);
+    }
+    if (sync.containsKey("peers")) {
+      replicaSyncPeers = tcpEndpoints("config field replica_sync.peers",
+          strings("config field replica_sync.peers", sync.get("peers")));
+    }
+  }
+
+  /** Applies the {@code DYN_ROUTER_*} variables; only router knobs come from the environment. */
+  void applyEnv(Map<String, String> env) {
+    try {
+      router = RouterConfigLoader.fromEnv(router, env);
+    } catch (ConfigException e) {
+      throw new CliException(e.getMessage());
+    }
+  }
+
+  /**
+   * Applies the flags that were given (non-null). {@code --router-assume-kv-reuse} goes through
+   * the per-request override path of {@link RouterConfig#with}, the tracking flags through {@link
+   * RouterConfig#withTracking}.
+   */
+  void applyFlags(KvselectCommand c) {
+    if (c.host != null) {
+      host = host("--host", c.host);
+    }
+    if (c.port != null) {
+      port = (int) range("--port", c.port, 0, 65535);
+    }
+    if (c.threads != null) {
+      threads = (int) range("--threads", c.threads, 1, Integer.MAX_VALUE);
+    }
+    if (c.indexerPeers != null) {
+      indexerPeers = httpUrls("--indexer-peers", c.indexerPeers);
+    }
+    if (c.replicaSyncPort != null) {
+      replicaSyncPort = (int) range("--replica-sync-port", c.replicaSyncPort, 1, 65535);
+    }
+    if (c.replicaSyncPeers != null) {
+      replicaSyncPeers = tcpEndpoints("--replica-sync-peers", c.replicaSyncPeers);
+    }
+    if (c.sessionAffinityTtlSecs != null) {
+      sessionAffinityTtlSecs =
+          range("--session-affinity-ttl-secs", c.sessionAffinityTtlSecs, 1, MAX_AFFINITY_TTL_SECS);
+    }
+    if (c.selectionCacheTtlSecs != null) {
+      cacheTtlSecs = ttl("--selection-cache-ttl-secs", c.selectionCacheTtlSecs);
+    }
+    if (c.selectionCacheMaxEntries != null) {
+      cacheMaxEntries = (int) range("--selection-cache-max-entries", c.selectionCacheMaxEntries,
+          1, Integer.MAX_VALUE);
+    }
+    if (c.selectionCacheMaxBytes != null) {
+      cacheMaxBytes = range("--selection-cache-max-bytes", c.selectionCacheMaxBytes, 1,
+          Long.MAX_VALUE);
+    }
+    if (c.routerAssumeKvReuse != null) {
+      router = router.with(
+          new RouterConfigOverride(null, null, null, c.routerAssumeKvReuse, null, null, null));
+    }
+    if (c.routerTrackingHash != null && !Set.of("public-xxh3-v1", KEYED)
+        .contains(c.routerTrackingHash)) {
+      throw new CliException("--router-tracking-hash must be one of public-xxh3-v1, " + KEYED
+          + ", got '" + c.routerTrackingHash + "'");
+    }
+    if (c.routerTrackingKeyId != null && c.routerTrackingKeyId.isBlank()) {
+      throw new CliException("--router-tracking-key-id must not be empty");
+    }
+    router = router.withTracking(
+        c.routerTrackingHash, c.routerTrackingKeyFile, c.routerTrackingKeyId);
+  }
+
+  /** Cross-field checks on the merged layers. */
+  void validate() {
+    if (!replicaSyncPeers.isEmpty() && replicaSyncPort == null) {
+      throw new CliException("--replica-sync-peers requires --replica-sync-port");
+    }
+    try {
+      RouterConfigLoader.validate(router);
+    } catch (ConfigException e) {
+      throw new CliException(e.getMessage());
+    }
+    if (KEYED.equals(router.trackingHash())) {
+      String file = router.trackingKeyFile();
+      if (file == null) {
+        throw new CliException("--router-tracking-hash " + KEYED
+            + " requires --router-tracking-key-file (or DYN_ROUTER_TRACKING_KEY_FILE)");
+      }
+      Path path = Path.of(file);
+      long size;
+      try {
+        size = Files.isRegularFile(path) && Files.isReadable(path) ? Files.size(path) : -1;
+      } catch (IOException e) {
+        size = -1;
+      }
+      if (size < 0) {
+        throw new CliException("--router-tracking-key-file " + file + " is not a readable file");
+      }
+      if (size != KEY_BYTES) {
+        throw new CliException("--router-tracking-key-file " + file + " must hold exactly "
+            + KEY_BYTES + " bytes, got " + size);
+      }
+      if (router.trackingKeyId() == null) {
+        throw new CliException("--router-tracking-hash " + KEYED
+            + " requires --router-tracking-key-id (or DYN_ROUTER_TRACKING_KEY_ID)");
+      }
+    }
+  }
+
+  /** Freezes the draft; {@code help} only records that {@code --help} was asked for. */
+  NodeSettings build(boolean help) {
+    return new NodeSettings(host, port, threads, indexerPeers, replicaSyncPort, replicaSyncPeers,
+        sessionAffinityTtlSecs, cacheTtlSecs, cacheMaxEntries, cacheMaxBytes, configFile, router,
+        help);
+  }
+
+  /** The named object of {@code root}, empty when absent; non-objects are rejected. */
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> section(Map<String, Object> root, String name) {
+    Object s = root.get(name);
+    if (s == null) {
+      return Map.of();
+    }
+    if (!(s instanceof Map)) {
+      throw new CliException("config field " + name + " must be an object");
+    }
+    return (Map<String, Object>) s;
+  }
+
+  private static String host(String label, Object v) {
+    if (!(v instanceof String s) || s.isBlank()) {
+      throw new CliException(label + " must be a non-empty host name or address");
+    }
+    return s.strip();
+  }
+
+  /** Jackson decodes JSON integers as Integer or Long; fractions and strings are rejected. */
+  private static long integer(String label, Object v) {
+    if (v instanceof Integer || v instanceof Long || v instanceof Short) {
+      return ((Number) v).longValue();
+    }
+    throw new CliException(label + " must be an integer");
+  }
+
+  private static double number(String label, Object v) {
+    if (v instanceof Number n) {
+      return n.doubleValue();
+    }
+    throw new CliException(label + " must be a number");
+  }
+
+  private static long range(String label, long v, long min, long max) {
+    if (v < min || v > max) {
+      throw new CliException(label + " must be between " + min + " and " + max + ", got " + v);
+    }
+    return v;
+  }
+
+  private static double ttl(String label, double v) {
+    if (!(v > 0.0) || Double.isInfinite(v)) {
+      throw new CliException(label + " must be a finite number > 0, got " + v);
+    }
+    return v;
+  }
+
+  private static List<String> strings(String label, Object v) {
+    if (v instanceof List<?> list) {
+      List<String> out = new ArrayList<>(list.size());
+      for (Object o : list) {
+        if (!(o instanceof String s)) {
+          throw new CliException(label + " must be an array of strings");
+        }
+        out.add(s);
+      }
+      return out;
+    }
+    throw new CliException(label + " must be an array of strings");
+  }
+
+  /** Startup-recovery peers: absolute http(s) URLs with a host; any path is kept. */
+  private static List<String> httpUrls(String label, List<String> values) {
+    List<String> out = new ArrayList<>(values.size());
+    for (String raw : values) {
+      URI uri = uri(raw);
+      if (uri == null || uri.getHost() == null
+          || !("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))) {
+        throw new CliException(label + " entry '" + raw + "' is not an http(s) URL");
+      }
+      out.add(raw.strip());
+    }
+    return List.copyOf(out);
+  }
+
+  /** Replica-sync peers: {@code tcp://host:port} with a port in 1..65535 and no path. */
+  private static List<String> tcpEndpoints(String label, List<String> values) {
+    List<String> out = new ArrayList<>(values.size());
+    for (String raw : values) {
+      URI uri = uri(raw);
+      if (uri == null || !"tcp".equals(uri.getScheme()) || uri.getHost() == null
+          || uri.getPort() < 1 || uri.getPort() > 65535
+          || !(uri.getRawPath() == null || uri.getRawPath().isEmpty())) {
+        throw new CliException(label + " entry '" + raw + "' is not a tcp://host:port endpoint");
+      }
+      out.add(raw.strip());
+    }
+    return List.copyOf(out);
+  }
+
+  private static URI uri(String raw) {
+    try {
+      return new URI(raw.strip());
+    } catch (URISyntaxException e) {
+      return null;
+    }
+  }
+}
