@@ -105,7 +105,7 @@ final class Routes {
   /** The optional {@code {"decay_fraction": f}} body of output_block; an empty body means none. */
   private static Double decayFraction(RoutingContext ctx) {
     RequestBody b = ctx.body();
-    if (b == null || b.length() == 0) {
+    if (b == null || b.buffer() == null || b.buffer().length() == 0) {
       return null;
     }
     byte[] body = jsonBody(ctx);

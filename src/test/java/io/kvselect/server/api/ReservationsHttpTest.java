@@ -136,7 +136,9 @@ class ReservationsHttpTest {
       n.post("/select", "{\"selection_id\":\"p-1\"," + PROMPT + "}");
       assertEquals(201, n.post("/reservations", "{\"selection_id\":\"p-1\"}").status());
       assertEquals(0, n.load(1, 0).get("potential_prefill_tokens").asLong());
-      n.post("/select", "{\"selection_id\":\"p-2\",\"router_config_override\":{\"track_prefill_tokens\":true}," + PROMPT + "}");
+      // another prompt: approximate mode indexed the first booking, which would make PROMPT fully cached
+      n.post("/select", "{\"selection_id\":\"p-2\",\"router_config_override\":{\"track_prefill_tokens\":true},"
+          + "\"token_ids\":[5,6,7,8]}");
       assertEquals(201, n.post("/reservations", "{\"selection_id\":\"p-2\"}").status());
       assertEquals(4, n.load(1, 0).get("potential_prefill_tokens").asLong());
     }
