@@ -1,0 +1,161 @@
+package io.kvselect.core.index;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Supplier;
+
+/**
+ * A {@link BlockIndex} split by rank into N shards, each a plain single-threaded index behind its
+ * own read-write lock. Every write for one rank lands on the same shard ({@link #shardOf}), so
+ * writers of different shards (one KV-event thread per shard) never contend, and a rank's events
+ * apply in the order its writer delivers them. Lookups read every shard under its read lock and
+ * merge the per-rank results, which are disjoint because a rank lives on exactly one shard.
+ *
+ * <p>Thread-safe. {@code findMatches} costs the sum of the shards' lookups plus one lock
+ * acquisition per shard; a write holds only its shard's write lock.
+ */
+public final class ShardedBlockIndex implements BlockIndex {
+
+  private final BlockIndex[] shards;
+  private final ReentrantReadWriteLock[] locks;
+
+  public ShardedBlockIndex(int shardCount, Supplier<BlockIndex> factory) {
+    if (shardCount < 1) {
+      throw new IllegalArgumentException("shardCount must be >= 1");
+    }
+    shards = new BlockIndex[shardCount];
+    locks = new ReentrantReadWriteLock[shardCount];
+    for (int i = 0; i < shardCount; i++) {
+      shards[i] = factory.get();
+      locks[i] = new ReentrantReadWriteLock();
+    }
+  }
+
+  public int shardCount() {
+    return shards.length;
+  }
+
+  /** The shard that owns {@code rank}: a stable mix of worker id and DP rank. */
+  public static int shardOf(WorkerRank rank, int shardCount) {
+    long h = rank.workerId() * 0x9E3779B97F4A7C15L + rank.dpRank();
+    h ^= h >>> 29;
+    h *= 0xBF58476D1CE4E5B9L;
+    h ^= h >>> 32;
+    return (int) Long.remainderUnsigned(h, shardCount);
+  }
+
+  public int shardOf(WorkerRank rank) {
+    return shardOf(rank, shards.length);
+  }
+
+  @Override
+  public boolean store(WorkerRank rank, StorageTier tier, boolean hasParent, long parentExternalHash,
+      long[] externalHashes, long[] localHashes) {
+    int s = shardOf(rank);
+    locks[s].writeLock().lock();
+    try {
+      return shards[s].store(rank, tier, hasParent, parentExternalHash, externalHashes, localHashes);
+    } finally {
+      locks[s].writeLock().unlock();
+    }
+  }
+
+  @Override
+  public void remove(WorkerRank rank, StorageTier tier, long[] externalHashes) {
+    int s = shardOf(rank);
+    locks[s].writeLock().lock();
+    try {
+      shards[s].remove(rank, tier, externalHashes);
+    } finally {
+      locks[s].writeLock().unlock();
+    }
+  }
+
+  @Override
+  public void clearWorker(long workerId) {
+    for (int s = 0; s < shards.length; s++) {
+      locks[s].writeLock().lock();
+      try {
+        shards[s].clearWorker(workerId);
+      } finally {
+        locks[s].writeLock().unlock();
+      }
+    }
+  }
+
+  @Override
+  public void removeRank(WorkerRank rank) {
+    int s = shardOf(rank);
+    locks[s].writeLock().lock();
+    try {
+      shards[s].removeRank(rank);
+    } finally {
+      locks[s].writeLock().unlock();
+    }
+  }
+
+  @Override
+  public OverlapScores findMatches(long[] localHashes) {
+    OverlapScores single = null;
+    Map<WorkerRank, RankOverlap> merged = null;
+    for (int s = 0; s < shards.length; s++) {
+      OverlapScores part;
+      locks[s].readLock().lock();
+      try {
+        part = shards[s].findMatches(localHashes);
+      } finally {
+        locks[s].readLock().unlock();
+      }
+      if (part.ranks().isEmpty()) {
+        continue;
+      }
+      if (single == null && merged == null) {
+        single = part;
+      } else {
+        if (merged == null) {
+          merged = new HashMap<>(single.ranks());
+          single = null;
+        }
+        merged.putAll(part.ranks());
+      }
+    }
+    if (merged != null) {
+      return new OverlapScores(merged);
+    }
+    return single == null ? OverlapScores.EMPTY : single;
+  }
+
+  @Override
+  public long size() {
+    long n = 0;
+    for (int s = 0; s < shards.length; s++) {
+      locks[s].readLock().lock();
+      try {
+        n += shards[s].size();
+      } finally {
+        locks[s].readLock().unlock();
+      }
+    }
+    return n;
+  }
+
+  /** Every shard's entries, stably ordered by tier (a rank's parents stay before its children). */
+  @Override
+  public List<StoredBlock> dump() {
+    List<StoredBlock> all = new ArrayList<>();
+    for (int s = 0; s < shards.length; s++) {
+      locks[s].readLock().lock();
+      try {
+        all.addAll(shards[s].dump());
+      } finally {
+        locks[s].readLock().unlock();
+      }
+    }
+    all.sort(Comparator.comparingInt(b -> b.tier().ordinal()));
+    return all;
+  }
+}
