@@ -36,13 +36,10 @@ public final class SelectionService {
   private final WorkerRegistry registry;
   private final PendingSelectionCache<PendingKey, PendingSelection> pending;
   private final SessionAffinity affinity;
-  private final Map<String, Booking> bookings = new HashMap<>();
+  private final Bookings bookings;
   private final Selector selector;
   private final Inspection inspection;
   private volatile boolean shuttingDown;
-
-  /** A booked reservation: where it landed and which session lease it holds. */
-  record Booking(PartitionKey partition, WorkerRank rank, String sessionId) {}
 
   SelectionService(ServiceSettings settings, Clock clock, RandomGenerator rng) {
     this.settings = settings;
@@ -54,6 +51,7 @@ public final class SelectionService {
     this.affinity = settings.sessionAffinityTtl() == null
         ? null : new LocalSessionAffinity(clock, settings.sessionAffinityTtl());
     this.selector = new Selector(rng);
+    this.bookings = new Bookings(settings, pending, affinity, selector, rng, this::readyPartition);
     this.inspection = new Inspection(this);
   }
 
@@ -82,7 +80,7 @@ public final class SelectionService {
   /** {@code POST /workers}: inserts or fully replaces a worker record. */
   public WorkerRecord upsertWorker(WorkerSpec spec) {
     synchronized (lock) {
-      return registry.upsert(spec, this::dropBooking);
+      return registry.upsert(spec, bookings::dropBooking);
     }
   }
 
@@ -95,14 +93,14 @@ public final class SelectionService {
       }
       WorkerSpec next = patch.apply(current.spec());
       return registry.upsert(next.withPartition(current.spec().modelName(), current.spec().routingGroup()),
-          this::dropBooking);
+          bookings::dropBooking);
     }
   }
 
   /** {@code DELETE /workers/{id}}: removes the worker, its blocks and its bookings. */
   public WorkerRecord deleteWorker(long workerId) {
     synchronized (lock) {
-      WorkerRecord removed = registry.remove(workerId, this::dropBooking);
+      WorkerRecord removed = registry.remove(workerId, bookings::dropBooking);
       if (affinity != null) {
         affinity.removeWorker(workerId);
       }
@@ -148,9 +146,7 @@ public final class SelectionService {
       String id = req.selectionId();
       if (reserve) {
         id = id != null ? id : UUID.randomUUID().toString();
-        if (bookings.containsKey(id)) {
-          throw SelectionException.conflict("selection " + id + " is already reserved or being reserved");
-        }
+        bookings.requireFree(id);
       }
       RouterConfig cfg = settings.router().with(req.override());
       NormalizedPrompt np = PromptNormalizer.normalize(req.prompt(), p.blockSize, p.eagle,
@@ -160,7 +156,7 @@ public final class SelectionService {
       Selector.Choice c = selector.choose(p, cfg, np, req, bound);
       boolean track = cfg.trackPrefillTokens();
       if (reserve) {
-        book(p, id, c.rank(), np, req.expectedOutputTokens(), track, c.effectivePrefillTokens(), session);
+        bookings.book(p, id, c.rank(), np, req.expectedOutputTokens(), track, c.effectivePrefillTokens(), session);
       } else if (id != null) {
         PendingSelection ps = new PendingSelection(c.rank(), np, c.effectivePrefillTokens(),
             req.expectedOutputTokens(), track, session);
@@ -200,98 +196,17 @@ public final class SelectionService {
       throw SelectionException.unprocessable("missing field `selection_id`");
     }
     synchronized (lock) {
-      return req.explicit() ? reserveExplicit(req) : replay(req);
+      return req.explicit() ? bookings.reserveExplicit(req) : bookings.replay(req);
     }
-  }
-
-  private Reservation reserveExplicit(ReservationRequest req) {
-    String id = req.selectionId();
-    pending.remove(new PendingKey(req.partition(), id));
-    if (bookings.containsKey(id)) {
-      throw SelectionException.conflict("selection " + id + " is already reserved or being reserved");
-    }
-    Partition p = readyPartition(req.partition());
-    WorkerRecord w = p.schedulableWorker(req.workerId());
-    int dpRank = req.dpRank() != null ? req.dpRank()
-        : w != null ? w.spec().dataParallelStartRank() : 0;
-    if (w == null || !w.hasRank(dpRank)) {
-      throw SelectionException.notFound("schedulable worker " + Long.toUnsignedString(req.workerId())
-          + " (dp_rank " + dpRank + ") not found for " + p.key);
-    }
-    RouterConfig cfg = settings.router().with(req.override());
-    NormalizedPrompt np = PromptNormalizer.normalize(req.prompt(), p.blockSize, p.eagle,
-        cfg.assumeKvReuse(), false, rng);
-    Long eff = req.effectivePrefillTokens();
-    if (eff != null && (eff < 0 || eff > np.isl())) {
-      throw SelectionException.badRequest("effective_prefill_tokens (" + eff
-          + ") must not exceed isl_tokens (" + np.isl() + ") and must not be negative");
-    }
-    boolean track = req.trackPrefillTokens() != null ? req.trackPrefillTokens()
-        : eff != null || cfg.trackPrefillTokens();
-    WorkerRank rank = new WorkerRank(w.workerId(), dpRank);
-    long prefill = eff != null ? eff : selector.effectivePrefill(p, cfg, np, rank);
-    book(p, id, rank, np, req.expectedOutputTokens(), track, prefill, null);
-    return new Reservation(id, p.key, rank.workerId(), rank.dpRank(), w.spec().endpoint());
-  }
-
-  private Reservation replay(ReservationRequest req) {
-    String id = req.selectionId();
-    PendingKey key = new PendingKey(req.partition(), id);
-    PendingEntry<PendingSelection> e = pending.peekEntry(key);
-    if (e == null) {
-      throw SelectionException.notFound("no pending selection " + id + " for " + req.partition()
-          + " (expired, already used, or never selected)");
-    }
-    if (bookings.containsKey(id)) {
-      throw SelectionException.conflict("selection " + id + " is already reserved or being reserved");
-    }
-    PendingSelection ps = e.value();
-    Partition p = readyPartition(req.partition());
-    WorkerRecord w = p.schedulableWorker(ps.rank().workerId());
-    if (w == null || !w.hasRank(ps.rank().dpRank())) {
-      throw SelectionException.notFound("schedulable worker " + Long.toUnsignedString(ps.rank().workerId())
-          + " not found for " + p.key);
-    }
-    if (ps.sessionId() != null && affinity != null) {
-      WorkerRank bound = affinity.lookup(p.key.toString(), ps.sessionId()).orElse(null);
-      if (bound != null && !bound.equals(ps.rank()) && p.schedulableWorker(bound.workerId()) != null) {
-        pending.removeIfGeneration(key, e.generation());
-        throw SelectionException.badRequest("session " + ps.sessionId() + " moved to worker "
-            + Long.toUnsignedString(bound.workerId()) + " after selection " + id);
-      }
-    }
-    book(p, id, ps.rank(), ps.prompt(), ps.expectedOutputTokens(), ps.trackPrefillTokens(),
-        ps.effectivePrefillTokens(), ps.sessionId());
-    pending.removeIfGeneration(key, e.generation());
-    return new Reservation(id, p.key, ps.rank().workerId(), ps.rank().dpRank(), w.spec().endpoint());
-  }
-
-  private void book(Partition p, String id, WorkerRank rank, NormalizedPrompt np, Long expectedOutput,
-      boolean track, long prefillTokens, String session) {
-    if (session != null) {
-      affinity.bindAndLease(p.key.toString(), session, rank, id);
-    }
-    try {
-      p.load.addRequest(id, rank, np.trackingHashes(), np.isl(), p.blockSize,
-          expectedOutput == null ? null : (int) Math.min(Integer.MAX_VALUE, expectedOutput), track, prefillTokens);
-    } catch (RuntimeException ex) {
-      if (session != null) {
-        affinity.releaseLease(p.key.toString(), session, id);
-      }
-      throw ex;
-    }
-    bookings.put(id, new Booking(p.key, rank, session));
-    p.recordBooking(rank, np);
-    pending.remove(new PendingKey(p.key, id));
   }
 
   /** {@code POST /reservations/{id}/prefill_complete}. */
   public void prefillComplete(String id) {
     synchronized (lock) {
-      Booking b = booking(id);
+      Bookings.Booking b = bookings.booking(id);
       Partition p = registry.partition(b.partition());
       if (p == null || !p.load.markPrefillComplete(id)) {
-        dropBooking(id);
+        bookings.dropBooking(id);
         throw SelectionException.notFound("reservation " + id + " not found");
       }
     }
@@ -303,10 +218,10 @@ public final class SelectionService {
       throw SelectionException.badRequest("decay_fraction must be in [0.0, 1.0], got " + decayFraction);
     }
     synchronized (lock) {
-      Booking b = booking(id);
+      Bookings.Booking b = bookings.booking(id);
       Partition p = registry.partition(b.partition());
       if (p == null || !p.load.addOutputBlock(id, decayFraction)) {
-        dropBooking(id);
+        bookings.dropBooking(id);
         throw SelectionException.notFound("reservation " + id + " not found");
       }
     }
@@ -315,27 +230,12 @@ public final class SelectionService {
   /** {@code DELETE /reservations/{id}}: frees the booking and its session lease. */
   public void free(String id) {
     synchronized (lock) {
-      Booking b = booking(id);
+      Bookings.Booking b = bookings.booking(id);
       Partition p = registry.partition(b.partition());
       if (p != null) {
         p.load.free(id);
       }
-      dropBooking(id);
-    }
-  }
-
-  private Booking booking(String id) {
-    Booking b = bookings.get(id);
-    if (b == null) {
-      throw SelectionException.notFound("reservation " + id + " not found");
-    }
-    return b;
-  }
-
-  private void dropBooking(String id) {
-    Booking b = bookings.remove(id);
-    if (b != null && b.sessionId() != null && affinity != null) {
-      affinity.releaseLease(b.partition().toString(), b.sessionId(), id);
+      bookings.dropBooking(id);
     }
   }
 
@@ -343,6 +243,17 @@ public final class SelectionService {
   public int bookingCount() {
     synchronized (lock) {
       return bookings.size();
+    }
+  }
+
+  /**
+   * The event-driven primary index of a partition, for KV-event ingestion; null when the
+   * partition does not exist or the service runs in approximate mode.
+   */
+  public io.kvselect.core.index.BlockIndex eventIndex(PartitionKey key) {
+    synchronized (lock) {
+      Partition p = registry.partition(key);
+      return p == null || p.approximate != null ? null : p.primary;
     }
   }
 
@@ -357,7 +268,7 @@ public final class SelectionService {
       int n = 0;
       for (Partition p : registry.partitions()) {
         for (String id : p.load.expire()) {
-          dropBooking(id);
+          bookings.dropBooking(id);
           n++;
         }
         p.expire();
