@@ -1,5 +1,7 @@
 package io.kvselect.server;
 
+import io.kvselect.core.index.PrefixChainIndex;
+import io.kvselect.core.index.ShardedBlockIndex;
 import io.kvselect.core.service.SelectionService;
 import io.kvselect.core.service.ServiceSettings;
 import io.kvselect.server.config.NodeSettings;
@@ -37,7 +39,9 @@ public final class KvselectNode {
         Duration.ofNanos((long) (s.selectionCacheTtlSecs() * 1e9)),
         s.selectionCacheMaxEntries(),
         s.selectionCacheMaxBytes(),
-        io.kvselect.core.index.PrefixChainIndex::new);
+        s.threads() > 1
+            ? () -> new ShardedBlockIndex(s.threads(), PrefixChainIndex::new)
+            : PrefixChainIndex::new);
     return SelectionService.builder().settings(settings).build();
   }
 

@@ -22,6 +22,9 @@ import java.util.Set;
  */
 final class RequestParsers {
 
+  /** Upper bound of {@code isl_tokens}: far above any context length, far below overflow of load sums. */
+  static final long MAX_ISL_TOKENS = 100_000_000L;
+
   private RequestParsers() {}
 
   /** Mutable accumulator for the flattened prompt fields. */
@@ -41,7 +44,7 @@ final class RequestParsers {
         case "token_ids" -> tokens = r.u32Array(name);
         case "block_hashes" -> blockHashes = r.hashArray(name);
         case "sequence_hashes" -> sequenceHashes = r.hashArray(name);
-        case "isl_tokens" -> isl = r.unsigned(name, Long.MAX_VALUE);
+        case "isl_tokens" -> isl = r.unsigned(name, MAX_ISL_TOKENS);
         case "lora_name" -> lora = r.string(name);
         case "cache_salt" -> cacheSalt = r.string(name);
         case "is_eagle" -> eagle = r.bool(name);
@@ -187,7 +190,7 @@ final class RequestParsers {
           case "worker_id" -> l[0] = r.u64(k);
           case "dp_rank" -> l[1] = r.unsigned(k, Integer.MAX_VALUE);
           case "expected_output_tokens" -> l[2] = r.unsigned(k, 0xFFFF_FFFFL);
-          case "effective_prefill_tokens" -> l[3] = r.unsigned(k, Long.MAX_VALUE);
+          case "effective_prefill_tokens" -> l[3] = r.unsigned(k, MAX_ISL_TOKENS);
           case "track_prefill_tokens" -> track[0] = r.bool(k);
           case "router_config_override" -> ov[0] = override(r);
           default -> r.skip();

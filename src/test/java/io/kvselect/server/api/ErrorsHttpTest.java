@@ -59,6 +59,8 @@ class ErrorsHttpTest {
     assertError(n.post("/select", "{\"token_ids\":[1,2,3,4],\"pinned_worker\":{\"worker_id\":1}}"), 422,
         "pinned_worker.dp_rank");
     assertError(n.post("/select", "[1,2,3]"), 422, "object");
+    assertError(n.post("/select", "{\"block_hashes\":[1],\"sequence_hashes\":[1],\"isl_tokens\":9223372036854775807}"),
+        422, "isl_tokens");
   }
 
   @Test
