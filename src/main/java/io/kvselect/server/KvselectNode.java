@@ -57,7 +57,8 @@ public final class KvselectNode {
         .setEnabled(true).setJvmMetricsEnabled(true)
         .setLabels(EnumSet.of(Label.HTTP_METHOD, Label.HTTP_CODE, Label.HTTP_ROUTE)));
     Vertx vertx = Vertx.builder().with(options).withMetrics(new MicrometerMetricsFactory(metrics.registry())).build();
-    MainVerticle main = new MainVerticle(service, metrics, s.host(), s.port(), httpInstances);
+    MainVerticle main = new MainVerticle(service, metrics, s.host(), s.port(), httpInstances, s.threads(),
+        s.indexerPeers());
     return vertx.deployVerticle(main)
         .map(id -> new KvselectNode(vertx, service, main))
         .recover(err -> vertx.close().transform(v -> Future.failedFuture(err)));
@@ -65,6 +66,11 @@ public final class KvselectNode {
 
   public int port() {
     return main.port();
+  }
+
+  /** KV-event ingestion of this node, or null in approximate mode. */
+  public io.kvselect.server.events.KvEventsCoordinator events() {
+    return main.events();
   }
 
   public SelectionService service() {

@@ -59,9 +59,6 @@ public final class Launcher {
     if (s.replicaSyncPort() != null || !s.replicaSyncPeers().isEmpty()) {
       return "--replica-sync-port/--replica-sync-peers: replica sync is not available yet in this version";
     }
-    if (!s.indexerPeers().isEmpty()) {
-      return "--indexer-peers: index recovery from peers is not available yet in this version";
-    }
     if ("keyed-xxh3-v1".equals(s.routerTrackingHash())) {
       return "--router-tracking-hash keyed-xxh3-v1 is not available yet in this version (use public-xxh3-v1)";
     }

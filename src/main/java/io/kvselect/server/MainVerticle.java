@@ -2,7 +2,11 @@ package io.kvselect.server;
 
 import io.kvselect.core.service.SelectionService;
 import io.kvselect.server.api.HttpApiVerticle;
+import io.kvselect.server.events.KvEventIngest;
+import io.kvselect.server.events.KvEventIngestOptions;
+import io.kvselect.server.events.KvEventsCoordinator;
 import io.kvselect.server.metrics.ServiceMetrics;
+import io.kvselect.server.sync.IndexRecovery;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -10,7 +14,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The one place where a node is wired: it deploys the HTTP adapter instances over a shared
- * {@link SelectionService} and runs the periodic housekeeping (request expiry, TTL indexes, idle
+ * {@link SelectionService}, subscribes to the engines' KV events (when the index is event-driven),
+ * and runs the periodic housekeeping (request expiry, TTL indexes, idle
  * session bindings).
  */
 public final class MainVerticle extends VerticleBase {
@@ -23,10 +28,18 @@ public final class MainVerticle extends VerticleBase {
   private final String host;
   private final int port;
   private final int httpInstances;
+  private final int eventThreads;
+  private KvEventsCoordinator events;
   private final AtomicInteger actualPort = new AtomicInteger(-1);
   private long timer = -1;
 
-  public MainVerticle(SelectionService service, ServiceMetrics metrics, String host, int port, int httpInstances) {
+  private final java.util.List<String> indexerPeers;
+  private volatile IndexRecovery.Outcome recovery = IndexRecovery.Outcome.disabled();
+
+  public MainVerticle(SelectionService service, ServiceMetrics metrics, String host, int port, int httpInstances,
+      int eventThreads, java.util.List<String> indexerPeers) {
+    this.eventThreads = eventThreads;
+    this.indexerPeers = java.util.List.copyOf(indexerPeers);
     this.service = service;
     this.metrics = metrics;
     this.host = host;
@@ -37,9 +50,29 @@ public final class MainVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     metrics.bind(service);
+    var cfg = service.settings().router();
+    if (cfg.useKvEvents() && cfg.overlapScoreCredit() > 0) {
+      events = new KvEventsCoordinator(service, sink -> new KvEventIngest(
+          KvEventIngestOptions.defaults().withPollerThreads(eventThreads), sink));
+      service.addCatalogListener(events);
+      metrics.bindKvEvents(events);
+    }
     timer = vertx.setPeriodic(HOUSEKEEPING_MS, id -> service.expire());
-    return vertx.deployVerticle(() -> new HttpApiVerticle(service, metrics, host, port, actualPort::set),
-        new DeploymentOptions().setInstances(httpInstances));
+    KvEventsCoordinator ev = events;
+    // recover the index from a peer before serving, so no worker's listener goes live first
+    Future<IndexRecovery.Outcome> recovered = indexerPeers.isEmpty()
+        ? Future.succeededFuture(IndexRecovery.Outcome.disabled())
+        : vertx.executeBlocking(() -> IndexRecovery.run(service, indexerPeers), false);
+    return recovered.compose(outcome -> {
+      recovery = outcome;
+      return vertx.deployVerticle(() -> new HttpApiVerticle(service, metrics, ev, () -> recovery, host, port,
+          actualPort::set), new DeploymentOptions().setInstances(httpInstances));
+    });
+  }
+
+  /** The KV-event coordinator, or null in approximate mode. */
+  public KvEventsCoordinator events() {
+    return events;
   }
 
   @Override
@@ -48,7 +81,11 @@ public final class MainVerticle extends VerticleBase {
     if (timer >= 0) {
       vertx.cancelTimer(timer);
     }
-    return Future.succeededFuture();
+    KvEventsCoordinator ev = events;
+    return ev == null ? Future.succeededFuture() : vertx.executeBlocking(() -> {
+      ev.close();
+      return null;
+    });
   }
 
   /** The port the HTTP server listens on (useful with port 0). */

@@ -257,6 +257,32 @@ public final class SelectionService {
     }
   }
 
+  /**
+   * Replays recovered index entries (a peer's {@code /dump}) into a partition's event-driven
+   * index, creating the partition with the dump's block size when needed. Returns the number of
+   * entries stored, or -1 when the partition exists with another block size or the service runs
+   * in approximate mode.
+   */
+  public long restoreIndex(PartitionKey key, int blockSize, List<io.kvselect.core.index.StoredBlock> blocks) {
+    synchronized (lock) {
+      if (!settings.router().useKvEvents()) {
+        return -1;
+      }
+      Partition p = registry.ensurePartition(key, blockSize);
+      if (p == null) {
+        return -1;
+      }
+      long n = 0;
+      for (var b : blocks) {
+        if (p.primary.store(b.rank(), b.tier(), b.hasParent(), b.parentExternalHash(),
+            new long[] {b.externalHash()}, new long[] {b.localHash()})) {
+          n++;
+        }
+      }
+      return n;
+    }
+  }
+
   // ---- housekeeping and inspection ----
 
   /**

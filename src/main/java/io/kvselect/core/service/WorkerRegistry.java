@@ -44,6 +44,19 @@ final class WorkerRegistry {
     return partitions.values();
   }
 
+  /**
+   * The partition {@code key}, created with {@code blockSize} if it does not exist yet (index
+   * recovery from a peer's dump arrives before the workers are registered); null if it exists
+   * with another block size.
+   */
+  Partition ensurePartition(PartitionKey key, int blockSize) {
+    Partition p = partitions.computeIfAbsent(key, k -> new Partition(k, settings, clock));
+    if (p.blockSize == null) {
+      p.blockSize = blockSize;
+    }
+    return p.blockSize == blockSize ? p : null;
+  }
+
   WorkerRecord worker(long id) {
     return workers.get(id);
   }

@@ -3,6 +3,7 @@ package io.kvselect.server.api;
 import io.kvselect.core.error.ErrorCode;
 import io.kvselect.core.error.SelectionException;
 import io.kvselect.core.service.SelectionService;
+import io.kvselect.server.events.KvEventsCoordinator;
 import io.kvselect.server.metrics.ServiceMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -12,7 +13,9 @@ import io.vertx.core.http.HttpServerOptions;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
+import io.kvselect.server.sync.IndexRecovery;
 import java.util.function.IntConsumer;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,10 +37,16 @@ public final class HttpApiVerticle extends VerticleBase {
   private final String host;
   private final int port;
   private final IntConsumer onListen;
+  private final KvEventsCoordinator events;
+  private final Supplier<IndexRecovery.Outcome> recovery;
   private HttpServer server;
 
-  public HttpApiVerticle(SelectionService service, ServiceMetrics metrics, String host, int port, IntConsumer onListen) {
+  /** {@code events} is null when the node runs without KV-event ingestion (approximate mode). */
+  public HttpApiVerticle(SelectionService service, ServiceMetrics metrics, KvEventsCoordinator events,
+      Supplier<IndexRecovery.Outcome> recovery, String host, int port, IntConsumer onListen) {
+    this.recovery = recovery;
     this.service = service;
+    this.events = events;
     this.metrics = metrics;
     this.host = host;
     this.port = port;
@@ -49,7 +58,7 @@ public final class HttpApiVerticle extends VerticleBase {
     Router router = Router.router(vertx);
     router.route().handler(this::timed);
     router.route().handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT));
-    new Routes(vertx, service, metrics).mount(router);
+    new Routes(vertx, service, metrics, events, recovery).mount(router);
     router.route().failureHandler(this::failure);
     router.errorHandler(404, ctx -> writeError(ctx, 404, "route not found"));
     router.errorHandler(405, ctx -> writeError(ctx, 405, "method not allowed"));

@@ -5,7 +5,12 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.util.ByteArrayBuilder;
 import io.kvselect.core.catalog.WorkerRecord;
 import io.kvselect.core.catalog.WorkerSpec;
+import io.kvselect.core.catalog.PartitionKey;
 import io.kvselect.core.index.StoredBlock;
+import io.kvselect.core.index.WorkerRank;
+import io.kvselect.server.events.KvEventsCoordinator;
+import io.kvselect.server.events.RankStats;
+import io.kvselect.server.sync.IndexRecovery;
 import io.kvselect.core.service.KvHint;
 import io.kvselect.core.service.OverlapReport;
 import io.kvselect.core.service.OverlapRow;
@@ -169,20 +174,56 @@ final class ResponseJson {
   }
 
   static byte[] worker(WorkerRecord w) {
-    return write(g -> workerRecord(g, w));
+    return write(g -> workerRecord(g, w, null));
   }
 
-  static byte[] workers(List<WorkerRecord> ws) {
+  /** The catalog; {@code listeners} (nullable) adds each rank's KV-event listener state. */
+  static byte[] workers(List<WorkerRecord> ws, Map<WorkerRank, RankStats> listeners, KvEventsCoordinator events) {
     return write(g -> {
       g.writeStartArray();
       for (WorkerRecord w : ws) {
-        workerRecord(g, w);
+        workerRecord(g, w, listeners == null ? null : g2 -> kvEvents(g2, w, listeners, events));
       }
       g.writeEndArray();
     });
   }
 
+  private static void kvEvents(JsonGenerator g, WorkerRecord w, Map<WorkerRank, RankStats> listeners,
+      KvEventsCoordinator events) throws IOException {
+    g.writeObjectFieldStart("kv_events");
+    for (WorkerRank r : w.ranks()) {
+      RankStats st = listeners.get(r);
+      if (st == null) {
+        continue;
+      }
+      g.writeObjectFieldStart(Integer.toString(r.dpRank()));
+      g.writeStringField("state", st.state().name().toLowerCase(java.util.Locale.ROOT));
+      if (st.lastSeq() >= 0) {
+        g.writeNumberField("last_seq", st.lastSeq());
+      } else {
+        g.writeNullField("last_seq");
+      }
+      g.writeNumberField("batches", st.batches());
+      g.writeNumberField("gaps", st.gaps());
+      g.writeNumberField("replays", st.replays());
+      g.writeNumberField("resets", st.resets());
+      g.writeNumberField("dropped_frames", st.droppedFrames());
+      g.writeNumberField("malformed_payloads", events.malformedPayloads(r));
+      if (st.lastEventAt() > 0) {
+        g.writeStringField("last_event_at", java.time.Instant.ofEpochMilli(st.lastEventAt()).toString());
+      } else {
+        g.writeNullField("last_event_at");
+      }
+      g.writeEndObject();
+    }
+    g.writeEndObject();
+  }
+
   static void workerRecord(JsonGenerator g, WorkerRecord w) throws IOException {
+    workerRecord(g, w, null);
+  }
+
+  static void workerRecord(JsonGenerator g, WorkerRecord w, Body extra) throws IOException {
     WorkerSpec s = w.spec();
     g.writeStartObject();
     u64(g, "worker_id", s.workerId());
@@ -232,6 +273,9 @@ final class ResponseJson {
     }
     optString(g, "kv_event_source_mode", s.kvEventSourceMode());
     g.writeStringField("lifecycle", w.lifecycle().wireName());
+    if (extra != null) {
+      extra.write(g);
+    }
     if (!w.notSchedulableReasons().isEmpty()) {
       g.writeArrayFieldStart("not_schedulable_reasons");
       for (String r : w.notSchedulableReasons()) {
@@ -256,10 +300,22 @@ final class ResponseJson {
     g.writeEndObject();
   }
 
-  static byte[] ready(ReadyStatus r) {
+  static byte[] ready(ReadyStatus r, IndexRecovery.Outcome recovery) {
     return write(g -> {
       g.writeStartObject();
       g.writeBooleanField("ready", r.ready());
+      if (recovery != null && !recovery.state().equals("disabled")) {
+        g.writeObjectFieldStart("index_recovery");
+        g.writeStringField("state", recovery.state());
+        if (recovery.peer() != null) {
+          g.writeStringField("peer", recovery.peer());
+        }
+        g.writeNumberField("blocks", recovery.blocks());
+        if (recovery.error() != null) {
+          g.writeStringField("error", recovery.error());
+        }
+        g.writeEndObject();
+      }
       g.writeNumberField("schedulable_workers", r.schedulableWorkers());
       g.writeArrayFieldStart("workers");
       for (WorkerRecord w : r.workers()) {
@@ -342,7 +398,7 @@ final class ResponseJson {
   }
 
   /** The {@code /dump} recovery format: one single-block Stored event per (rank, tier, block). */
-  static byte[] dump(List<PartitionDump> parts) {
+  static byte[] dump(List<PartitionDump> parts, java.util.function.Function<PartitionKey, Map<WorkerRank, Long>> marks) {
     return write(g -> {
       g.writeStartObject();
       for (PartitionDump p : parts) {
@@ -382,6 +438,14 @@ final class ResponseJson {
           g.writeEndObject();
         }
         g.writeEndArray();
+        Map<WorkerRank, Long> wm = marks.apply(p.partition());
+        if (!wm.isEmpty()) {
+          g.writeObjectFieldStart("watermarks");
+          for (var e : new TreeMap<>(wm).entrySet()) {
+            g.writeNumberField(e.getKey().toString(), e.getValue());
+          }
+          g.writeEndObject();
+        }
         g.writeEndObject();
       }
       g.writeEndObject();

@@ -1,6 +1,15 @@
 package io.kvselect.server.api;
 
+import io.kvselect.core.catalog.PartitionKey;
 import io.kvselect.core.catalog.WorkerRecord;
+import io.kvselect.core.index.WorkerRank;
+import io.kvselect.server.events.KvEventsCoordinator;
+import io.kvselect.server.events.RankStats;
+import io.vertx.core.Future;
+import io.kvselect.server.sync.IndexRecovery;
+import java.util.HashMap;
+import java.util.function.Supplier;
+import java.util.Map;
 import io.kvselect.core.catalog.WorkerSpec;
 import io.kvselect.core.error.ErrorCode;
 import io.kvselect.core.error.SelectionException;
@@ -24,24 +33,41 @@ final class Routes {
   private final Vertx vertx;
   private final SelectionService service;
   private final ServiceMetrics metrics;
+  private final KvEventsCoordinator events;
 
-  Routes(Vertx vertx, SelectionService service, ServiceMetrics metrics) {
+  private final Supplier<IndexRecovery.Outcome> recovery;
+
+  Routes(Vertx vertx, SelectionService service, ServiceMetrics metrics, KvEventsCoordinator events,
+      Supplier<IndexRecovery.Outcome> recovery) {
+    this.recovery = recovery;
     this.vertx = vertx;
     this.service = service;
     this.metrics = metrics;
+    this.events = events;
   }
 
   void mount(Router r) {
     r.post("/workers").handler(ctx -> respond(ctx, 201, ResponseJson.worker(service.upsertWorker(
         WorkerJson.parse(jsonBody(ctx))))));
     r.get("/workers").handler(ctx -> respond(ctx, 200, ResponseJson.workers(service.listWorkers(
-        ctx.queryParams().get("model_name"), ctx.queryParams().get("routing_group")))));
+        ctx.queryParams().get("model_name"), ctx.queryParams().get("routing_group")),
+        events == null ? null : events.stats(), events)));
     r.patch("/workers/:id").handler(ctx -> {
       byte[] body = jsonBody(ctx);
       WorkerRecord w = service.patchWorker(workerId(ctx), spec -> WorkerJson.patch(spec, body));
       respond(ctx, 200, ResponseJson.worker(w));
     });
-    r.delete("/workers/:id").handler(ctx -> respond(ctx, 200, ResponseJson.worker(service.deleteWorker(workerId(ctx)))));
+    r.delete("/workers/:id").handler(ctx -> {
+      long id = workerId(ctx);
+      byte[] body = ResponseJson.worker(service.deleteWorker(id));
+      if (events == null) {
+        respond(ctx, 200, body);
+        return;
+      }
+      // answer only once the worker's listeners are closed and its blocks removed
+      Future.fromCompletionStage(events.settled(id), vertx.getOrCreateContext())
+          .onComplete(ar -> respond(ctx, 200, body));
+    });
 
     r.post("/select").handler(ctx -> select(ctx, false));
     r.post("/select_and_reserve").handler(ctx -> select(ctx, true));
@@ -69,7 +95,7 @@ final class Routes {
     r.get("/health").handler(ctx -> respond(ctx, 200, ResponseJson.status("ok")));
     r.get("/ready").handler(ctx -> {
       ReadyStatus s = service.ready();
-      respond(ctx, s.ready() ? 200 : 503, ResponseJson.ready(s));
+      respond(ctx, s.ready() ? 200 : 503, ResponseJson.ready(s, recovery.get()));
     });
     r.get("/loads").handler(ctx -> respond(ctx, 200, ResponseJson.loads(service.inspection().loads(
         ctx.queryParams().get("model_name"), ctx.queryParams().get("routing_group")))));
@@ -77,7 +103,8 @@ final class Routes {
         service.inspection().potentialLoads(RequestParsers.select(jsonBody(ctx))))));
     r.post("/overlap_scores").handler(ctx -> respond(ctx, 200, ResponseJson.overlapScores(
         service.inspection().overlapScores(RequestParsers.select(jsonBody(ctx))))));
-    r.get("/dump").handler(ctx -> vertx.executeBlocking(() -> ResponseJson.dump(service.inspection().dump()), false)
+    r.get("/dump").handler(ctx -> vertx.executeBlocking(() -> ResponseJson.dump(service.inspection().dump(),
+            this::watermarks), false)
         .onSuccess(b -> respond(ctx, 200, b)).onFailure(ctx::fail));
     r.get("/metrics").handler(ctx -> ctx.response()
         .putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8").end(metrics.scrape()));
@@ -85,6 +112,24 @@ final class Routes {
     r.post("/replica_sync/register_peer").handler(ctx -> replicaSyncDisabled(ctx));
     r.post("/replica_sync/deregister_peer").handler(ctx -> replicaSyncDisabled(ctx));
     r.get("/replica_sync/peers").handler(ctx -> respond(ctx, 200, "[]".getBytes()));
+  }
+
+  /** Last applied sequence number of every listening rank of a partition (additive /dump field). */
+  private Map<WorkerRank, Long> watermarks(PartitionKey key) {
+    if (events == null) {
+      return Map.of();
+    }
+    Map<WorkerRank, RankStats> stats = events.stats();
+    Map<WorkerRank, Long> out = new HashMap<>();
+    for (WorkerRecord w : service.listWorkers(key.modelName(), key.routingGroup())) {
+      for (WorkerRank r : w.ranks()) {
+        RankStats st = stats.get(r);
+        if (st != null && st.lastSeq() >= 0) {
+          out.put(r, st.lastSeq());
+        }
+      }
+    }
+    return out;
   }
 
   private void select(RoutingContext ctx, boolean reserve) {

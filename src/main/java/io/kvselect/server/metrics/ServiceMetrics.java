@@ -1,6 +1,16 @@
 package io.kvselect.server.metrics;
 
+import io.kvselect.core.index.WorkerRank;
 import io.kvselect.core.service.SelectionService;
+import io.kvselect.server.events.KvEventsCoordinator;
+import io.kvselect.server.events.RankStats;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.MultiGauge;
+import io.micrometer.core.instrument.Tags;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
@@ -19,6 +29,8 @@ public final class ServiceMetrics {
   private final PrometheusMeterRegistry registry;
   private final ConcurrentMap<String, Counter> counters = new ConcurrentHashMap<>();
   private final ConcurrentMap<String, Timer> timers = new ConcurrentHashMap<>();
+  private final Map<String, MultiGauge> rankGauges = new ConcurrentHashMap<>();
+  private volatile KvEventsCoordinator events;
 
   public ServiceMetrics() {
     this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -76,7 +88,48 @@ public final class ServiceMetrics {
         .publishPercentileHistogram().register(registry)).record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
   }
 
+  /**
+   * Exposes KV-event ingestion: blocks applied, and per (worker, rank) listener counters and
+   * state, refreshed at every scrape.
+   */
+  public void bindKvEvents(KvEventsCoordinator events) {
+    this.events = events;
+    FunctionCounter.builder("kvselect_kv_event_blocks_applied", events, KvEventsCoordinator::appliedBlocks)
+        .description("Blocks stored or removed from engine KV events").register(registry);
+    FunctionCounter.builder("kvselect_kv_event_batches_applied", events, KvEventsCoordinator::batches)
+        .description("KV-event batches decoded and applied").register(registry);
+    for (String stat : RANK_STATS) {
+      rankGauges.put(stat, MultiGauge.builder("kvselect_kv_events_" + stat)
+          .description("Per-rank KV-event listener counter: " + stat).register(registry));
+    }
+  }
+
+  private static final List<String> RANK_STATS =
+      List.of("last_seq", "batches", "gaps", "replays", "resets", "dropped_frames", "malformed_payloads", "live");
+
+  private void refreshRankGauges() {
+    KvEventsCoordinator ev = events;
+    if (ev == null) {
+      return;
+    }
+    Map<String, List<MultiGauge.Row<?>>> rows = new HashMap<>();
+    for (var e : ev.stats().entrySet()) {
+      WorkerRank r = e.getKey();
+      RankStats st = e.getValue();
+      Tags tags = Tags.of("worker_id", Long.toUnsignedString(r.workerId()), "dp_rank", Integer.toString(r.dpRank()));
+      double[] values = {st.lastSeq(), st.batches(), st.gaps(), st.replays(), st.resets(), st.droppedFrames(),
+          ev.malformedPayloads(r), st.state() == RankStats.State.LIVE ? 1 : 0};
+      for (int i = 0; i < RANK_STATS.size(); i++) {
+        rows.computeIfAbsent(RANK_STATS.get(i), k -> new ArrayList<>()).add(MultiGauge.Row.of(tags, values[i]));
+      }
+    }
+    for (String stat : RANK_STATS) {
+      rankGauges.get(stat).register(rows.getOrDefault(stat, List.of()), true);
+    }
+  }
+
   public String scrape() {
+    refreshRankGauges();
     return registry.scrape();
   }
 }
