@@ -1,9 +1,9 @@
 package io.kvselect.core.events;
 
 import io.kvselect.core.hash.BlockHasher;
+import it.unimi.dsi.fastutil.longs.LongArrayList;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 import java.util.Locale;
 import org.msgpack.core.MessageFormat;
 import org.msgpack.core.MessagePack;
@@ -217,25 +217,25 @@ final class WireReader {
     }
     int blocks = arrayHeader("extra_keys");
     long[][] out = null;
+    LongArrayList mm = new LongArrayList();
     for (int b = 0; b < blocks; b++) {
       if (peek() != ValueType.ARRAY) {
         skip();
         continue;
       }
       int keys = arrayHeader("extra_keys entry");
-      long[] mm = new long[0];
+      mm.clear();
       for (int k = 0; k < keys; k++) {
         Long h = mmKey(loraName);
         if (h != null) {
-          mm = Arrays.copyOf(mm, mm.length + 1);
-          mm[mm.length - 1] = h;
+          mm.add(h.longValue());
         }
       }
-      if (mm.length > 0) {
+      if (!mm.isEmpty()) {
         if (out == null) {
           out = new long[blocks][];
         }
-        out[b] = mm;
+        out[b] = mm.toLongArray();
       }
     }
     return out;
