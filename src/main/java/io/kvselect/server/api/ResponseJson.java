@@ -68,7 +68,7 @@ final class ResponseJson {
     });
   }
 
-  private static void u64(JsonGenerator g, String name, long v) throws IOException {
+  static void u64(JsonGenerator g, String name, long v) throws IOException {
     g.writeFieldName(name);
     if (v >= 0) {
       g.writeNumber(v);
@@ -173,133 +173,6 @@ final class ResponseJson {
     });
   }
 
-  static byte[] worker(WorkerRecord w) {
-    return write(g -> workerRecord(g, w, null));
-  }
-
-  /** The catalog; {@code listeners} (nullable) adds each rank's KV-event listener state. */
-  static byte[] workers(List<WorkerRecord> ws, Map<WorkerRank, RankStats> listeners, KvEventsCoordinator events) {
-    return write(g -> {
-      g.writeStartArray();
-      for (WorkerRecord w : ws) {
-        workerRecord(g, w, listeners == null ? null : g2 -> kvEvents(g2, w, listeners, events));
-      }
-      g.writeEndArray();
-    });
-  }
-
-  private static void kvEvents(JsonGenerator g, WorkerRecord w, Map<WorkerRank, RankStats> listeners,
-      KvEventsCoordinator events) throws IOException {
-    g.writeObjectFieldStart("kv_events");
-    for (WorkerRank r : w.ranks()) {
-      RankStats st = listeners.get(r);
-      if (st == null) {
-        continue;
-      }
-      g.writeObjectFieldStart(Integer.toString(r.dpRank()));
-      g.writeStringField("state", st.state().name().toLowerCase(java.util.Locale.ROOT));
-      if (st.lastSeq() >= 0) {
-        g.writeNumberField("last_seq", st.lastSeq());
-      } else {
-        g.writeNullField("last_seq");
-      }
-      g.writeNumberField("batches", st.batches());
-      g.writeNumberField("gaps", st.gaps());
-      g.writeNumberField("replays", st.replays());
-      g.writeNumberField("resets", st.resets());
-      g.writeNumberField("dropped_frames", st.droppedFrames());
-      g.writeNumberField("malformed_payloads", events.malformedPayloads(r));
-      if (st.lastEventAt() > 0) {
-        g.writeStringField("last_event_at", java.time.Instant.ofEpochMilli(st.lastEventAt()).toString());
-      } else {
-        g.writeNullField("last_event_at");
-      }
-      g.writeEndObject();
-    }
-    g.writeEndObject();
-  }
-
-  static void workerRecord(JsonGenerator g, WorkerRecord w) throws IOException {
-    workerRecord(g, w, null);
-  }
-
-  static void workerRecord(JsonGenerator g, WorkerRecord w, Body extra) throws IOException {
-    WorkerSpec s = w.spec();
-    g.writeStartObject();
-    u64(g, "worker_id", s.workerId());
-    g.writeStringField("model_name", s.modelName());
-    g.writeStringField("routing_group", s.routingGroup());
-    optString(g, "endpoint", s.endpoint());
-    optString(g, "kv_events_endpoint", s.kvEventsEndpoint());
-    if (!s.kvEventsEndpoints().isEmpty()) {
-      rankMap(g, "kv_events_endpoints", s.kvEventsEndpoints());
-    }
-    optString(g, "replay_endpoint", s.replayEndpoint());
-    if (s.blockSize() != null) {
-      g.writeNumberField("block_size", s.blockSize());
-    }
-    g.writeNumberField("data_parallel_start_rank", s.dataParallelStartRank());
-    g.writeNumberField("data_parallel_size", s.dataParallelSize());
-    if (s.maxNumBatchedTokens() != null) {
-      g.writeNumberField("max_num_batched_tokens", s.maxNumBatchedTokens());
-    }
-    if (s.totalKvBlocks() != null) {
-      g.writeNumberField("total_kv_blocks", s.totalKvBlocks());
-    }
-    optString(g, "stable_routing_id", s.stableRoutingId());
-    g.writeBooleanField("is_eagle", s.isEagle());
-    if (!s.taints().isEmpty()) {
-      g.writeArrayFieldStart("taints");
-      for (String t : new java.util.TreeSet<>(s.taints())) {
-        g.writeString(t);
-      }
-      g.writeEndArray();
-    }
-    if (!s.topologyDomains().isEmpty()) {
-      g.writeObjectFieldStart("topology_domains");
-      for (var e : new TreeMap<>(s.topologyDomains()).entrySet()) {
-        g.writeStringField(e.getKey(), e.getValue());
-      }
-      g.writeEndObject();
-    }
-    optString(g, "kv_transfer_domain", s.kvTransferDomain());
-    optString(g, "kv_transfer_enforcement", s.kvTransferEnforcement());
-    if (s.kvTransferPreferredWeight() != null) {
-      g.writeNumberField("kv_transfer_preferred_weight", s.kvTransferPreferredWeight());
-    }
-    optString(g, "router_hint_worker_type", s.routerHintWorkerType());
-    if (!s.routerHintSourceControlEndpoints().isEmpty()) {
-      rankMap(g, "router_hint_source_control_endpoints", s.routerHintSourceControlEndpoints());
-    }
-    optString(g, "kv_event_source_mode", s.kvEventSourceMode());
-    g.writeStringField("lifecycle", w.lifecycle().wireName());
-    if (extra != null) {
-      extra.write(g);
-    }
-    if (!w.notSchedulableReasons().isEmpty()) {
-      g.writeArrayFieldStart("not_schedulable_reasons");
-      for (String r : w.notSchedulableReasons()) {
-        g.writeString(r);
-      }
-      g.writeEndArray();
-    }
-    g.writeEndObject();
-  }
-
-  private static void optString(JsonGenerator g, String name, String v) throws IOException {
-    if (v != null) {
-      g.writeStringField(name, v);
-    }
-  }
-
-  private static void rankMap(JsonGenerator g, String name, Map<Integer, String> m) throws IOException {
-    g.writeObjectFieldStart(name);
-    for (var e : new TreeMap<>(m).entrySet()) {
-      g.writeStringField(Integer.toString(e.getKey()), e.getValue());
-    }
-    g.writeEndObject();
-  }
-
   static byte[] ready(ReadyStatus r, IndexRecovery.Outcome recovery) {
     return write(g -> {
       g.writeStartObject();
@@ -319,7 +192,7 @@ final class ResponseJson {
       g.writeNumberField("schedulable_workers", r.schedulableWorkers());
       g.writeArrayFieldStart("workers");
       for (WorkerRecord w : r.workers()) {
-        workerRecord(g, w);
+        WorkerJson.write(g, w, null);
       }
       g.writeEndArray();
       g.writeEndObject();

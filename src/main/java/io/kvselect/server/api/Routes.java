@@ -47,19 +47,19 @@ final class Routes {
   }
 
   void mount(Router r) {
-    r.post("/workers").handler(ctx -> respond(ctx, 201, ResponseJson.worker(service.upsertWorker(
+    r.post("/workers").handler(ctx -> respond(ctx, 201, WorkerJson.worker(service.upsertWorker(
         WorkerJson.parse(jsonBody(ctx))))));
-    r.get("/workers").handler(ctx -> respond(ctx, 200, ResponseJson.workers(service.listWorkers(
+    r.get("/workers").handler(ctx -> respond(ctx, 200, WorkerJson.workers(service.listWorkers(
         ctx.queryParams().get("model_name"), ctx.queryParams().get("routing_group")),
         events == null ? null : events.stats(), events)));
     r.patch("/workers/:id").handler(ctx -> {
       byte[] body = jsonBody(ctx);
       WorkerRecord w = service.patchWorker(workerId(ctx), spec -> WorkerJson.patch(spec, body));
-      respond(ctx, 200, ResponseJson.worker(w));
+      respond(ctx, 200, WorkerJson.worker(w));
     });
     r.delete("/workers/:id").handler(ctx -> {
       long id = workerId(ctx);
-      byte[] body = ResponseJson.worker(service.deleteWorker(id));
+      byte[] body = WorkerJson.worker(service.deleteWorker(id));
       if (events == null) {
         respond(ctx, 200, body);
         return;

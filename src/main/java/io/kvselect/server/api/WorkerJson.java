@@ -1,6 +1,12 @@
 package io.kvselect.server.api;
 
+import com.fasterxml.jackson.core.JsonGenerator;
+import io.kvselect.core.catalog.WorkerRecord;
 import io.kvselect.core.catalog.WorkerSpec;
+import io.kvselect.core.index.WorkerRank;
+import io.kvselect.server.events.KvEventsCoordinator;
+import io.kvselect.server.events.RankStats;
+import java.util.TreeMap;
 import java.io.IOException;
 import java.util.HashSet;
 import java.util.List;
@@ -8,7 +14,7 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Decodes {@code POST /workers} (a full record; {@code worker_id} required) and
+ * Worker records in JSON, both ways. Decodes {@code POST /workers} (a full record; {@code worker_id} required) and
  * {@code PATCH /workers/{id}} (supplied fields replace the current ones; maps and sets replace
  * wholesale; identity fields are ignored) into a {@link WorkerSpec}.
  */
@@ -153,5 +159,131 @@ final class WorkerJson {
       reader.readRootObject((k, r) -> f.field(k, r, true));
     }
     return f.build();
+  }
+
+  // ---- writing ----
+
+  static byte[] worker(WorkerRecord w) {
+    return ResponseJson.write(g -> write(g, w, null));
+  }
+
+  /** The catalog; {@code listeners} (nullable) adds each rank's KV-event listener state. */
+  static byte[] workers(List<WorkerRecord> ws, Map<WorkerRank, RankStats> listeners, KvEventsCoordinator events) {
+    return ResponseJson.write(g -> {
+      g.writeStartArray();
+      for (WorkerRecord w : ws) {
+        write(g, w, listeners == null ? null : g2 -> kvEvents(g2, w, listeners, events));
+      }
+      g.writeEndArray();
+    });
+  }
+
+  private static void kvEvents(JsonGenerator g, WorkerRecord w, Map<WorkerRank, RankStats> listeners,
+      KvEventsCoordinator events) throws IOException {
+    g.writeObjectFieldStart("kv_events");
+    for (WorkerRank r : w.ranks()) {
+      RankStats st = listeners.get(r);
+      if (st == null) {
+        continue;
+      }
+      g.writeObjectFieldStart(Integer.toString(r.dpRank()));
+      g.writeStringField("state", st.state().name().toLowerCase(java.util.Locale.ROOT));
+      if (st.lastSeq() >= 0) {
+        g.writeNumberField("last_seq", st.lastSeq());
+      } else {
+        g.writeNullField("last_seq");
+      }
+      g.writeNumberField("batches", st.batches());
+      g.writeNumberField("gaps", st.gaps());
+      g.writeNumberField("replays", st.replays());
+      g.writeNumberField("resets", st.resets());
+      g.writeNumberField("dropped_frames", st.droppedFrames());
+      g.writeNumberField("malformed_payloads", events.malformedPayloads(r));
+      if (st.lastEventAt() > 0) {
+        g.writeStringField("last_event_at", java.time.Instant.ofEpochMilli(st.lastEventAt()).toString());
+      } else {
+        g.writeNullField("last_event_at");
+      }
+      g.writeEndObject();
+    }
+    g.writeEndObject();
+  }
+
+  /** Writes one catalog record; {@code extra} (nullable) adds fields after {@code lifecycle}. */
+  static void write(JsonGenerator g, WorkerRecord w, ResponseJson.Body extra) throws IOException {
+    WorkerSpec s = w.spec();
+    g.writeStartObject();
+    ResponseJson.u64(g, "worker_id", s.workerId());
+    g.writeStringField("model_name", s.modelName());
+    g.writeStringField("routing_group", s.routingGroup());
+    optString(g, "endpoint", s.endpoint());
+    optString(g, "kv_events_endpoint", s.kvEventsEndpoint());
+    if (!s.kvEventsEndpoints().isEmpty()) {
+      rankMap(g, "kv_events_endpoints", s.kvEventsEndpoints());
+    }
+    optString(g, "replay_endpoint", s.replayEndpoint());
+    if (s.blockSize() != null) {
+      g.writeNumberField("block_size", s.blockSize());
+    }
+    g.writeNumberField("data_parallel_start_rank", s.dataParallelStartRank());
+    g.writeNumberField("data_parallel_size", s.dataParallelSize());
+    if (s.maxNumBatchedTokens() != null) {
+      g.writeNumberField("max_num_batched_tokens", s.maxNumBatchedTokens());
+    }
+    if (s.totalKvBlocks() != null) {
+      g.writeNumberField("total_kv_blocks", s.totalKvBlocks());
+    }
+    optString(g, "stable_routing_id", s.stableRoutingId());
+    g.writeBooleanField("is_eagle", s.isEagle());
+    if (!s.taints().isEmpty()) {
+      g.writeArrayFieldStart("taints");
+      for (String t : new java.util.TreeSet<>(s.taints())) {
+        g.writeString(t);
+      }
+      g.writeEndArray();
+    }
+    if (!s.topologyDomains().isEmpty()) {
+      g.writeObjectFieldStart("topology_domains");
+      for (var e : new TreeMap<>(s.topologyDomains()).entrySet()) {
+        g.writeStringField(e.getKey(), e.getValue());
+      }
+      g.writeEndObject();
+    }
+    optString(g, "kv_transfer_domain", s.kvTransferDomain());
+    optString(g, "kv_transfer_enforcement", s.kvTransferEnforcement());
+    if (s.kvTransferPreferredWeight() != null) {
+      g.writeNumberField("kv_transfer_preferred_weight", s.kvTransferPreferredWeight());
+    }
+    optString(g, "router_hint_worker_type", s.routerHintWorkerType());
+    if (!s.routerHintSourceControlEndpoints().isEmpty()) {
+      rankMap(g, "router_hint_source_control_endpoints", s.routerHintSourceControlEndpoints());
+    }
+    optString(g, "kv_event_source_mode", s.kvEventSourceMode());
+    g.writeStringField("lifecycle", w.lifecycle().wireName());
+    if (extra != null) {
+      extra.write(g);
+    }
+    if (!w.notSchedulableReasons().isEmpty()) {
+      g.writeArrayFieldStart("not_schedulable_reasons");
+      for (String r : w.notSchedulableReasons()) {
+        g.writeString(r);
+      }
+      g.writeEndArray();
+    }
+    g.writeEndObject();
+  }
+
+  private static void optString(JsonGenerator g, String name, String v) throws IOException {
+    if (v != null) {
+      g.writeStringField(name, v);
+    }
+  }
+
+  private static void rankMap(JsonGenerator g, String name, Map<Integer, String> m) throws IOException {
+    g.writeObjectFieldStart(name);
+    for (var e : new TreeMap<>(m).entrySet()) {
+      g.writeStringField(Integer.toString(e.getKey()), e.getValue());
+    }
+    g.writeEndObject();
   }
 }
