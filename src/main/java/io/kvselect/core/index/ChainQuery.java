@@ -22,7 +22,10 @@ final class ChainQuery {
   private static final int TIERS = StorageTier.values().length;
 
   private final long[] pair = new long[2];
+  private static final int CHUNK = 16;
+
   private int[] path = new int[64];
+  private long[] hashes = new long[64];
   private long[] active = new long[1];
   private long[] next = new long[1];
   private int[] cumulative = new int[64];
@@ -71,22 +74,48 @@ final class ChainQuery {
     }
   }
 
+  /**
+   * Fills {@code path} with the node ids of the longest stored prefix of {@code q}; returns its
+   * length. Works in chunks of {@link #CHUNK} levels: hash the chunk, probe every level, then check
+   * them in order. The probes of a chunk do not depend on each other, so their cache misses
+   * overlap instead of queueing behind one another; a chunk past the first miss costs at most
+   * {@code CHUNK - 1} wasted probes.
+   */
   private int walk(long[] q, ChainNodes nodes) {
-    if (path.length < q.length) {
-      path = new int[q.length];
+    int n = q.length;
+    if (path.length < n) {
+      path = new int[n];
+      hashes = new long[n];
     }
-    long chain = 0L;
+    if (n == 0) {
+      return 0;
+    }
     long[] local = nodes.local;
-    int k = 0;
-    for (int i = 0; i < q.length; i++) {
-      chain = i == 0 ? q[0] : BlockHasher.chain(chain, q[i], pair);
-      int id = nodes.find(chain);
-      if (id == ChainNodes.NONE || local[id] != q[i]) {
-        break;
-      }
-      path[k++] = id;
+    int[] p = path;
+    long[] h = hashes;
+    int id = nodes.find(q[0]);
+    if (id == ChainNodes.NONE || local[id] != q[0]) {
+      return 0;
     }
-    return k;
+    p[0] = id;
+    long chain = q[0];
+    for (int from = 1; from < n; from += CHUNK) {
+      int to = Math.min(n, from + CHUNK);
+      for (int i = from; i < to; i++) {
+        chain = BlockHasher.chain(chain, q[i], pair);
+        h[i] = chain;
+      }
+      for (int i = from; i < to; i++) {
+        p[i] = nodes.find(h[i]);
+      }
+      for (int i = from; i < to; i++) {
+        int v = p[i];
+        if (v == ChainNodes.NONE || local[v] != q[i]) {
+          return i;
+        }
+      }
+    }
+    return n;
   }
 
   private void matchDevice(ChainNodes nodes, int k, int words) {
