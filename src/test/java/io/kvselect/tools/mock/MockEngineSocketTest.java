@@ -177,6 +177,19 @@ class MockEngineSocketTest {
   }
 
   @Test
+  void closingTheFleetStopsEveryZmqThread() throws Exception {
+    MockFleet fleet = MockFleet.start(MockerOptions.local(3, 2, 8, 4, WireFormat.MAP));
+    assertEquals(3, zmqThreads());
+    fleet.close();
+    assertEquals(0, zmqThreads());
+  }
+
+  private static long zmqThreads() {
+    return Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> t.isAlive() && t.getName().startsWith("kvselect-mock-zmq-")).count();
+  }
+
+  @Test
   void badRequestsAre400WithTheFieldNamed() throws Exception {
     try (MockFleet fleet = MockFleet.start(MockerOptions.local(1, 1, 4, 4, WireFormat.MAP))) {
       EngineInfo e = fleet.engines().get(0);
