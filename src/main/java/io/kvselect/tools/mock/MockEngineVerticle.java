@@ -11,6 +11,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
+import java.util.Collections;
 import java.util.Map;
 import java.util.TreeMap;
 import org.slf4j.Logger;
@@ -92,7 +93,7 @@ public final class MockEngineVerticle extends VerticleBase {
       events.put(r, advertised(eps.publishers().get(r), host));
     }
     String replay = eps.replay() == null ? null : advertised(eps.replay(), host);
-    return new EngineInfo(workerId, "http://" + host + ":" + httpPort, Map.copyOf(events), replay,
+    return new EngineInfo(workerId, "http://" + host + ":" + httpPort, Collections.unmodifiableMap(events), replay,
         options.dpSize(), options.blockSize(), options.numGpuBlocks());
   }
 
