@@ -125,8 +125,8 @@ public final class MockEngineVerticle extends VerticleBase {
           .put("cached_tokens", plan.cachedTokens())
           .put("uncached_tokens", plan.uncachedTokens())
           .put("prefill_ms", plan.prefillMs())
-          .put("decode_ms", plan.decodeMs())));
-    });
+          .put("decode_ms", plan.decodeMs())), ctx);
+    }, ctx);
   }
 
   private void clear(RoutingContext ctx) {
@@ -152,12 +152,19 @@ public final class MockEngineVerticle extends VerticleBase {
     json(ctx, new JsonObject().put("worker_id", workerId).put("ranks", ranks));
   }
 
-  private void after(long ms, Runnable r) {
+  /** Runs {@code r} now ({@code ms} = 0) or on a timer; a timer's failure fails the request. */
+  private void after(long ms, Runnable r, RoutingContext ctx) {
     if (ms <= 0) {
       r.run();
-    } else {
-      vertx.setTimer(ms, id -> r.run());
+      return;
     }
+    vertx.setTimer(ms, id -> {
+      try {
+        r.run();
+      } catch (RuntimeException e) {
+        ctx.fail(e);
+      }
+    });
   }
 
   private void failure(RoutingContext ctx) {
