@@ -70,12 +70,26 @@ final class IndexWorkload {
 
   /** Stores {@code perRank} sequences for every rank; returns one stored sequence per rank. */
   long[][] populate(BlockIndex index, int perRank) {
+    return populate(index, perRank, false);
+  }
+
+  /**
+   * Like {@link #populate(BlockIndex, int)}; with {@code opaqueExternals} the external hashes are
+   * random instead of the public sequence hashes, as an engine with its own block hashing sends.
+   */
+  long[][] populate(BlockIndex index, int perRank, boolean opaqueExternals) {
     long[][] sample = new long[ranks][];
     for (int r = 0; r < ranks; r++) {
       WorkerRank rank = rank(r);
       for (int j = 0; j < perRank; j++) {
         long[] local = sequence();
-        index.store(rank, StorageTier.DEVICE, false, 0L, BlockHasher.sequenceHashes(local), local);
+        long[] ext = BlockHasher.sequenceHashes(local);
+        if (opaqueExternals) {
+          for (int i = 0; i < ext.length; i++) {
+            ext[i] = rnd.nextLong();
+          }
+        }
+        index.store(rank, StorageTier.DEVICE, false, 0L, ext, local);
         sample[r] = local;
       }
     }

@@ -1,8 +1,8 @@
 package io.kvselect.core.index;
 
-import it.unimi.dsi.fastutil.longs.Long2ObjectMap;
-import it.unimi.dsi.fastutil.longs.Long2ObjectOpenHashMap;
-import it.unimi.dsi.fastutil.objects.Reference2LongOpenHashMap;
+import it.unimi.dsi.fastutil.ints.Int2IntOpenHashMap;
+import it.unimi.dsi.fastutil.ints.Int2LongOpenHashMap;
+import it.unimi.dsi.fastutil.longs.Long2IntOpenHashMap;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.IdentityHashMap;
@@ -22,33 +22,29 @@ import java.util.Map;
  * {@code findMatches} result. One exception: a rank that reuses an external hash for different
  * blocks on different tiers can shadow a parent so that no single-block event can name it; such an
  * entry is dropped (engines derive the hash from the block's content, so this does not arise).
- * Runs on the index's owner thread in O(n log n) for n entries.
+ * Depths are not stored: a node's depth is found by following parent ids (always live, see
+ * {@link ChainNodes}). Runs on the index's owner thread in O(n log n) for n entries.
  */
 final class ChainDump {
 
   private static final int TIERS = StorageTier.values().length;
 
-  private record Entry(RankEntries owner, int tier, long ext, ChainNode node) {}
+  private record Entry(RankEntries owner, int tier, long ext, int node, int depth) {}
 
   private ChainDump() {}
 
-  static List<StoredBlock> dump(List<RankEntries> ranks, Long2ObjectOpenHashMap<ChainNode> nodes) {
+  static List<StoredBlock> dump(List<RankEntries> ranks, ChainNodes nodes) {
     List<Entry> entries = new ArrayList<>();
+    Int2IntOpenHashMap depths = new Int2IntOpenHashMap();
     for (RankEntries r : ranks) {
-      for (int t = 0; t < TIERS; t++) {
-        Long2ObjectOpenHashMap<ChainNode> lookup = r.lookups[t];
-        if (lookup == null) {
-          continue;
+      r.forEach(nodes, (t, ext, id) -> {
+        if (nodes.has(id, t, r.slot)) {
+          entries.add(new Entry(r, t, ext, id, depth(id, nodes, depths)));
         }
-        for (Long2ObjectMap.Entry<ChainNode> e : lookup.long2ObjectEntrySet()) {
-          if (e.getValue().has(t, r.slot)) {
-            entries.add(new Entry(r, t, e.getLongKey(), e.getValue()));
-          }
-        }
-      }
+      });
     }
     entries.sort(Comparator.<Entry>comparingInt(e -> e.tier == 0 ? 0 : 1)
-        .thenComparingInt(e -> e.node.depth)
+        .thenComparingInt(Entry::depth)
         .thenComparingInt(Entry::tier)
         .thenComparing(e -> e.owner.rank)
         .thenComparing(Entry::ext, Long::compareUnsigned));
@@ -57,20 +53,35 @@ final class ChainDump {
     List<StoredBlock> out = new ArrayList<>(entries.size());
     for (Entry e : entries) {
       Replayed r = replayed.computeIfAbsent(e.owner, k -> new Replayed());
-      boolean hasParent = e.node.depth > 0;
+      int parent = nodes.parent[e.node];
+      boolean hasParent = parent != ChainNodes.NONE;
       long parentExt = 0L;
       if (hasParent) {
-        ChainNode parent = nodes.get(e.node.parentChain);
-        if (parent == null || !r.resolvableParent(parent, e.tier)) {
+        if (!r.resolvableParent(parent, e.tier)) {
           continue;
         }
         parentExt = r.parentExt;
       }
       r.emit(e.tier, e.ext, e.node);
       out.add(new StoredBlock(e.owner.rank, StorageTier.values()[e.tier], hasParent, parentExt,
-          e.ext, e.node.local));
+          e.ext, nodes.local[e.node]));
     }
     return out;
+  }
+
+  private static int depth(int id, ChainNodes nodes, Int2IntOpenHashMap memo) {
+    int d = 0;
+    int n = id;
+    while (nodes.parent[n] != ChainNodes.NONE) {
+      if (memo.containsKey(n)) {
+        d += memo.get(n);
+        break;
+      }
+      d++;
+      n = nodes.parent[n];
+    }
+    memo.put(id, d);
+    return d;
   }
 
   /**
@@ -79,31 +90,32 @@ final class ChainDump {
    * node even when a rank reuses one external hash for different blocks on different tiers.
    */
   private static final class Replayed {
-    final Reference2LongOpenHashMap<ChainNode>[] extOf = newArray();
-    @SuppressWarnings("unchecked")
-    final Long2ObjectOpenHashMap<ChainNode>[] nodeOf = new Long2ObjectOpenHashMap[TIERS];
+    final Int2LongOpenHashMap[] extOf = new Int2LongOpenHashMap[TIERS];
+    final Long2IntOpenHashMap[] nodeOf = new Long2IntOpenHashMap[TIERS];
     long parentExt;
 
     Replayed() {
       for (int t = 0; t < TIERS; t++) {
-        nodeOf[t] = new Long2ObjectOpenHashMap<>();
+        extOf[t] = new Int2LongOpenHashMap();
+        nodeOf[t] = new Long2IntOpenHashMap();
+        nodeOf[t].defaultReturnValue(ChainNodes.NONE);
       }
     }
 
-    void emit(int tier, long ext, ChainNode node) {
+    void emit(int tier, long ext, int node) {
       extOf[tier].putIfAbsent(node, ext);
       nodeOf[tier].put(ext, node);
     }
 
-    boolean resolvableParent(ChainNode parent, int tier) {
+    boolean resolvableParent(int parent, int tier) {
       for (int u = tier; u >= 0; u--) {
         if (!extOf[u].containsKey(parent)) {
           continue;
         }
-        long ext = extOf[u].getLong(parent);
+        long ext = extOf[u].get(parent);
         for (int v = tier; v >= 0; v--) {
-          ChainNode hit = nodeOf[v].get(ext);
-          if (hit != null) {
+          int hit = nodeOf[v].get(ext);
+          if (hit != ChainNodes.NONE) {
             if (hit == parent) {
               parentExt = ext;
               return true;
@@ -114,14 +126,5 @@ final class ChainDump {
       }
       return false;
     }
-  }
-
-  @SuppressWarnings("unchecked")
-  private static Reference2LongOpenHashMap<ChainNode>[] newArray() {
-    Reference2LongOpenHashMap<ChainNode>[] held = new Reference2LongOpenHashMap[TIERS];
-    for (int t = 0; t < TIERS; t++) {
-      held[t] = new Reference2LongOpenHashMap<>();
-    }
-    return held;
   }
 }

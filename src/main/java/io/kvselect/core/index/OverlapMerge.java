@@ -18,14 +18,15 @@ public final class OverlapMerge {
 
   /** Per-rank max of device depth; see the class comment for the lower tiers. */
   public static OverlapScores maxDevice(OverlapScores primary, OverlapScores side) {
-    if (side.ranks().isEmpty()) {
+    if (side.isEmpty()) {
       return primary;
     }
-    if (primary.ranks().isEmpty()) {
+    if (primary.isEmpty()) {
       return side;
     }
-    Map<WorkerRank, RankOverlap> out = new HashMap<>(primary.ranks());
-    side.ranks().forEach((rank, s) -> out.merge(rank, s, OverlapMerge::merge));
+    Map<WorkerRank, RankOverlap> out = new HashMap<>((primary.size() + side.size()) * 4 / 3 + 1);
+    primary.forEach(out::put);
+    side.forEach((rank, s) -> out.merge(rank, s, OverlapMerge::merge));
     return new OverlapScores(out);
   }
 

@@ -110,17 +110,18 @@ public final class ShardedBlockIndex implements BlockIndex {
       } finally {
         locks[s].readLock().unlock();
       }
-      if (part.ranks().isEmpty()) {
+      if (part.isEmpty()) {
         continue;
       }
       if (single == null && merged == null) {
         single = part;
       } else {
         if (merged == null) {
-          merged = new HashMap<>(single.ranks());
+          merged = new HashMap<>();
+          single.forEach(merged::put);
           single = null;
         }
-        merged.putAll(part.ranks());
+        part.forEach(merged::put);
       }
     }
     if (merged != null) {

@@ -3,8 +3,9 @@ package io.kvselect.core.index;
 import java.util.Arrays;
 
 /**
- * Static operations on a compact set of rank slots (small non-negative ints), held in an
- * {@code Object} so a node pays for only the representation it needs:
+ * Static operations on a compact set of two or more rank slots (small non-negative ints), held in
+ * an {@code Object} so a node pays for only the representation it needs ({@link ChainNodes} keeps
+ * empty and single-member sets inline in an int and pools these objects):
  *
  * <ul>
  *   <li>{@code null}: empty;
@@ -71,6 +72,31 @@ final class SlotSet {
     a[pos] = slot;
     a[0] = n + 1;
     return a;
+  }
+
+  /**
+   * The only member of {@code set}, {@code 0} for an empty set, {@code -1} when it has two or
+   * more members. O(words) on bitsets.
+   */
+  static int single(Object set) {
+    if (set == null) {
+      return 0;
+    }
+    if (set instanceof long[]) {
+      long[] bits = (long[]) set;
+      int found = -1;
+      for (int w = 0; w < bits.length; w++) {
+        if (bits[w] != 0) {
+          if (found >= 0 || Long.bitCount(bits[w]) > 1) {
+            return -1;
+          }
+          found = (w << 6) + Long.numberOfTrailingZeros(bits[w]);
+        }
+      }
+      return found < 0 ? 0 : found;
+    }
+    int[] a = (int[]) set;
+    return a[0] == 1 ? a[1] : -1;
   }
 
   static Object remove(Object set, int slot) {

@@ -1,0 +1,292 @@
+package io.kvselect.core.index;
+
+import io.kvselect.core.hash.BlockHasher;
+import java.util.Arrays;
+
+/**
+ * {@link PrefixChainIndex#findMatches}: the walk over a query's chain hashes and the per-rank
+ * depth computation, with the scratch buffers they reuse between calls.
+ *
+ * <p>Device depth: a bitset of active slots is intersected with each path node's device set; a
+ * slot dropped at level {@code i} scores {@code i}. Lower tiers, in order host, disk, external:
+ * a slot whose cumulative depth so far is {@code d} extends by the contiguous run of the tier's
+ * path nodes starting at position {@code d} (a slot absent so far starts at the root). Cost
+ * O(q) hashes and table probes plus O(q * W + m) where W = slot words (ranks / 64) and m =
+ * members of the path's sets; lower tiers are skipped while empty. Allocates the result only:
+ * one {@code RankOverlap[slots]} (device-only overlaps are shared instances).
+ *
+ * <p>Not thread-safe: owned by the index, whose owner thread serializes every call.
+ */
+final class ChainQuery {
+
+  private static final int TIERS = StorageTier.values().length;
+
+  private final long[] pair = new long[2];
+  private static final int CHUNK = 16;
+
+  private int[] path = new int[64];
+  private long[] hashes = new long[64];
+  private long[] active = new long[1];
+  private long[] next = new long[1];
+  private int[] cumulative = new int[64];
+  private final int[][] extension = new int[TIERS][64];
+  private boolean[] seen = new boolean[64];
+  private int[] touched = new int[64];
+  private int touchedCount;
+  private RankOverlap[] deviceOnly = new RankOverlap[0];
+
+  /**
+   * Scores {@code q} against {@code nodes}; {@code slotLimit} bounds the slots in use,
+   * {@code lowerTiers[t]} says whether tier {@code t} has any membership.
+   */
+  OverlapScores find(long[] q, ChainNodes nodes, int slotLimit, boolean[] lowerTiers,
+      RankSlots slots) {
+    int k = walk(q, nodes);
+    if (k == 0) {
+      return OverlapScores.EMPTY;
+    }
+    ensureSlots(slotLimit);
+    int words = (slotLimit + 63) >>> 6;
+    touchedCount = 0;
+    matchDevice(nodes, k, words);
+    for (int t = 1; t < TIERS; t++) {
+      if (lowerTiers[t]) {
+        extendTier(nodes, t, k);
+      }
+    }
+    return collect(slotLimit, slots);
+  }
+
+  private void ensureSlots(int slotLimit) {
+    int words = (slotLimit + 63) >>> 6;
+    if (active.length < words) {
+      active = new long[words];
+      next = new long[words];
+    }
+    if (cumulative.length < slotLimit) {
+      int cap = Math.max(slotLimit, cumulative.length * 2);
+      cumulative = Arrays.copyOf(cumulative, cap);
+      seen = Arrays.copyOf(seen, cap);
+      touched = Arrays.copyOf(touched, cap);
+      for (int t = 0; t < TIERS; t++) {
+        extension[t] = Arrays.copyOf(extension[t], cap);
+      }
+    }
+  }
+
+  /**
+   * Fills {@code path} with the node ids of the longest stored prefix of {@code q}; returns its
+   * length. Works in chunks of {@link #CHUNK} levels: hash the chunk, probe every level, then check
+   * them in order. The probes of a chunk do not depend on each other, so their cache misses
+   * overlap instead of queueing behind one another; a chunk past the first miss costs at most
+   * {@code CHUNK - 1} wasted probes.
+   */
+  private int walk(long[] q, ChainNodes nodes) {
+    int n = q.length;
+    if (path.length < n) {
+      path = new int[n];
+      hashes = new long[n];
+    }
+    if (n == 0) {
+      return 0;
+    }
+    long[] local = nodes.local;
+    int[] p = path;
+    long[] h = hashes;
+    int id = nodes.find(q[0]);
+    if (id == ChainNodes.NONE || local[id] != q[0]) {
+      return 0;
+    }
+    p[0] = id;
+    long chain = q[0];
+    for (int from = 1; from < n; from += CHUNK) {
+      int to = Math.min(n, from + CHUNK);
+      for (int i = from; i < to; i++) {
+        chain = BlockHasher.chain(chain, q[i], pair);
+        h[i] = chain;
+      }
+      for (int i = from; i < to; i++) {
+        p[i] = nodes.find(h[i]);
+      }
+      for (int i = from; i < to; i++) {
+        int v = p[i];
+        if (v == ChainNodes.NONE || local[v] != q[i]) {
+          return i;
+        }
+      }
+    }
+    return n;
+  }
+
+  private void matchDevice(ChainNodes nodes, int k, int words) {
+    int[] device = nodes.device;
+    int first = device[path[0]];
+    if (first == 0) {
+      return;
+    }
+    long[] act = active;
+    int live = load(nodes, first, act);
+    int i = 1;
+    for (; i < k && live > 0; i++) {
+      int enc = device[path[i]];
+      if (enc == 0) {
+        break;
+      }
+      Object set = enc < 0 ? nodes.pooled(enc) : null;
+      if (set instanceof long[]) {
+        long[] bits = (long[]) set;
+        for (int w = 0; w < words; w++) {
+          long a = act[w];
+          if (a == 0) {
+            continue;
+          }
+          long keep = w < bits.length ? a & bits[w] : 0L;
+          long drop = a & ~keep;
+          if (drop != 0) {
+            act[w] = keep;
+            live -= Long.bitCount(drop);
+            recordDevice(drop, w, i);
+          }
+        }
+        continue;
+      }
+      long[] nxt = next;
+      if (enc > 0) {
+        mark(enc - 1, act, nxt);
+      } else {
+        int[] small = (int[]) set;
+        for (int j = 1, n = small[0]; j <= n; j++) {
+          mark(small[j], act, nxt);
+        }
+      }
+      for (int w = 0; w < words; w++) {
+        long drop = act[w] & ~nxt[w];
+        if (drop != 0) {
+          live -= Long.bitCount(drop);
+          recordDevice(drop, w, i);
+        }
+        act[w] = nxt[w];
+        nxt[w] = 0L;
+      }
+    }
+    for (int w = 0; w < words && live > 0; w++) {
+      if (act[w] != 0) {
+        live -= Long.bitCount(act[w]);
+        recordDevice(act[w], w, i);
+      }
+    }
+    Arrays.fill(act, 0, words, 0L);
+  }
+
+  private static void mark(int s, long[] act, long[] nxt) {
+    if ((act[s >>> 6] & (1L << s)) != 0) {
+      nxt[s >>> 6] |= 1L << s;
+    }
+  }
+
+  private static int load(ChainNodes nodes, int enc, long[] act) {
+    if (enc > 0) {
+      act[(enc - 1) >>> 6] |= 1L << (enc - 1);
+      return 1;
+    }
+    Object set = nodes.pooled(enc);
+    if (set instanceof long[]) {
+      long[] bits = (long[]) set;
+      int live = 0;
+      for (int w = 0; w < bits.length && w < act.length; w++) {
+        act[w] = bits[w];
+        live += Long.bitCount(bits[w]);
+      }
+      return live;
+    }
+    int[] small = (int[]) set;
+    for (int j = 1, n = small[0]; j <= n; j++) {
+      act[small[j] >>> 6] |= 1L << small[j];
+    }
+    return small[0];
+  }
+
+  private void recordDevice(long bits, int word, int depth) {
+    while (bits != 0) {
+      int slot = (word << 6) + Long.numberOfTrailingZeros(bits);
+      bits &= bits - 1;
+      cumulative[slot] = depth;
+      seen[slot] = true;
+      touched[touchedCount++] = slot;
+    }
+  }
+
+  private void extendTier(ChainNodes nodes, int t, int k) {
+    int[] ext = extension[t];
+    for (int i = 0; i < k; i++) {
+      int enc = nodes.set(path[i], t);
+      if (enc == 0) {
+        continue;
+      }
+      if (enc > 0) {
+        extendSlot(enc - 1, i, ext);
+        continue;
+      }
+      Object set = nodes.pooled(enc);
+      if (set instanceof long[]) {
+        long[] bits = (long[]) set;
+        for (int w = 0; w < bits.length; w++) {
+          for (long b = bits[w]; b != 0; b &= b - 1) {
+            extendSlot((w << 6) + Long.numberOfTrailingZeros(b), i, ext);
+          }
+        }
+      } else {
+        int[] small = (int[]) set;
+        for (int j = 1, n = small[0]; j <= n; j++) {
+          extendSlot(small[j], i, ext);
+        }
+      }
+    }
+  }
+
+  private void extendSlot(int slot, int position, int[] ext) {
+    if (cumulative[slot] == position) {
+      cumulative[slot] = position + 1;
+      ext[slot]++;
+      if (!seen[slot]) {
+        seen[slot] = true;
+        touched[touchedCount++] = slot;
+      }
+    }
+  }
+
+  private OverlapScores collect(int slotLimit, RankSlots slots) {
+    if (touchedCount == 0) {
+      return OverlapScores.EMPTY;
+    }
+    RankOverlap[] out = new RankOverlap[slotLimit];
+    int[] host = extension[1];
+    int[] disk = extension[2];
+    int[] external = extension[3];
+    for (int j = 0; j < touchedCount; j++) {
+      int s = touched[j];
+      int h = host[s];
+      int d = disk[s];
+      int e = external[s];
+      int device = cumulative[s] - h - d - e;
+      out[s] = (h | d | e) == 0 ? deviceOnly(device) : new RankOverlap(device, h, d, e);
+      cumulative[s] = 0;
+      host[s] = 0;
+      disk[s] = 0;
+      external[s] = 0;
+      seen[s] = false;
+    }
+    return new OverlapScores(slots, out, touchedCount);
+  }
+
+  private RankOverlap deviceOnly(int depth) {
+    if (depth >= deviceOnly.length) {
+      RankOverlap[] grown = Arrays.copyOf(deviceOnly, Math.max(depth + 1, deviceOnly.length * 2));
+      for (int d = deviceOnly.length; d < grown.length; d++) {
+        grown[d] = new RankOverlap(d, 0, 0, 0);
+      }
+      deviceOnly = grown;
+    }
+    return deviceOnly[depth];
+  }
+}

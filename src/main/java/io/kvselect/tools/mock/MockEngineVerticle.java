@@ -1,0 +1,242 @@
+package io.kvselect.tools.mock;
+
+import io.kvselect.core.events.KvEventBatch;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+import java.util.Collections;
+import java.util.Map;
+import java.util.TreeMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One mock engine over HTTP: owns its {@link MockEngine} (touched only on this verticle's event
+ * loop) and its {@link KvEventPublisher} thread, which it starts in {@link #start()} and stops in
+ * {@link #stop()}.
+ *
+ * <p>Routes: {@code POST /generate} (prefill and decode are waited out with timers, never by
+ * blocking; blocks are stored and their events published after the prefill), {@code POST /clear}
+ * ({@code AllBlocksCleared} on every rank), {@code POST /restart} (silent cache loss and sequence
+ * numbers from 0, as a new engine process) and {@code GET /state}. Errors answer
+ * {@code {"error": "..."}} with status 400 for bad input.
+ */
+public final class MockEngineVerticle extends VerticleBase {
+
+  private static final Logger LOG = LoggerFactory.getLogger(MockEngineVerticle.class);
+  private static final long BODY_LIMIT = 16L * 1024 * 1024;
+
+  private final MockerOptions options;
+  private final int index;
+  private final long workerId;
+  private MockEngine engine;
+  private KvEventPublisher publisher;
+  private HttpServer server;
+  private volatile EngineInfo info;
+
+  /** Engine number {@code index} of the fleet described by {@code options}. */
+  public MockEngineVerticle(MockerOptions options, int index) {
+    this.options = options;
+    this.index = index;
+    this.workerId = options.workerId(index);
+  }
+
+  /** The advertised endpoints; null until the verticle has started. */
+  public EngineInfo info() {
+    return info;
+  }
+
+  @Override
+  public Future<?> start() {
+    engine = new MockEngine(options.dpSize(), options.numGpuBlocks(), options.blockSize(), options.timing());
+    publisher = new KvEventPublisher("kvselect-mock-zmq-" + workerId, options.host(), options.pubPorts(index),
+        options.replayPort(index), options.topic(), options.replayLayout());
+    Router router = Router.router(vertx);
+    router.route().handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT));
+    router.post("/generate").handler(this::generate);
+    router.post("/clear").handler(this::clear);
+    router.post("/restart").handler(this::restart);
+    router.get("/state").handler(this::state);
+    router.route().failureHandler(this::failure);
+    server = vertx.createHttpServer(new HttpServerOptions().setHost(options.host()).setPort(options.httpPort(index)));
+    return Future.fromCompletionStage(publisher.ready(), context)
+        .compose(eps -> server.requestHandler(router).listen().map(s -> {
+          info = describe(eps, s.actualPort());
+          return s;
+        }))
+        .onFailure(err -> vertx.executeBlocking(() -> {
+          publisher.close();
+          return null;
+        }, false));
+  }
+
+  @Override
+  public Future<?> stop() {
+    Future<Void> closed = server == null ? Future.succeededFuture() : server.close();
+    return closed.eventually(() -> vertx.executeBlocking(() -> {
+      publisher.close();
+      return null;
+    }, false));
+  }
+
+  private EngineInfo describe(KvEventPublisher.Endpoints eps, int httpPort) {
+    String host = options.advertisedHost();
+    Map<Integer, String> events = new TreeMap<>();
+    for (int r = 0; r < eps.publishers().size(); r++) {
+      events.put(r, advertised(eps.publishers().get(r), host));
+    }
+    String replay = eps.replay() == null ? null : advertised(eps.replay(), host);
+    return new EngineInfo(workerId, "http://" + host + ":" + httpPort, Collections.unmodifiableMap(events), replay,
+        options.dpSize(), options.blockSize(), options.numGpuBlocks());
+  }
+
+  private static String advertised(String bound, String host) {
+    return "tcp://" + host + ":" + bound.substring(bound.lastIndexOf(':') + 1);
+  }
+
+  private void generate(RoutingContext ctx) {
+    JsonObject body = ctx.body().asJsonObject();
+    if (body == null) {
+      throw new IllegalArgumentException("a JSON object body is required");
+    }
+    MockEngine.Prompt prompt = new MockEngine.Prompt(tokens(body), optString(body, "lora_name"),
+        optString(body, "cache_salt"));
+    int outputTokens = optInt(body, "output_tokens", 0);
+    Integer dpRank = body.getValue("dp_rank") == null ? null : optInt(body, "dp_rank", 0);
+    MockEngine.Plan plan = engine.admit(prompt, dpRank, outputTokens);
+    TimingModel t = engine.timing();
+    LOG.debug("worker {} rank {}: {} cached, {} uncached tokens", workerId, plan.dpRank(), plan.cachedTokens(),
+        plan.uncachedTokens());
+    after(t.waitMs(plan.prefillMs()), () -> {
+      KvEventBatch batch = engine.commit(plan, now());
+      if (batch != null) {
+        publisher.publish(plan.dpRank(), KvEventEncoder.encode(batch, options.wire()));
+      }
+      after(t.waitMs(plan.decodeMs()), () -> json(ctx, new JsonObject()
+          .put("worker_id", workerId)
+          .put("dp_rank", plan.dpRank())
+          .put("cached_tokens", plan.cachedTokens())
+          .put("uncached_tokens", plan.uncachedTokens())
+          .put("prefill_ms", plan.prefillMs())
+          .put("decode_ms", plan.decodeMs())), ctx);
+    }, ctx);
+  }
+
+  private void clear(RoutingContext ctx) {
+    for (int r = 0; r < engine.dpSize(); r++) {
+      publisher.publish(r, KvEventEncoder.encode(engine.clear(r, now()), options.wire()));
+    }
+    json(ctx, new JsonObject().put("worker_id", workerId).put("cleared", true));
+  }
+
+  private void restart(RoutingContext ctx) {
+    engine.restart();
+    publisher.restart();
+    json(ctx, new JsonObject().put("worker_id", workerId).put("restarted", true));
+  }
+
+  private void state(RoutingContext ctx) {
+    JsonArray ranks = new JsonArray();
+    for (int r = 0; r < engine.dpSize(); r++) {
+      long seq = publisher.lastSeq(r);
+      ranks.add(new JsonObject().put("dp_rank", r).put("cached_blocks", engine.cachedBlocks(r))
+          .put("last_seq", seq < 0 ? null : seq));
+    }
+    json(ctx, new JsonObject().put("worker_id", workerId).put("ranks", ranks));
+  }
+
+  /** Runs {@code r} now ({@code ms} = 0) or on a timer; a timer's failure fails the request. */
+  private void after(long ms, Runnable r, RoutingContext ctx) {
+    if (ms <= 0) {
+      r.run();
+      return;
+    }
+    vertx.setTimer(ms, id -> {
+      try {
+        r.run();
+      } catch (RuntimeException e) {
+        ctx.fail(e);
+      }
+    });
+  }
+
+  private void failure(RoutingContext ctx) {
+    Throwable t = ctx.failure();
+    int status;
+    String message;
+    if (t instanceof IllegalArgumentException || t instanceof DecodeException || t instanceof ClassCastException) {
+      status = 400;
+      message = t.getMessage();
+    } else if (t == null) {
+      status = ctx.statusCode() > 0 ? ctx.statusCode() : 500;
+      message = "request failed";
+    } else {
+      status = 500;
+      message = t.toString();
+      LOG.warn("worker {}: request failed", workerId, t);
+    }
+    ctx.response().setStatusCode(status).putHeader("content-type", "application/json")
+        .end(new JsonObject().put("error", message).encode());
+  }
+
+  private static void json(RoutingContext ctx, JsonObject body) {
+    if (!ctx.response().ended()) {
+      ctx.response().putHeader("content-type", "application/json").end(body.encode());
+    }
+  }
+
+  private static double now() {
+    return System.currentTimeMillis() / 1000.0;
+  }
+
+  private static int[] tokens(JsonObject body) {
+    JsonArray arr;
+    try {
+      arr = body.getJsonArray("token_ids");
+    } catch (ClassCastException e) {
+      throw new IllegalArgumentException("token_ids must be an array of integers");
+    }
+    if (arr == null) {
+      throw new IllegalArgumentException("token_ids is required");
+    }
+    int[] out = new int[arr.size()];
+    for (int i = 0; i < out.length; i++) {
+      Object v = arr.getValue(i);
+      if (!(v instanceof Integer || v instanceof Long) || ((Number) v).longValue() < 0
+          || ((Number) v).longValue() > 0xFFFF_FFFFL) {
+        throw new IllegalArgumentException("token_ids[" + i + "] must be an integer in [0, 4294967295]");
+      }
+      out[i] = (int) ((Number) v).longValue();
+    }
+    return out;
+  }
+
+  private static int optInt(JsonObject body, String field, int dflt) {
+    Object v = body.getValue(field);
+    if (v == null) {
+      return dflt;
+    }
+    if (!(v instanceof Integer) || (Integer) v < 0) {
+      throw new IllegalArgumentException(field + " must be a non-negative integer");
+    }
+    return (Integer) v;
+  }
+
+  private static String optString(JsonObject body, String field) {
+    Object v = body.getValue(field);
+    if (v == null) {
+      return null;
+    }
+    if (!(v instanceof String s)) {
+      throw new IllegalArgumentException(field + " must be a string");
+    }
+    return s.isEmpty() ? null : s;
+  }
+}
