@@ -218,6 +218,7 @@ final class PollerLoop implements Runnable {
     socket.setLinger(0);
     socket.setReconnectIVL(KvEventIngestOptions.RECONNECT_IVL_MS);
     socket.setReconnectIVLMax(KvEventIngestOptions.RECONNECT_IVL_MAX_MS);
+    socket.setHandshakeIvl(KvEventIngestOptions.HANDSHAKE_IVL_MS);
     socket.setTCPKeepAlive(1);
     socket.setHeartbeatIvl(KvEventIngestOptions.HEARTBEAT_IVL_MS);
     socket.setHeartbeatTimeout(KvEventIngestOptions.HEARTBEAT_TIMEOUT_MS);

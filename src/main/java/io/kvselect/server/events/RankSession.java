@@ -14,7 +14,8 @@ import org.zeromq.ZMQ;
  * One subscribed rank: its SUB socket, sequence cursor, the live batches held while a replay runs,
  * and its counters. Owned by one {@link PollerLoop} thread; every method except {@link #stats()}
  * runs there. Counters are volatile with that single writer so that {@code stats()} can read them
- * from any thread.
+ * from any thread; they are updated before the sink is called, so a sink that has seen a batch
+ * also sees it counted.
  *
  * <p>Ordering: while a replay is in flight, the batch that triggered it is held and later live
  * messages are buffered undecided; when the outcome arrives the rank delivers, in order, the reset
@@ -145,15 +146,15 @@ final class RankSession {
   }
 
   private void deliver(Batch b) {
-    try {
-      sink.onBatch(rank, b.seq(), b.payload());
-    } catch (RuntimeException e) {
-      LOG.error("sink failed on batch {} of rank {}", b.seq(), rank, e);
-    }
     batches++;
     lastSeq = b.seq();
     if (!replaying) {
       state = State.LIVE;
+    }
+    try {
+      sink.onBatch(rank, b.seq(), b.payload());
+    } catch (RuntimeException e) {
+      LOG.error("sink failed on batch {} of rank {}", b.seq(), rank, e);
     }
   }
 

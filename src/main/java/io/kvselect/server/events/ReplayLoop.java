@@ -130,6 +130,7 @@ final class ReplayLoop implements Runnable {
     socket.setRcvHWM(options.rcvHwm());
     socket.setReconnectIVL(KvEventIngestOptions.RECONNECT_IVL_MS);
     socket.setReconnectIVLMax(KvEventIngestOptions.RECONNECT_IVL_MAX_MS);
+    socket.setHandshakeIvl(KvEventIngestOptions.HANDSHAKE_IVL_MS);
     socket.setIPv6(r.endpoint().startsWith("tcp://["));
     Active a = new Active(r, socket, System.nanoTime() + options.replayTimeout().toNanos());
     active.add(a);
