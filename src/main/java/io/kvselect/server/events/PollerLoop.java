@@ -1,0 +1,251 @@
+package io.kvselect.server.events;
+
+import io.kvselect.core.index.WorkerRank;
+import java.time.Clock;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Queue;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.zeromq.SocketType;
+import org.zeromq.ZMQ;
+
+/**
+ * One {@code kvselect-zmq-<i>} thread multiplexing the SUB sockets of many ranks on one JeroMQ
+ * poller. Other threads talk to it only through {@link #post} (a command queue plus a pipe
+ * wakeup registered with the poller), so every socket is created, read and closed on this
+ * thread. Batches are handed to the sink from here.
+ *
+ * <p>Fairness: each readable socket is read for at most {@value #READ_BUDGET} messages per round;
+ * a socket with more is revisited in the next round, which then does not wait in poll.
+ */
+final class PollerLoop implements Runnable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(PollerLoop.class);
+  private static final int READ_BUDGET = 256;
+  private static final long IDLE_POLL_MS = 1_000;
+
+  /** Ranks placed on this loop, for balancing (maintained by {@link KvEventIngest}). */
+  final AtomicInteger assigned = new AtomicInteger();
+  /** Written by this thread, read by {@code stats()} from any thread. */
+  final Map<WorkerRank, RankSession> sessions = new ConcurrentHashMap<>();
+
+  private final ZMQ.Context context;
+  private final KvEventIngestOptions options;
+  private final BatchSink sink;
+  private final ReplayLoop replays;
+  private final Clock clock;
+  private final Thread thread;
+  private final Queue<Runnable> commands = new ConcurrentLinkedQueue<>();
+  private final Wakeup wakeup = new Wakeup();
+  private volatile boolean running = true;
+  private boolean accepting = true; // guarded by commands
+  // owned by this thread
+  private final Map<ZMQ.Socket, RankSession> bySocket = new IdentityHashMap<>();
+  private final Set<RankSession> hot = new LinkedHashSet<>();
+  private ZMQ.Poller poller;
+
+  PollerLoop(int index, ZMQ.Context context, KvEventIngestOptions options, BatchSink sink,
+      ReplayLoop replays, Clock clock) {
+    this.context = context;
+    this.options = options;
+    this.sink = sink;
+    this.replays = replays;
+    this.clock = clock;
+    this.thread = new Thread(this, "kvselect-zmq-" + index);
+    this.thread.setDaemon(true);
+  }
+
+  void start() {
+    thread.start();
+  }
+
+  boolean isOwnThread() {
+    return Thread.currentThread() == thread;
+  }
+
+  /** Any thread: runs {@code command} on this loop; false once the loop has stopped. */
+  boolean post(Runnable command) {
+    synchronized (commands) {
+      if (!accepting) {
+        return false;
+      }
+      commands.add(command);
+    }
+    wakeup.signal();
+    return true;
+  }
+
+  /** Any thread. */
+  void subscribe(WorkerRank rank, String endpoint, String replayEndpoint) {
+    post(() -> open(rank, endpoint, replayEndpoint));
+  }
+
+  /** Any thread: completes on this loop once the rank's socket is closed. */
+  CompletableFuture<Void> unsubscribe(WorkerRank rank) {
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    boolean posted = post(() -> {
+      RankSession s = sessions.get(rank);
+      if (s != null && !s.isClosed()) {
+        sessions.remove(rank);
+        closeSession(s);
+      }
+      done.complete(null);
+    });
+    if (!posted) {
+      done.complete(null); // stopped: every socket is closed or about to be, nothing is delivered
+    }
+    return done;
+  }
+
+  /** Called by a session on this thread; the outcome comes back through the command queue. */
+  void requestReplay(RankSession session, long from, long to) {
+    replays.submit(new ReplayLoop.Request(session.replayEndpoint, from, to,
+        outcome -> post(() -> session.onReplayDone(outcome))));
+  }
+
+  /** Any thread: stop and wait up to {@code millis}; true if the thread has ended. */
+  boolean stop(long millis) throws InterruptedException {
+    running = false;
+    wakeup.signal();
+    thread.join(millis);
+    return !thread.isAlive();
+  }
+
+  @Override
+  public void run() {
+    poller = context.poller(64);
+    try {
+      poller.register(wakeup.channel(), ZMQ.Poller.POLLIN);
+      while (running) {
+        poller.poll(hot.isEmpty() ? IDLE_POLL_MS : 0);
+        wakeup.clear();
+        runCommands();
+        for (int i = 0; i < poller.getSize(); i++) {
+          ZMQ.PollItem item = poller.getItem(i);
+          RankSession s = item == null || item.getSocket() == null ? null : bySocket.get(item.getSocket());
+          if (s != null && item.isReadable()) {
+            readSafely(s);
+          }
+        }
+        for (RankSession s : List.copyOf(hot)) {
+          readSafely(s);
+        }
+      }
+    } catch (RuntimeException e) {
+      LOG.error("{} failed", thread.getName(), e);
+    } finally {
+      running = false;
+      for (RankSession s : List.copyOf(bySocket.values())) {
+        closeSession(s);
+      }
+      synchronized (commands) {
+        accepting = false;
+      }
+      runCommands(); // completes unsubscribe futures; opens nothing (running is false)
+      poller.close();
+      wakeup.close();
+    }
+  }
+
+  private void runCommands() {
+    for (Runnable c; (c = commands.poll()) != null; ) {
+      try {
+        c.run();
+      } catch (RuntimeException e) {
+        LOG.error("{}: command failed", thread.getName(), e);
+      }
+    }
+  }
+
+  private void readSafely(RankSession s) {
+    try {
+      read(s);
+    } catch (RuntimeException e) {
+      LOG.error("rank {}: read failed", s.rank, e);
+      hot.remove(s);
+    }
+  }
+
+  private void read(RankSession s) {
+    if (s.isClosed()) {
+      hot.remove(s);
+      return;
+    }
+    for (int k = 0; k < READ_BUDGET; k++) {
+      byte[] topic = s.socket.recv(ZMQ.DONTWAIT);
+      if (topic == null) {
+        hot.remove(s);
+        return;
+      }
+      int frames = 1;
+      byte[] seq = null;
+      byte[] payload = null;
+      while (s.socket.hasReceiveMore()) {
+        byte[] f = s.socket.recv(0);
+        frames++;
+        if (frames == 2) {
+          seq = f;
+        } else if (frames == 3) {
+          payload = f;
+        }
+      }
+      s.onMessage(frames, seq, payload);
+    }
+    hot.add(s);
+  }
+
+  private void open(WorkerRank rank, String endpoint, String replayEndpoint) {
+    if (!running) {
+      return;
+    }
+    RankSession old = sessions.get(rank);
+    if (old != null) {
+      if (old.endpoint.equals(endpoint) && Objects.equals(old.replayEndpoint, replayEndpoint)) {
+        return; // unchanged: keep the socket, the cursor and the indexed blocks
+      }
+      closeSession(old);
+    }
+    ZMQ.Socket socket = context.socket(SocketType.SUB);
+    socket.setLinger(0);
+    socket.setReconnectIVL(KvEventIngestOptions.RECONNECT_IVL_MS);
+    socket.setReconnectIVLMax(KvEventIngestOptions.RECONNECT_IVL_MAX_MS);
+    socket.setHandshakeIvl(KvEventIngestOptions.HANDSHAKE_IVL_MS);
+    socket.setTCPKeepAlive(1);
+    socket.setHeartbeatIvl(KvEventIngestOptions.HEARTBEAT_IVL_MS);
+    socket.setHeartbeatTimeout(KvEventIngestOptions.HEARTBEAT_TIMEOUT_MS);
+    socket.setHeartbeatTtl(KvEventIngestOptions.HEARTBEAT_TIMEOUT_MS);
+    socket.setRcvHWM(options.rcvHwm());
+    socket.setIPv6(endpoint.startsWith("tcp://["));
+    socket.subscribe(new byte[0]);
+    try {
+      socket.connect(endpoint);
+    } catch (RuntimeException e) {
+      LOG.error("rank {}: cannot connect to {}", rank, endpoint, e);
+      socket.close();
+      sessions.remove(rank);
+      return;
+    }
+    RankSession s = new RankSession(rank, endpoint, replayEndpoint, socket, this, sink, clock, options);
+    sessions.put(rank, s);
+    bySocket.put(socket, s);
+    poller.register(socket, ZMQ.Poller.POLLIN);
+    LOG.debug("rank {}: subscribed to {} (replay {}) on {}", rank, endpoint, replayEndpoint,
+        thread.getName());
+  }
+
+  private void closeSession(RankSession s) {
+    bySocket.remove(s.socket);
+    hot.remove(s);
+    poller.unregister(s.socket);
+    s.close();
+  }
+}

@@ -1,0 +1,189 @@
+package io.kvselect.server.events;
+
+import io.kvselect.core.events.SequenceCursor;
+import io.kvselect.core.index.WorkerRank;
+import io.kvselect.server.events.RankStats.State;
+import java.nio.ByteBuffer;
+import java.time.Clock;
+import java.util.ArrayDeque;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.zeromq.ZMQ;
+
+/**
+ * One subscribed rank: its SUB socket, sequence cursor, the live batches held while a replay runs,
+ * and its counters. Owned by one {@link PollerLoop} thread; every method except {@link #stats()}
+ * runs there. Counters are volatile with that single writer so that {@code stats()} can read them
+ * from any thread; they are updated before the sink is called, so a sink that has seen a batch
+ * also sees it counted.
+ *
+ * <p>Ordering: while a replay is in flight, the batch that triggered it is held and later live
+ * messages are buffered undecided; when the outcome arrives the rank delivers, in order, the reset
+ * (if the replay fell short), the replayed batches, the held batch, and then runs the buffered
+ * messages through the cursor as if they had just arrived (which can start the next replay).
+ */
+final class RankSession {
+
+  private static final Logger LOG = LoggerFactory.getLogger(RankSession.class);
+
+  final WorkerRank rank;
+  final String endpoint;
+  final String replayEndpoint;
+  final ZMQ.Socket socket;
+  private final PollerLoop owner;
+  private final BatchSink sink;
+  private final Clock clock;
+  private final int bufferLimit;
+  private final SequenceCursor cursor;
+  private final ArrayDeque<Batch> buffered = new ArrayDeque<>();
+  private Batch held;
+  private boolean replaying;
+  private boolean closed;
+
+  private volatile State state = State.CONNECTING;
+  private volatile long lastSeq = -1;
+  private volatile long batches;
+  private volatile long gaps;
+  private volatile long replays;
+  private volatile long resets;
+  private volatile long droppedFrames;
+  private volatile long stale;
+  private volatile long lastEventAt;
+
+  RankSession(WorkerRank rank, String endpoint, String replayEndpoint, ZMQ.Socket socket,
+      PollerLoop owner, BatchSink sink, Clock clock, KvEventIngestOptions options) {
+    this.rank = rank;
+    this.endpoint = endpoint;
+    this.replayEndpoint = replayEndpoint;
+    this.socket = socket;
+    this.owner = owner;
+    this.sink = sink;
+    this.clock = clock;
+    this.bufferLimit = options.replayBufferLimit();
+    this.cursor = new SequenceCursor(replayEndpoint != null, options.staleWindow());
+  }
+
+  /**
+   * One live message: {@code frames} parts, of which the second and third are given (null when
+   * absent).
+   */
+  void onMessage(int frames, byte[] seqFrame, byte[] payload) {
+    lastEventAt = clock.millis();
+    if (frames != 3 || seqFrame.length != 8) {
+      droppedFrames++;
+      LOG.debug("rank {}: dropped a message of {} frames", rank, frames);
+      return;
+    }
+    long seq = ByteBuffer.wrap(seqFrame).getLong();
+    if (seq < 0) {
+      droppedFrames++;
+      return;
+    }
+    Batch batch = new Batch(seq, payload);
+    if (replaying) {
+      if (buffered.size() >= bufferLimit) {
+        droppedFrames++;
+      } else {
+        buffered.add(batch);
+      }
+      return;
+    }
+    handle(batch);
+  }
+
+  private void handle(Batch batch) {
+    SequenceCursor.Decision d = cursor.onSequence(batch.seq());
+    switch (d.kind()) {
+      case STALE -> stale++;
+      case APPLY -> deliver(batch);
+      case REPLAY -> recover(d, batch);
+      case GAP -> {
+        gaps++;
+        recover(d, batch);
+      }
+      case RESTART -> {
+        reset("restart");
+        recover(d, batch);
+      }
+      default -> throw new IllegalStateException(d.kind().name());
+    }
+  }
+
+  private void recover(SequenceCursor.Decision d, Batch batch) {
+    if (!d.needsReplay()) {
+      deliver(batch);
+    } else if (replayEndpoint == null) {
+      reset("lost batches [" + d.replayFrom() + ", " + d.replayTo() + "), no replay endpoint");
+      deliver(batch);
+    } else {
+      replays++;
+      replaying = true;
+      held = batch;
+      state = State.REPLAYING;
+      owner.requestReplay(this, d.replayFrom(), d.replayTo());
+    }
+  }
+
+  /** The outcome of the replay this session asked for. */
+  void onReplayDone(ReplayOutcome outcome) {
+    if (closed || !replaying) {
+      return;
+    }
+    if (!outcome.complete()) {
+      reset(outcome.reason());
+    }
+    for (Batch b : outcome.deliverable()) {
+      deliver(b);
+    }
+    replaying = false;
+    state = State.LIVE;
+    Batch live = held;
+    held = null;
+    deliver(live);
+    while (!replaying && !buffered.isEmpty() && !closed) {
+      handle(buffered.poll());
+    }
+  }
+
+  private void deliver(Batch b) {
+    batches++;
+    lastSeq = b.seq();
+    if (!replaying) {
+      state = State.LIVE;
+    }
+    try {
+      sink.onBatch(rank, b.seq(), b.payload());
+    } catch (RuntimeException e) {
+      LOG.error("sink failed on batch {} of rank {}", b.seq(), rank, e);
+    }
+  }
+
+  private void reset(String reason) {
+    resets++;
+    LOG.info("rank {}: reset ({})", rank, reason);
+    try {
+      sink.onReset(rank, reason);
+    } catch (RuntimeException e) {
+      LOG.error("sink failed on reset of rank {}", rank, e);
+    }
+  }
+
+  /** Closes the socket; no batch is delivered afterwards. */
+  void close() {
+    closed = true;
+    state = State.CLOSED;
+    buffered.clear();
+    held = null;
+    socket.close();
+  }
+
+  boolean isClosed() {
+    return closed;
+  }
+
+  /** Any thread. */
+  RankStats stats() {
+    return new RankStats(state, lastSeq, batches, gaps, replays, resets, droppedFrames, stale,
+        lastEventAt);
+  }
+}
