@@ -174,6 +174,10 @@ class EventsEndToEndTest {
     publish(0, wire, stored(prompt, 0, 2));
     publish(0, wire, stored(prompt, 2, 4));
     awaitDepths(prompt, d -> d.get("1:0") == 4, "4 stored blocks");
+    JsonNode dump = call("GET", "/dump", null).get("default:default");
+    assertEquals(4, dump.get("events").size());
+    assertEquals(listener(1, 0).get("last_seq").asLong(), dump.get("watermarks").get("1:0").asLong(),
+        "the dump says up to which sequence number it is complete");
     publish(0, wire, new BlockRemoved(new long[] {chain(prompt)[2]}, "GPU", null, null));
     awaitDepths(prompt, d -> d.get("1:0") == 2, "block 2 evicted");
     publish(0, wire, new AllBlocksCleared());
