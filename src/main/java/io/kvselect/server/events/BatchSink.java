@@ -8,7 +8,9 @@ import io.kvselect.core.index.WorkerRank;
  * <p>Threading contract: both methods are called on the ingest's poller threads
  * ({@code kvselect-zmq-<i>}), never on a Vert.x event loop. All calls for one rank come from the
  * same thread, one at a time, strictly in sequence order: replayed batches before the live batch
- * that revealed the gap, and {@code onReset} before the first batch it precedes. Calls for
+ * that revealed the gap, and {@code onReset} before the first batch it precedes (after a
+ * publisher restart the numbering starts again below the last delivered seq, right after the
+ * reset). Calls for
  * different ranks may run concurrently on different poller threads, so an implementation that
  * shares state across ranks must be thread-safe. A poller thread serves many ranks: the sink must
  * hand off quickly (decode and enqueue, or post to a per-rank writer) and never block; a slow sink

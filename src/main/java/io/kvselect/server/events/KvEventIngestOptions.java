@@ -52,16 +52,19 @@ public record KvEventIngestOptions(
     return new KvEventIngestOptions(4, 1, 100_000, Duration.ofSeconds(2), 64, 100_000, 64);
   }
 
+  /** A copy with {@code n} poller threads. */
   public KvEventIngestOptions withPollerThreads(int n) {
     return new KvEventIngestOptions(n, ioThreads, rcvHwm, replayTimeout, maxConcurrentReplays,
         replayBufferLimit, staleWindow);
   }
 
+  /** A copy with another replay timeout. */
   public KvEventIngestOptions withReplayTimeout(Duration timeout) {
     return new KvEventIngestOptions(pollerThreads, ioThreads, rcvHwm, timeout, maxConcurrentReplays,
         replayBufferLimit, staleWindow);
   }
 
+  /** A copy with another per-rank buffer limit during replays. */
   public KvEventIngestOptions withReplayBufferLimit(int limit) {
     return new KvEventIngestOptions(pollerThreads, ioThreads, rcvHwm, replayTimeout,
         maxConcurrentReplays, limit, staleWindow);

@@ -81,7 +81,7 @@ class KvEventIngestTest {
     try (TestPublisher pub = new TestPublisher("a")) {
       ingest.subscribe(A, pub.endpoint(), null);
       pub.awaitSubscribers(1);
-      for (long seq : new long[] {0, 1, 1, 0 + 1, 2}) {
+      for (long seq : new long[] {0, 1, 1, 1, 2}) {
         pub.publish(seq);
       }
       assertEquals("0 1 2", sink.trace(A, 3));
