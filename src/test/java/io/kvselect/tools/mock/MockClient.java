@@ -88,6 +88,8 @@ final class MockClient {
 
     Sub(String endpoint) {
       socket = ctx.createSocket(SocketType.SUB);
+      // JeroMQ 0.6.0 sometimes never starts the handshake on a fresh connection; retry after 1 s
+      socket.setHandshakeIvl(1_000);
       socket.subscribe(new byte[0]);
       socket.connect(endpoint);
     }

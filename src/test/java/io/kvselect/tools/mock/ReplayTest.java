@@ -56,6 +56,7 @@ class ReplayTest {
       }
       MockClient.awaitLastSeq(e, 0, 2L);
       ZMQ.Socket dealer = ctx.createSocket(SocketType.DEALER);
+      dealer.setHandshakeIvl(1_000);
       dealer.connect(e.replayEndpoint());
 
       dealer.send(new byte[0], ZMQ.SNDMORE);
