@@ -2,7 +2,9 @@ package io.kvselect.server;
 
 import io.kvselect.core.service.SelectionService;
 import io.kvselect.server.api.HttpApiVerticle;
-import io.kvselect.server.events.KvEventIngest;
+import io.kvselect.core.index.WorkerRank;
+import io.kvselect.server.events.BatchSink;
+import io.kvselect.server.events.KvEventIngestVerticle;
 import io.kvselect.server.events.KvEventIngestOptions;
 import io.kvselect.server.events.KvEventsCoordinator;
 import io.kvselect.server.metrics.ServiceMetrics;
@@ -11,6 +13,7 @@ import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The one place where a node is wired: it deploys the HTTP adapter instances over a shared
@@ -50,24 +53,43 @@ public final class MainVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     metrics.bind(service);
-    var cfg = service.settings().router();
-    if (cfg.useKvEvents() && cfg.overlapScoreCredit() > 0) {
-      events = new KvEventsCoordinator(service, sink -> new KvEventIngest(
-          KvEventIngestOptions.defaults().withPollerThreads(eventThreads), sink));
-      service.addCatalogListener(events);
-      metrics.bindKvEvents(events);
-    }
     timer = vertx.setPeriodic(HOUSEKEEPING_MS, id -> service.expire());
-    KvEventsCoordinator ev = events;
+    var cfg = service.settings().router();
+    Future<?> ingest = Future.succeededFuture();
+    if (cfg.useKvEvents() && cfg.overlapScoreCredit() > 0) {
+      // the ingest verticle owns the ZMQ threads; its sink forwards to the coordinator built next
+      AtomicReference<BatchSink> sink = new AtomicReference<>();
+      KvEventIngestVerticle iv = new KvEventIngestVerticle(
+          KvEventIngestOptions.defaults().withPollerThreads(eventThreads), new BatchSink() {
+            @Override
+            public void onBatch(WorkerRank rank, long seq, byte[] payload) {
+              sink.get().onBatch(rank, seq, payload);
+            }
+
+            @Override
+            public void onReset(WorkerRank rank, String reason) {
+              sink.get().onReset(rank, reason);
+            }
+          });
+      ingest = vertx.deployVerticle(iv).onSuccess(id -> {
+        events = new KvEventsCoordinator(service, s -> {
+          sink.set(s);
+          return iv.ingest();
+        });
+        service.addCatalogListener(events);
+        metrics.bindKvEvents(events);
+      });
+    }
     // recover the index from a peer before serving, so no worker's listener goes live first
-    Future<IndexRecovery.Outcome> recovered = indexerPeers.isEmpty()
+    return ingest.compose(v -> indexerPeers.isEmpty()
         ? Future.succeededFuture(IndexRecovery.Outcome.disabled())
-        : vertx.executeBlocking(() -> IndexRecovery.run(service, indexerPeers), false);
-    return recovered.compose(outcome -> {
-      recovery = outcome;
-      return vertx.deployVerticle(() -> new HttpApiVerticle(service, metrics, ev, () -> recovery, host, port,
-          actualPort::set), new DeploymentOptions().setInstances(httpInstances));
-    });
+        : vertx.executeBlocking(() -> IndexRecovery.run(service, indexerPeers), false))
+        .compose(outcome -> {
+          recovery = outcome;
+          KvEventsCoordinator ev = events;
+          return vertx.deployVerticle(() -> new HttpApiVerticle(service, metrics, ev, () -> recovery, host, port,
+              actualPort::set), new DeploymentOptions().setInstances(httpInstances));
+        });
   }
 
   /** The KV-event coordinator, or null in approximate mode. */
@@ -81,11 +103,7 @@ public final class MainVerticle extends VerticleBase {
     if (timer >= 0) {
       vertx.cancelTimer(timer);
     }
-    KvEventsCoordinator ev = events;
-    return ev == null ? Future.succeededFuture() : vertx.executeBlocking(() -> {
-      ev.close();
-      return null;
-    });
+    return Future.succeededFuture();
   }
 
   /** The port the HTTP server listens on (useful with port 0). */

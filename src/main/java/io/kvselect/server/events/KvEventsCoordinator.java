@@ -59,10 +59,6 @@ public final class KvEventsCoordinator implements CatalogListener, BatchSink {
     this.ingest = ingestFactory.apply(this);
   }
 
-  /** Stops every listener (blocking until the ingest threads have closed their sockets). */
-  public void close() {
-    ingest.close();
-  }
 
   @Override
   public void workerUpserted(WorkerRecord previous, WorkerRecord current) {
