@@ -46,11 +46,11 @@ public final class Inspection {
   /** Load of every schedulable rank as if {@code req}'s prompt were added to it. */
   public List<PotentialLoad> potentialLoads(SelectRequest req) {
     return service.inspect(reg -> {
-      Partition p = ready(reg, req);
-      RouterConfig cfg = service.settings().router().with(req.override());
-      NormalizedPrompt np = PromptNormalizer.normalize(req.prompt(), p.blockSize, p.eagle, cfg.assumeKvReuse(),
-          true, service.rng());
-      OverlapScores scores = p.overlap(np.blockHashes());
+      Query q = query(reg, req);
+      Partition p = q.partition();
+      RouterConfig cfg = q.cfg();
+      NormalizedPrompt np = q.prompt();
+      OverlapScores scores = q.scores();
       List<PotentialLoad> out = new ArrayList<>();
       for (WorkerRank r : p.schedulableRanks()) {
         RankLoad l = p.load.load(r);
@@ -67,11 +67,10 @@ public final class Inspection {
   /** Tiered overlap of a prompt with every schedulable rank. */
   public OverlapReport overlapScores(SelectRequest req) {
     return service.inspect(reg -> {
-      Partition p = ready(reg, req);
-      RouterConfig cfg = service.settings().router().with(req.override());
-      NormalizedPrompt np = PromptNormalizer.normalize(req.prompt(), p.blockSize, p.eagle, cfg.assumeKvReuse(),
-          true, service.rng());
-      OverlapScores scores = p.overlap(np.blockHashes());
+      Query q = query(reg, req);
+      Partition p = q.partition();
+      RouterConfig cfg = q.cfg();
+      OverlapScores scores = q.scores();
       List<OverlapRow> rows = new ArrayList<>();
       for (WorkerRank r : p.schedulableRanks()) {
         RankOverlap o = scores.of(r);
@@ -81,7 +80,7 @@ public final class Inspection {
         rows.add(new OverlapRow(r.workerId(), r.dpRank(), o.device(), o.device() + o.hostExtension(),
             o.totalBlocks(), o.hostExtension(), diskExt, credit));
       }
-      return new OverlapReport(p.blockSize, np.numBlocks(), rows);
+      return new OverlapReport(p.blockSize, q.prompt().numBlocks(), rows);
     });
   }
 
@@ -105,6 +104,17 @@ public final class Inspection {
       }
       return n;
     });
+  }
+
+  /** A prompt query resolved against its partition: config, hashes and index overlap. */
+  private record Query(Partition partition, RouterConfig cfg, NormalizedPrompt prompt, OverlapScores scores) {}
+
+  private Query query(WorkerRegistry reg, SelectRequest req) {
+    Partition p = ready(reg, req);
+    RouterConfig cfg = service.settings().router().with(req.override());
+    NormalizedPrompt np = PromptNormalizer.normalize(req.prompt(), p.blockSize, p.eagle, cfg.assumeKvReuse(), true,
+        service.rng());
+    return new Query(p, cfg, np, p.overlap(np.blockHashes()));
   }
 
   private static Partition ready(WorkerRegistry reg, SelectRequest req) {

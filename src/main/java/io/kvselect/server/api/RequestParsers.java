@@ -134,7 +134,7 @@ final class RequestParsers {
     return new RouterConfigOverride(d[0], d[1], d[2], b[0], b[1], d[3], d[4]);
   }
 
-  /** Parses a selection-family body; {@code selectOnly} accepts {@code advisory}. */
+  /** Parses a selection-family body ({@code advisory} matters only to {@code /select}). */
   static SelectRequest select(byte[] body) {
     Prompt prompt = new Prompt();
     String[] s = new String[4];
