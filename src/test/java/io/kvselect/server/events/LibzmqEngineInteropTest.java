@@ -311,14 +311,15 @@ class LibzmqEngineInteropTest {
     for (int p = 0; p < probes.size(); p++) {
       expected.put("prompt " + p, truth.depth(probes.get(p).tokens()));
     }
-    Map<String, Integer> actual = null;
-    for (int i = 0; i < 200; i++) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    Map<String, Integer> actual;
+    do {
       actual = nodeDepths();
       if (actual.equals(expected)) {
         return;
       }
       Thread.sleep(25);
-    }
+    } while (System.nanoTime() < deadline);
     assertEquals(expected, actual, step + " (listener " + listener() + ")");
   }
 }
