@@ -1,7 +1,7 @@
 """A scriptable fake LLM engine that publishes KV-cache events over libzmq, as vLLM and SGLang do.
 
 Only Debian's python3-zmq (libzmq) and python3-msgpack are used; run it with /usr/bin/python3.
-The wire layouts follow docs/spec kv_events_wire.md (sections 1.3, 1.4, 1.6, 3 and 4):
+The wire layouts follow the KV-event wire notes, kv_events_wire.md (sections 1.3-1.6, 3, 4):
 
 * a PUB socket sends 3-frame messages [topic][seq: 8 bytes big-endian][msgpack payload];
   the payload is [ts, events, dp_rank]; seq starts at 0 and grows by 1 per batch;

@@ -3,6 +3,7 @@ package io.kvselect.server.events;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * Ground truth for the interop tests: the blocks a fake engine currently holds, keyed by the
@@ -53,7 +54,7 @@ final class HeldBlocks {
       Long next = null;
       for (Map.Entry<Long, Held> e : held.entrySet()) {
         Held h = e.getValue();
-        if (java.util.Objects.equals(h.parent(), parent) && Arrays.equals(h.tokens(), block)) {
+        if (Objects.equals(h.parent(), parent) && Arrays.equals(h.tokens(), block)) {
           next = e.getKey();
           break;
         }

@@ -11,6 +11,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -23,7 +24,6 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -244,7 +244,7 @@ class LibzmqEngineInteropTest {
 
   private JsonNode call(String method, String path, Object body) throws Exception {
     HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.port() + path))
-        .timeout(java.time.Duration.ofSeconds(10));
+        .timeout(Duration.ofSeconds(10));
     if (body != null) {
       b.header("content-type", "application/json");
       b.method(method, HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
