@@ -121,6 +121,15 @@ class ScriptedEngineWireTest {
     return frames;
   }
 
+  /** A JeroMQ socket with the node's timers (its handshake timer recovers a stuck connect). */
+  private static ZMQ.Socket socket(ZContext ctx, SocketType type) {
+    ZMQ.Socket s = ctx.createSocket(type);
+    s.setLinger(0);
+    s.setReconnectIVL(KvEventIngestOptions.RECONNECT_IVL_MS);
+    s.setHandshakeIvl(KvEventIngestOptions.HANDSHAKE_IVL_MS);
+    return s;
+  }
+
   private static byte[] seq(long n) {
     return ByteBuffer.allocate(8).putLong(n).array();
   }
@@ -131,7 +140,7 @@ class ScriptedEngineWireTest {
     engine = ScriptedEngine.start("--replay-layout", layout, "--topic", "kv-events");
     byte[] topic = "kv-events".getBytes(StandardCharsets.UTF_8);
     try (ZContext ctx = new ZContext()) {
-      ZMQ.Socket sub = ctx.createSocket(SocketType.SUB);
+      ZMQ.Socket sub = socket(ctx, SocketType.SUB);
       sub.setReceiveTimeOut(50);
       sub.subscribe(new byte[0]);
       sub.connect(engine.pub);
@@ -154,7 +163,7 @@ class ScriptedEngineWireTest {
       assertEquals(encode(cmd("clear", "vllm_map")), HEX.formatHex(frames.get(2)));
       long last = ByteBuffer.wrap(frames.get(1)).getLong();
 
-      ZMQ.Socket dealer = ctx.createSocket(SocketType.DEALER);
+      ZMQ.Socket dealer = socket(ctx, SocketType.DEALER);
       dealer.setReceiveTimeOut(5000);
       dealer.connect(engine.replay);
       dealer.sendMore(new byte[0]);
