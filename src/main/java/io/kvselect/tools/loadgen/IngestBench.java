@@ -48,9 +48,9 @@ public final class IngestBench implements Runnable {
     @Option(names = "--blocks-per-batch", paramLabel = "B", description = "Blocks per batch (16).")
     int blocksPerBatch = 16;
 
-    @Option(names = "--stores-per-cycle", paramLabel = "K",
-        description = "Store batches before the chain is evicted again (32).")
-    int storesPerCycle = 32;
+    @Option(names = "--chain-batches", paramLabel = "K",
+        description = "Store batches per chain: each rank holds about K x B blocks (64).")
+    int chainBatches = 64;
 
     @Option(names = "--wire", paramLabel = "FORM", description = "map (vLLM 0.26+) or array (vLLM <= 0.23) (map).")
     WireFormat wire = WireFormat.MAP;
@@ -59,9 +59,9 @@ public final class IngestBench implements Runnable {
     long seed = 1;
 
     void validate() {
-      if (threads < 1 || publishers < 1 || blockSize < 1 || blocksPerBatch < 1 || storesPerCycle < 1) {
+      if (threads < 1 || publishers < 1 || blockSize < 1 || blocksPerBatch < 1 || chainBatches < 1) {
         throw new IllegalArgumentException("--threads, --publishers, --block-size, --blocks-per-batch and "
-            + "--stores-per-cycle must be positive");
+            + "--chain-batches must be positive");
       }
     }
 
@@ -69,7 +69,7 @@ public final class IngestBench implements Runnable {
     IngestWorkload[] workloads() {
       IngestWorkload[] w = new IngestWorkload[publishers];
       for (int p = 0; p < publishers; p++) {
-        w[p] = IngestWorkload.cycle(seed, p, 0, storesPerCycle, blocksPerBatch, blockSize, wire);
+        w[p] = IngestWorkload.cycle(seed, p, 0, chainBatches, blocksPerBatch, blockSize, wire);
       }
       return w;
     }
@@ -101,12 +101,12 @@ public final class IngestBench implements Runnable {
     out.printf("- publishers: %d mock vLLM publishers (one PUB + one replay ROUTER each, own thread and "
         + "own ZMQ context), each registered as a single-rank worker, block size %d, %s wire form%n",
         c.publishers, c.blockSize, c.wire.name().toLowerCase(Locale.ROOT));
-    out.printf("- workload: pre-encoded; per publisher a cycle of %d BlockStored batches of %d blocks "
-        + "(one chain of %d blocks, %d tokens per batch) then %d BlockRemoved batches of %d hashes "
-        + "evicting it leaf first; a block = one hash in a store or a removal (the node's "
-        + "applied-blocks counter)%n", c.storesPerCycle, c.blocksPerBatch,
-        c.storesPerCycle * c.blocksPerBatch, c.blocksPerBatch * c.blockSize, c.storesPerCycle,
-        c.blocksPerBatch);
+    out.printf("- workload: pre-encoded, seeded; per publisher a steady cache of about %d blocks (two "
+        + "chains of %d take turns: store the next %d-block batch of one chain, evict the deepest %d "
+        + "blocks of the other); every batch is one BlockStored (%d tokens) or one BlockRemoved of %d "
+        + "blocks; a block = one hash in a store or a removal (the node's applied-blocks counter)%n",
+        c.chainBatches * c.blocksPerBatch, c.chainBatches * c.blocksPerBatch, c.blocksPerBatch,
+        c.blocksPerBatch, c.blocksPerBatch * c.blockSize, c.blocksPerBatch);
     out.printf("- load: %s%n", load);
     out.printf("- note: the publishers, their ZMQ I/O threads and the feeder run in the same JVM and "
         + "share the %d CPUs with the node, so the node gets less than the whole machine%n%n",
