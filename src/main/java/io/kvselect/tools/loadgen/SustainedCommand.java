@@ -119,7 +119,8 @@ final class SustainedCommand implements Callable<Integer> {
           IngestBench.num(feeder.maxLag()), feeder.maxLag() / batchesPerRankPerSec * 1000);
       out.printf("| max publisher-thread backlog | %s batches |%n", IngestBench.num(feeder.maxUnsent()));
       out.printf("| token-bucket blocks not offered in time | %s |%n", IngestBench.num(feeder.skippedBlocks()));
-      out.printf("| drain after the load stopped | %d ms |%n", drainMs);
+      out.printf("| drain after the load stopped | %d ms (%s blocks applied in it, %s blocks/s) |%n", drainMs,
+          IngestBench.num(a1 - aEnd), drainMs == 0 ? "n/a" : IngestBench.num((a1 - aEnd) * 1000.0 / drainMs));
       out.printf("| load average at start | %.2f |%n", load);
       out.printf("| **verdict** | **%s** |%n%n", sustained ? "sustained without loss"
           : noLoss ? "no loss, but not sustained (rate not offered in full or backlog drained late)"

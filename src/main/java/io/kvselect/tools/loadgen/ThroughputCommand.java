@@ -37,16 +37,28 @@ final class ThroughputCommand implements Callable<Integer> {
   @Option(names = "--window", paramLabel = "B", description = "Batches in flight per rank (1000).")
   int window = 1_000;
 
+  @Option(names = "--burst", paramLabel = "B",
+      description = "Batches per rank of the drain phase after each run, 0 = none (5000).")
+  int burst = 5_000;
+
   /** One measured run. */
   record Run(double blocksPerSec, double storedPerSec, double batchesPerSec, boolean clean, String issues,
-      double load, Map<String, Double> cpu) {}
+      double load, Map<String, Double> cpu, Drain drain) {}
+
+  /** The drain phase: blocks applied after the publisher threads had handed over every batch. */
+  record Drain(long blocks, double seconds, Map<String, Double> cpu) {
+    double rate() {
+      return blocks / seconds;
+    }
+  }
 
   @Override
   public Integer call() throws Exception {
     try {
       common.validate();
-      if (duration < 1 || warmup < 0 || runs < 1 || window < 1) {
-        throw new IllegalArgumentException("--duration, --runs and --window must be positive, --warmup >= 0");
+      if (duration < 1 || warmup < 0 || runs < 1 || window < 1 || burst < 0 || burst + window > 90_000) {
+        throw new IllegalArgumentException("--duration, --runs and --window must be positive, --warmup and "
+            + "--burst >= 0, --burst + --window <= 90000 (below the ZMQ high-water marks)");
       }
     } catch (IllegalArgumentException e) {
       System.err.println("kvselect-bench: " + e.getMessage());
@@ -82,6 +94,9 @@ final class ThroughputCommand implements Callable<Integer> {
         IngestBench.num(n[0]), IngestBench.num(n[n.length - 1]));
     Run mid = results.stream().filter(r -> r.blocksPerSec() == median(b)).findFirst().orElse(results.get(0));
     IngestBench.printCpu(out, "Median run, measured window", mid.cpu());
+    if (burst > 0) {
+      printDrains(out, results);
+    }
     return 0;
   }
 
@@ -127,8 +142,62 @@ final class ThroughputCommand implements Callable<Integer> {
         stored += work[p].storedBlocks(Math.max(0, d1[p] - base[p] + 1))
             - work[p].storedBlocks(Math.max(0, d0[p] - base[p] + 1));
       }
+      Drain drain = burst > 0 ? drain(rig, work, feeder) : null;
       String issues = issues(rig);
-      return new Run((a1 - a0) / secs, stored / secs, (b1 - b0) / secs, issues.isEmpty(), issues, load, used);
+      return new Run((a1 - a0) / secs, stored / secs, (b1 - b0) / secs, issues.isEmpty(), issues, load, used,
+          drain);
+    }
+  }
+
+  /**
+   * Lets the node catch up, queues {@code burst} batches on every publisher at once, waits until
+   * every publisher thread has written them to its PUB socket, and then measures how fast the node
+   * applies what is still outstanding, with the publisher threads idle (their ZMQ I/O threads may
+   * still be flushing). Main thread; the feeder has stopped.
+   */
+  private Drain drain(IngestRig rig, IngestWorkload[] work, Feeder feeder) throws InterruptedException {
+    awaitCaughtUp(rig);
+    int n = rig.publishers();
+    long blocksBefore = rig.events().appliedBlocks();
+    long queued = 0;
+    for (int k = 0; k < burst; k++) {
+      for (int p = 0; p < n; p++) {
+        rig.publish(p, work[p].payload(feeder.sent(p) + k));
+        queued += work[p].blocksPerBatch();
+      }
+    }
+    long deadline = System.nanoTime() + 60_000_000_000L;
+    boolean written = false;
+    while (!written && System.nanoTime() < deadline) {
+      written = true;
+      for (int p = 0; p < n && written; p++) {
+        written = rig.unsent(p) == 0;
+      }
+      if (!written) {
+        Thread.sleep(1);
+      }
+    }
+    ThreadCpu cpu = new ThreadCpu();
+    cpu.begin();
+    long t0 = System.nanoTime();
+    long a0 = rig.events().appliedBlocks();
+    awaitCaughtUp(rig);
+    long t1 = System.nanoTime();
+    long a1 = rig.events().appliedBlocks();
+    Map<String, Double> used = cpu.end();
+    if (a1 - blocksBefore != queued) {
+      System.err.printf("drain: %d blocks queued, %d applied%n", queued, a1 - blocksBefore);
+    }
+    return new Drain(a1 - a0, (t1 - t0) / 1e9, used);
+  }
+
+  private static void awaitCaughtUp(IngestRig rig) throws InterruptedException {
+    long deadline = System.nanoTime() + 60_000_000_000L;
+    while (!rig.caughtUp()) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("the node did not catch up within 60 s");
+      }
+      Thread.sleep(1);
     }
   }
 
@@ -164,6 +233,26 @@ final class ThroughputCommand implements Callable<Integer> {
       out.add(malformed + " malformed");
     }
     return String.join(", ", out);
+  }
+
+  private void printDrains(PrintStream out, List<Run> results) {
+    out.printf("Drain phase after each run: %,d batches per rank queued at once; measured from the moment "
+        + "every publisher thread had written its last batch to ZMQ until the node had applied them all "
+        + "(publisher threads idle, their ZMQ I/O threads possibly still flushing):%n%n", burst);
+    out.println("| run | blocks applied in the phase | seconds | applied blocks/s |");
+    out.println("|---|---|---|---|");
+    double[] rates = new double[results.size()];
+    for (int i = 0; i < results.size(); i++) {
+      Drain d = results.get(i).drain();
+      rates[i] = d.rate();
+      out.printf("| %d | %s | %.3f | %s |%n", i + 1, IngestBench.num(d.blocks()), d.seconds(),
+          IngestBench.num(d.rate()));
+    }
+    Arrays.sort(rates);
+    out.printf("| **median** | | | **%s** (min-max %s - %s) |%n%n", IngestBench.num(median(rates)),
+        IngestBench.num(rates[0]), IngestBench.num(rates[rates.length - 1]));
+    Run mid = results.stream().filter(r -> r.drain().rate() == median(rates)).findFirst().orElse(results.get(0));
+    IngestBench.printCpu(out, "Median drain phase", mid.drain().cpu());
   }
 
   static double median(double[] sorted) {
