@@ -32,6 +32,8 @@ final class Feeder implements Runnable {
   private final Thread thread;
   private volatile boolean running = true;
   private long maxLag;
+  private final long[] lagBySecond = new long[3_600];
+  private long startNanos;
   private long maxUnsent;
   private long skippedBlocks;
 
@@ -76,6 +78,7 @@ final class Feeder implements Runnable {
 
   @Override
   public void run() {
+    startNanos = System.nanoTime();
     if (window > 0) {
       flood();
     } else {
@@ -147,8 +150,11 @@ final class Feeder implements Runnable {
   }
 
   private void sampleLag(long[] delivered) {
+    int second = (int) Math.min(lagBySecond.length - 1, (System.nanoTime() - startNanos) / 1_000_000_000L);
     for (int p = 0; p < work.length; p++) {
-      maxLag = Math.max(maxLag, rig.published(p) - 1 - delivered[p]);
+      long lag = rig.published(p) - 1 - delivered[p];
+      maxLag = Math.max(maxLag, lag);
+      lagBySecond[second] = Math.max(lagBySecond[second], lag);
       maxUnsent = Math.max(maxUnsent, rig.unsent(p));
     }
   }
@@ -161,6 +167,15 @@ final class Feeder implements Runnable {
   /** Largest sampled number of batches published to one rank and not yet delivered by it. */
   long maxLag() {
     return maxLag;
+  }
+
+  /** Largest sampled lag (as {@link #maxLag()}) in seconds {@code [from, to)} after the start. */
+  long maxLag(int from, int to) {
+    long m = 0;
+    for (int i = Math.max(0, from); i < Math.min(to, lagBySecond.length); i++) {
+      m = Math.max(m, lagBySecond[i]);
+    }
+    return m;
   }
 
   /** Largest sampled queue of one publisher thread (batches handed over and not yet written). */

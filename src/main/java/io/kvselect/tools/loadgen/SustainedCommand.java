@@ -117,6 +117,13 @@ final class SustainedCommand implements Callable<Integer> {
       out.printf("| gaps, resets, dropped frames, stale, malformed | %s |%n", issues.isEmpty() ? "none" : issues);
       out.printf("| max lag (one rank, sampled every 50 ms) | %s batches (~%.0f ms at the offered rate) |%n",
           IngestBench.num(feeder.maxLag()), feeder.maxLag() / batchesPerRankPerSec * 1000);
+      StringBuilder timeline = new StringBuilder();
+      for (int from = 0; from < duration; from += 10) {
+        timeline.append(timeline.length() == 0 ? "" : ", ").append(from).append('-')
+            .append(Math.min(duration, from + 10)).append(" s: ")
+            .append(IngestBench.num(feeder.maxLag(from, Math.min(duration, from + 10))));
+      }
+      out.printf("| max lag per 10 s (batches) | %s |%n", timeline);
       out.printf("| max publisher-thread backlog | %s batches |%n", IngestBench.num(feeder.maxUnsent()));
       out.printf("| token-bucket blocks not offered in time | %s |%n", IngestBench.num(feeder.skippedBlocks()));
       out.printf("| drain after the load stopped | %d ms (%s blocks applied in it, %s blocks/s) |%n", drainMs,
