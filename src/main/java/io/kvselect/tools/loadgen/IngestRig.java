@@ -18,9 +18,11 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -43,6 +45,7 @@ final class IngestRig implements AutoCloseable {
   private final KvEventPublisher[] pubs;
   private final long[] published;
   private final WorkerRank[] ranks;
+  private final Set<Long> publisherZmqThreads = new HashSet<>();
 
   private IngestRig(KvselectNode node, int publishers) {
     this.node = node;
@@ -66,11 +69,20 @@ final class IngestRig implements AutoCloseable {
         throw new IllegalStateException("the node does not ingest KV events (approximate mode)");
       }
       HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+      KvEventPublisher.Endpoints[] eps = new KvEventPublisher.Endpoints[publishers];
       for (int p = 0; p < publishers; p++) {
         rig.pubs[p] = new KvEventPublisher("kvselect-bench-pub-" + p, "127.0.0.1", new int[1], 0, "",
             ReplayLayout.TOPIC);
-        KvEventPublisher.Endpoints ep = rig.pubs[p].ready().get(10, TimeUnit.SECONDS);
-        rig.register(http, p + 1L, blockSize, ep);
+        eps[p] = rig.pubs[p].ready().get(10, TimeUnit.SECONDS);
+      }
+      // before any registration the node has no ZMQ socket, so every ZMQ thread so far is a publisher's
+      for (Thread t : Thread.getAllStackTraces().keySet()) {
+        if (ThreadCpu.isZmqThread(t.getName())) {
+          rig.publisherZmqThreads.add(t.getId());
+        }
+      }
+      for (int p = 0; p < publishers; p++) {
+        rig.register(http, p + 1L, blockSize, eps[p]);
       }
       rig.connect();
       return rig;
@@ -175,6 +187,11 @@ final class IngestRig implements AutoCloseable {
 
   long malformed(int p) {
     return events().malformedPayloads(ranks[p]);
+  }
+
+  /** Ids of the publishers' ZMQ I/O and reaper threads (the others belong to the node). */
+  Set<Long> publisherZmqThreads() {
+    return Set.copyOf(publisherZmqThreads);
   }
 
   int publishers() {

@@ -59,7 +59,7 @@ final class SustainedCommand implements Callable<Integer> {
       RankStats[] s0 = rig.rankStats();
       long a0 = rig.events().appliedBlocks();
       Feeder feeder = Feeder.paced(rig, work, rate);
-      ThreadCpu cpu = new ThreadCpu();
+      ThreadCpu cpu = new ThreadCpu(rig.publisherZmqThreads());
       cpu.begin();
       long t0 = System.nanoTime();
       feeder.start();

@@ -109,7 +109,7 @@ final class ThroughputCommand implements Callable<Integer> {
         base[p] = rig.published(p);
       }
       Feeder feeder = Feeder.flood(rig, work, window);
-      ThreadCpu cpu = new ThreadCpu();
+      ThreadCpu cpu = new ThreadCpu(rig.publisherZmqThreads());
       feeder.start();
       long a0;
       long a1;
@@ -177,7 +177,7 @@ final class ThroughputCommand implements Callable<Integer> {
         Thread.sleep(1);
       }
     }
-    ThreadCpu cpu = new ThreadCpu();
+    ThreadCpu cpu = new ThreadCpu(rig.publisherZmqThreads());
     cpu.begin();
     long t0 = System.nanoTime();
     long a0 = rig.events().appliedBlocks();
