@@ -140,7 +140,7 @@ final class SustainedCommand implements Callable<Integer> {
       out.printf("| **verdict** | **%s** |%n%n", sustained ? "sustained without loss"
           : !noLoss ? "LOSS"
           : offered < 0.99 * rate ? "no loss, but the rate was not offered in full"
-          : "no loss, but the node fell behind (not sustained)");
+          : "no loss, but delivery fell behind the publishers (not sustained)");
       IngestBench.printCpu(out, "Offered window", used);
     }
     return 0;
