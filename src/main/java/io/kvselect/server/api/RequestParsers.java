@@ -135,8 +135,15 @@ final class RequestParsers {
   }
 
   /** Parses a selection-family body ({@code advisory} matters only to {@code /select}). */
-  static SelectRequest select(byte[] body) {
+  static SelectRequest select(byte[] raw) {
+    return select(raw, true);
+  }
+
+  /** {@code scan=false} decodes everything with the general parser (the reference in tests). */
+  static SelectRequest select(byte[] raw, boolean scan) {
     Prompt prompt = new Prompt();
+    TokenArrayScanner.Found fast = scan ? TokenArrayScanner.find(raw) : null;
+    byte[] body = fast == null ? raw : fast.withoutArray(raw);
     String[] s = new String[4];
     Long[] expected = new Long[1];
     Object[] o = new Object[6];
@@ -165,6 +172,9 @@ final class RequestParsers {
         }
       });
     }
+    if (fast != null) {
+      prompt.tokens = fast.values();
+    }
     Constraints c = (Constraints) o[5];
     return new SelectRequest(new PartitionKey(s[0], s[1]), s[2], prompt.build(), (RouterConfigOverride) o[0],
         expected[0], s[3], (SessionContext) o[1], (WorkerRank) o[2], (WorkerRank) o[3], (long[]) o[4],
@@ -172,8 +182,10 @@ final class RequestParsers {
   }
 
   /** Parses a {@code POST /reservations} body. */
-  static ReservationRequest reservation(byte[] body) {
+  static ReservationRequest reservation(byte[] raw) {
     Prompt prompt = new Prompt();
+    TokenArrayScanner.Found fast = TokenArrayScanner.find(raw);
+    byte[] body = fast == null ? raw : fast.withoutArray(raw);
     String[] s = new String[3];
     Long[] l = new Long[4];
     Boolean[] track = new Boolean[1];
@@ -199,6 +211,9 @@ final class RequestParsers {
     }
     if (s[2] == null) {
       throw JsonReader.missing("selection_id");
+    }
+    if (fast != null) {
+      prompt.tokens = fast.values();
     }
     PromptInput p = prompt.build();
     return new ReservationRequest(new PartitionKey(s[0], s[1]), s[2], l[0], l[1] == null ? null : l[1].intValue(),
