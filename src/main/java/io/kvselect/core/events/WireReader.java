@@ -187,7 +187,7 @@ final class WireReader {
     if (peek() != ValueType.ARRAY) {
       int[] out = new int[n];
       for (int i = 0; i < n; i++) {
-        out[i] = (int) integer("token id", 0, 0xFFFF_FFFFL);
+        out[i] = tokenId();
       }
       return out;
     }
@@ -197,10 +197,26 @@ final class WireReader {
       if (arrayHeader("token bigram") != 2) {
         throw malformed("token bigram must have 2 elements");
       }
-      out[i] = (int) integer("token id", 0, 0xFFFF_FFFFL);
-      out[i + 1] = (int) integer("token id", 0, 0xFFFF_FFFFL);
+      out[i] = tokenId();
+      out[i + 1] = tokenId();
     }
     return out;
+  }
+
+  /**
+   * One u32 token id. Unsigned msgpack ints up to 32 bits (what engines send) are read after a
+   * single format check; every other form goes through the checked {@link #integer} path.
+   */
+  private int tokenId() throws IOException, MalformedEventException {
+    switch (in.getNextFormat()) {
+      case POSFIXINT:
+      case UINT8:
+      case UINT16:
+      case UINT32:
+        return (int) in.unpackLong();
+      default:
+        return (int) integer("token id", 0, 0xFFFF_FFFFL);
+    }
   }
 
   /**
