@@ -134,6 +134,26 @@ final class RequestParsers {
     return new RouterConfigOverride(d[0], d[1], d[2], b[0], b[1], d[3], d[4]);
   }
 
+  /**
+   * Reads a root object whose prompt fields go to {@code prompt} and the rest to {@code rest};
+   * with {@code scan}, a plain top-level {@code token_ids} array is decoded by
+   * {@link TokenArrayScanner} and the general parser sees the body without it.
+   */
+  private static void readWithPrompt(byte[] raw, boolean scan, Prompt prompt, JsonReader.FieldHandler rest) {
+    TokenArrayScanner.Found fast = scan ? TokenArrayScanner.find(raw) : null;
+    byte[] body = fast == null ? raw : fast.withoutArray(raw);
+    try (JsonReader reader = new JsonReader(body, 0, body.length)) {
+      reader.readRootObject((k, r) -> {
+        if (!prompt.field(k, r)) {
+          rest.field(k, r);
+        }
+      });
+    }
+    if (fast != null) {
+      prompt.tokens = fast.values();
+    }
+  }
+
   /** Parses a selection-family body ({@code advisory} matters only to {@code /select}). */
   static SelectRequest select(byte[] raw) {
     return select(raw, true);
@@ -142,17 +162,11 @@ final class RequestParsers {
   /** {@code scan=false} decodes everything with the general parser (the reference in tests). */
   static SelectRequest select(byte[] raw, boolean scan) {
     Prompt prompt = new Prompt();
-    TokenArrayScanner.Found fast = scan ? TokenArrayScanner.find(raw) : null;
-    byte[] body = fast == null ? raw : fast.withoutArray(raw);
     String[] s = new String[4];
     Long[] expected = new Long[1];
     Object[] o = new Object[6];
     boolean[] advisory = new boolean[1];
-    try (JsonReader reader = new JsonReader(body, 0, body.length)) {
-      reader.readRootObject((k, r) -> {
-        if (prompt.field(k, r)) {
-          return;
-        }
+    readWithPrompt(raw, scan, prompt, (k, r) -> {
         switch (k) {
           case "model_name" -> s[0] = r.string(k);
           case "routing_group" -> s[1] = r.string(k);
@@ -171,10 +185,6 @@ final class RequestParsers {
           default -> r.skip();
         }
       });
-    }
-    if (fast != null) {
-      prompt.tokens = fast.values();
-    }
     Constraints c = (Constraints) o[5];
     return new SelectRequest(new PartitionKey(s[0], s[1]), s[2], prompt.build(), (RouterConfigOverride) o[0],
         expected[0], s[3], (SessionContext) o[1], (WorkerRank) o[2], (WorkerRank) o[3], (long[]) o[4],
@@ -184,17 +194,11 @@ final class RequestParsers {
   /** Parses a {@code POST /reservations} body. */
   static ReservationRequest reservation(byte[] raw) {
     Prompt prompt = new Prompt();
-    TokenArrayScanner.Found fast = TokenArrayScanner.find(raw);
-    byte[] body = fast == null ? raw : fast.withoutArray(raw);
     String[] s = new String[3];
     Long[] l = new Long[4];
     Boolean[] track = new Boolean[1];
     RouterConfigOverride[] ov = new RouterConfigOverride[1];
-    try (JsonReader reader = new JsonReader(body, 0, body.length)) {
-      reader.readRootObject((k, r) -> {
-        if (prompt.field(k, r)) {
-          return;
-        }
+    readWithPrompt(raw, true, prompt, (k, r) -> {
         switch (k) {
           case "model_name" -> s[0] = r.string(k);
           case "routing_group" -> s[1] = r.string(k);
@@ -208,12 +212,8 @@ final class RequestParsers {
           default -> r.skip();
         }
       });
-    }
     if (s[2] == null) {
       throw JsonReader.missing("selection_id");
-    }
-    if (fast != null) {
-      prompt.tokens = fast.values();
     }
     PromptInput p = prompt.build();
     return new ReservationRequest(new PartitionKey(s[0], s[1]), s[2], l[0], l[1] == null ? null : l[1].intValue(),
