@@ -167,24 +167,24 @@ final class RequestParsers {
     Object[] o = new Object[6];
     boolean[] advisory = new boolean[1];
     readWithPrompt(raw, scan, prompt, (k, r) -> {
-        switch (k) {
-          case "model_name" -> s[0] = r.string(k);
-          case "routing_group" -> s[1] = r.string(k);
-          case "selection_id" -> s[2] = r.string(k);
-          case "session_id" -> s[3] = r.string(k);
-          case "expected_output_tokens" -> expected[0] = r.unsigned(k, 0xFFFF_FFFFL);
-          case "router_config_override" -> o[0] = override(r);
-          case "session_context" -> o[1] = sessionContext(r);
-          case "affinity_target" -> o[2] = target(r, k, true);
-          case "pinned_worker" -> o[3] = target(r, k, false);
-          case "allowed_worker_ids" -> o[4] = r.u64Array(k);
-          case "routing_constraints" -> o[5] = constraints(r);
-          case "advisory" -> advisory[0] = Boolean.TRUE.equals(r.bool(k));
-          case "priority_jump" -> r.number(k);
-          case "strict_priority" -> r.unsigned(k, 0xFFFF_FFFFL);
-          default -> r.skip();
-        }
-      });
+      switch (k) {
+        case "model_name" -> s[0] = r.string(k);
+        case "routing_group" -> s[1] = r.string(k);
+        case "selection_id" -> s[2] = r.string(k);
+        case "session_id" -> s[3] = r.string(k);
+        case "expected_output_tokens" -> expected[0] = r.unsigned(k, 0xFFFF_FFFFL);
+        case "router_config_override" -> o[0] = override(r);
+        case "session_context" -> o[1] = sessionContext(r);
+        case "affinity_target" -> o[2] = target(r, k, true);
+        case "pinned_worker" -> o[3] = target(r, k, false);
+        case "allowed_worker_ids" -> o[4] = r.u64Array(k);
+        case "routing_constraints" -> o[5] = constraints(r);
+        case "advisory" -> advisory[0] = Boolean.TRUE.equals(r.bool(k));
+        case "priority_jump" -> r.number(k);
+        case "strict_priority" -> r.unsigned(k, 0xFFFF_FFFFL);
+        default -> r.skip();
+      }
+    });
     Constraints c = (Constraints) o[5];
     return new SelectRequest(new PartitionKey(s[0], s[1]), s[2], prompt.build(), (RouterConfigOverride) o[0],
         expected[0], s[3], (SessionContext) o[1], (WorkerRank) o[2], (WorkerRank) o[3], (long[]) o[4],
@@ -199,19 +199,19 @@ final class RequestParsers {
     Boolean[] track = new Boolean[1];
     RouterConfigOverride[] ov = new RouterConfigOverride[1];
     readWithPrompt(raw, true, prompt, (k, r) -> {
-        switch (k) {
-          case "model_name" -> s[0] = r.string(k);
-          case "routing_group" -> s[1] = r.string(k);
-          case "selection_id" -> s[2] = r.string(k);
-          case "worker_id" -> l[0] = r.u64(k);
-          case "dp_rank" -> l[1] = r.unsigned(k, Integer.MAX_VALUE);
-          case "expected_output_tokens" -> l[2] = r.unsigned(k, 0xFFFF_FFFFL);
-          case "effective_prefill_tokens" -> l[3] = r.unsigned(k, MAX_ISL_TOKENS);
-          case "track_prefill_tokens" -> track[0] = r.bool(k);
-          case "router_config_override" -> ov[0] = override(r);
-          default -> r.skip();
-        }
-      });
+      switch (k) {
+        case "model_name" -> s[0] = r.string(k);
+        case "routing_group" -> s[1] = r.string(k);
+        case "selection_id" -> s[2] = r.string(k);
+        case "worker_id" -> l[0] = r.u64(k);
+        case "dp_rank" -> l[1] = r.unsigned(k, Integer.MAX_VALUE);
+        case "expected_output_tokens" -> l[2] = r.unsigned(k, 0xFFFF_FFFFL);
+        case "effective_prefill_tokens" -> l[3] = r.unsigned(k, MAX_ISL_TOKENS);
+        case "track_prefill_tokens" -> track[0] = r.bool(k);
+        case "router_config_override" -> ov[0] = override(r);
+        default -> r.skip();
+      }
+    });
     if (s[2] == null) {
       throw JsonReader.missing("selection_id");
     }
