@@ -2,10 +2,7 @@ package io.kvselect.core.service;
 
 import io.kvselect.core.catalog.WorkerRecord;
 import io.kvselect.core.config.RouterConfig;
-import io.kvselect.core.index.RankOverlap;
-import io.kvselect.core.index.WorkerRank;
 import java.util.Arrays;
-import java.util.Map;
 
 /**
  * Router hints: when another worker of the chosen worker's {@code router_hint_worker_type} holds
@@ -26,29 +23,28 @@ final class KvHints {
       return null;
     }
     int chosenDepth = c.overlap().of(c.rank()).device();
-    int bestDepth = chosenDepth;
-    String bestEndpoint = null;
-    for (Map.Entry<WorkerRank, RankOverlap> e : c.overlap().ranks().entrySet()) {
-      WorkerRank r = e.getKey();
-      int depth = e.getValue().device();
-      if (depth <= bestDepth || r.workerId() == chosen.workerId()) {
-        continue;
+    int[] bestDepth = {chosenDepth};
+    String[] bestEndpoint = {null};
+    c.overlap().forEach((r, o) -> {
+      int depth = o.device();
+      if (depth <= bestDepth[0] || r.workerId() == chosen.workerId()) {
+        return;
       }
       WorkerRecord w = p.schedulableWorker(r.workerId());
       if (w == null || !type.equals(w.spec().routerHintWorkerType())
           || STATE_AGENT.equals(w.spec().kvEventSourceMode())) {
-        continue;
+        return;
       }
       String endpoint = w.spec().routerHintSourceControlEndpoints().get(r.dpRank());
       if (endpoint != null) {
-        bestDepth = depth;
-        bestEndpoint = endpoint;
+        bestDepth[0] = depth;
+        bestEndpoint[0] = endpoint;
       }
-    }
-    if (bestEndpoint == null) {
+    });
+    if (bestEndpoint[0] == null) {
       return null;
     }
-    long[] hashes = Arrays.copyOf(np.sequenceHashes(), Math.min(bestDepth, np.sequenceHashes().length));
-    return new KvHint(selectionId, bestEndpoint, hashes);
+    long[] hashes = Arrays.copyOf(np.sequenceHashes(), Math.min(bestDepth[0], np.sequenceHashes().length));
+    return new KvHint(selectionId, bestEndpoint[0], hashes);
   }
 }
