@@ -31,7 +31,6 @@ public final class SelectionService {
 
   private final Object lock = new Object();
   private final ServiceSettings settings;
-  private final Clock clock;
   private final RandomGenerator rng;
   private final WorkerRegistry registry;
   private final PendingSelectionCache<PendingKey, PendingSelection> pending;
@@ -43,7 +42,6 @@ public final class SelectionService {
 
   SelectionService(ServiceSettings settings, Clock clock, RandomGenerator rng) {
     this.settings = settings;
-    this.clock = clock;
     this.rng = rng;
     this.registry = new WorkerRegistry(settings, clock);
     this.pending = new PendingSelectionCache<>(clock, settings.selectionCacheTtl(),
@@ -315,14 +313,6 @@ public final class SelectionService {
 
   RandomGenerator rng() {
     return rng;
-  }
-
-  Clock clock() {
-    return clock;
-  }
-
-  Selector selector() {
-    return selector;
   }
 
   public int pendingSelections() {

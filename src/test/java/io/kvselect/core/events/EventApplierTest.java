@@ -1,5 +1,6 @@
 package io.kvselect.core.events;
 
+import io.kvselect.testing.WireVectors;
 import static io.kvselect.core.events.Payloads.H1;
 import static io.kvselect.core.events.Payloads.H2;
 import static io.kvselect.core.events.Payloads.hex;
@@ -21,15 +22,6 @@ import org.junit.jupiter.api.Test;
 /** {@link EventApplier} against a real {@link PrefixChainIndex}. */
 class EventApplierTest {
 
-  private static final String V41_STORED =
-      "93cb41d954fc402000009198ab426c6f636b53746f72656492cfdab89baa7b5857c0cf3b76f40347536421c0dc0020"
-          + "0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f2010c0a3475055c000";
-  private static final String V41_REMOVED =
-      "93cb41d954fc402000009193ac426c6f636b52656d6f76656491cf3b76f40347536421a347505500";
-  private static final String V41_CLEARED =
-      "93cb41d954fc402000009191b0416c6c426c6f636b73436c656172656400";
-  private static final String V43_ARRAY =
-      "93cb41d954fc402000009197ab426c6f636b53746f72656491d3cf97adeedb59e05bc0940102030404c0a347505500";
 
   private static final WorkerRank R0 = new WorkerRank(1, 0);
   private static final WorkerRank R1 = new WorkerRank(1, 1);
@@ -62,7 +54,7 @@ class EventApplierTest {
 
   @Test
   void goldenStoreIsReHashedSoAQueryOverTheSameTokensMatches() throws Exception {
-    ApplyStats s = apply(R0, 16, KvEventDecoder.decode(hex(V41_STORED)));
+    ApplyStats s = apply(R0, 16, KvEventDecoder.decode(hex(WireVectors.V41_STORED)));
     assertEquals(new ApplyStats(2, 0, 0, 0, 0, 0), s);
     long[] query = plainLocal(range(1, 32), 16);
     assertEquals(2, overlap(R0, query).device());
@@ -74,8 +66,8 @@ class EventApplierTest {
 
   @Test
   void goldenRemoveDropsTheSecondBlock() throws Exception {
-    apply(R0, 16, KvEventDecoder.decode(hex(V41_STORED)));
-    ApplyStats s = apply(R0, 16, KvEventDecoder.decode(hex(V41_REMOVED)));
+    apply(R0, 16, KvEventDecoder.decode(hex(WireVectors.V41_STORED)));
+    ApplyStats s = apply(R0, 16, KvEventDecoder.decode(hex(WireVectors.V41_REMOVED)));
     assertEquals(1, s.removedBlocks());
     assertEquals(1, overlap(R0, plainLocal(range(1, 32), 16)).device());
     assertEquals(1, index.size());
@@ -83,12 +75,12 @@ class EventApplierTest {
 
   @Test
   void clearedDropsEveryRankOfTheWorkerOnEveryTier() throws Exception {
-    KvEventBatch store = KvEventDecoder.decode(hex(V41_STORED));
+    KvEventBatch store = KvEventDecoder.decode(hex(WireVectors.V41_STORED));
     apply(R0, 16, store);
     apply(R1, 16, store);
     apply(OTHER, 16, store);
     apply(R1, 16, batch(stored(new long[] {77}, null, range(1, 16), 16, "CPU", null)));
-    ApplyStats s = apply(R0, 16, KvEventDecoder.decode(hex(V41_CLEARED)));
+    ApplyStats s = apply(R0, 16, KvEventDecoder.decode(hex(WireVectors.V41_CLEARED)));
     assertEquals(1, s.cleared());
     assertEquals(2, index.size());
     assertEquals(2, overlap(OTHER, plainLocal(range(1, 32), 16)).device());
@@ -97,7 +89,7 @@ class EventApplierTest {
 
   @Test
   void sglangPageMatchesTheDynamoKnownAnswer() throws Exception {
-    assertEquals(1, apply(R0, 4, KvEventDecoder.decode(hex(V43_ARRAY))).storedBlocks());
+    assertEquals(1, apply(R0, 4, KvEventDecoder.decode(hex(WireVectors.V43_ARRAY))).storedBlocks());
     long local = Long.parseUnsignedLong("14643705804678351452");
     assertEquals(local, index.dump().get(0).localHash());
     assertEquals(1, overlap(R0, new long[] {local}).device());
@@ -118,7 +110,7 @@ class EventApplierTest {
 
   @Test
   void blockSizeMismatchIndexesNothing() throws Exception {
-    ApplyStats s = apply(R0, 32, KvEventDecoder.decode(hex(V41_STORED)));
+    ApplyStats s = apply(R0, 32, KvEventDecoder.decode(hex(WireVectors.V41_STORED)));
     assertEquals(new ApplyStats(0, 0, 0, 0, 1, 2), s);
     assertEquals(0, index.size());
   }
