@@ -39,9 +39,7 @@ public final class KvselectNode {
         Duration.ofNanos((long) (s.selectionCacheTtlSecs() * 1e9)),
         s.selectionCacheMaxEntries(),
         s.selectionCacheMaxBytes(),
-        s.threads() > 1
-            ? () -> new ShardedBlockIndex(s.threads(), PrefixChainIndex::new)
-            : PrefixChainIndex::new);
+        () -> new ShardedBlockIndex(Math.max(1, s.threads()), PrefixChainIndex::new));
     return SelectionService.builder().settings(settings).build();
   }
 

@@ -2,6 +2,7 @@ package io.kvselect.server;
 
 import io.kvselect.core.service.SelectionService;
 import io.kvselect.server.api.HttpApiVerticle;
+import io.kvselect.core.config.RouterConfigLoader;
 import io.kvselect.core.index.WorkerRank;
 import io.kvselect.server.events.BatchSink;
 import io.kvselect.server.events.KvEventIngestVerticle;
@@ -13,7 +14,10 @@ import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The one place where a node is wired: it deploys the HTTP adapter instances over a shared
@@ -22,6 +26,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * session bindings).
  */
 public final class MainVerticle extends VerticleBase {
+
+  private static final Logger LOG = LoggerFactory.getLogger(MainVerticle.class);
 
   /** Housekeeping period. */
   static final long HOUSEKEEPING_MS = 5_000;
@@ -55,6 +61,10 @@ public final class MainVerticle extends VerticleBase {
     metrics.bind(service);
     timer = vertx.setPeriodic(HOUSEKEEPING_MS, id -> service.expire());
     var cfg = service.settings().router();
+    List<String> inert = RouterConfigLoader.knobsNotActedOn(cfg);
+    if (!inert.isEmpty()) {
+      LOG.warn("parsed but not acted on by this version (Dynamo behaviour differs): {}", String.join(", ", inert));
+    }
     Future<?> ingest = Future.succeededFuture();
     if (cfg.useKvEvents() && cfg.overlapScoreCredit() > 0) {
       // the ingest verticle owns the ZMQ threads; its sink forwards to the coordinator built next

@@ -33,4 +33,17 @@ public final class SelectionException extends RuntimeException {
   public static SelectionException unprocessable(String message) {
     return new SelectionException(ErrorCode.UNPROCESSABLE, message);
   }
+
+  /**
+   * The failure behind {@code t}: asynchronous stages wrap what a step threw in
+   * {@link java.util.concurrent.CompletionException}; this peels such wrappers off.
+   */
+  public static Throwable unwrap(Throwable t) {
+    Throwable c = t;
+    while ((c instanceof java.util.concurrent.CompletionException
+        || c instanceof java.util.concurrent.ExecutionException) && c.getCause() != null) {
+      c = c.getCause();
+    }
+    return c;
+  }
 }

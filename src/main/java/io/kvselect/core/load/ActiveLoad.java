@@ -35,8 +35,8 @@ import java.util.SplittableRandom;
  *   <li>Request age is absolute from admission; output progress never refreshes it.
  * </ul>
  *
- * <p>Threading: not thread-safe. The partition's owner (the selection service's partition lock)
- * serializes every call.
+ * <p>Threading: not thread-safe. Owned by its partition: every call is made while holding that
+ * partition's lock ({@code Partition.lock} in the service).
  *
  * <p>Complexity: add and free are O(blocks of the request); {@link #addOutputBlock} is O(1), or
  * O(blocks of the request) with a decay fraction; {@link #load} is O(1);

@@ -18,8 +18,8 @@ import java.util.Objects;
  * tail), so it never holds more than {@code size()} slots. An entry is live while
  * {@code now < inserted + ttl}; expired entries read as absent and are dropped when met.
  *
- * <p>Threading: not thread-safe. The owner serializes every call (one cache per partition under
- * the partition lock, or a shared one behind its own lock).
+ * <p>Threading: not thread-safe. Its owner serializes every call; in the service that owner is
+ * {@link LocalPendingStore}, which holds the cache behind its own monitor.
  *
  * <p>Complexity: {@link #peek}, {@link #remove} and {@link #removeIfGeneration} are O(1);
  * {@link #put} is O(1) amortized (each entry is swept or evicted at most once).

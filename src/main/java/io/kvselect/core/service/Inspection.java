@@ -3,6 +3,7 @@ package io.kvselect.core.service;
 import io.kvselect.core.config.RouterConfig;
 import io.kvselect.core.index.OverlapScores;
 import io.kvselect.core.index.RankOverlap;
+import io.kvselect.core.index.StoredBlock;
 import io.kvselect.core.index.WorkerRank;
 import io.kvselect.core.load.RankLoad;
 import io.kvselect.core.select.CostFunction;
@@ -11,117 +12,133 @@ import java.util.List;
 
 /**
  * Read-only views of the service state: {@code /loads}, {@code /potential_loads},
- * {@code /overlap_scores} and {@code /dump}. Each call runs under the service lock and costs
- * O(ranks) (plus one index lookup, or the whole index for a dump).
+ * {@code /overlap_scores} and {@code /dump}. A view of one partition's load holds that
+ * partition's lock for O(ranks); prompt hashing and event-index reads happen outside it. A dump
+ * copies the event index under its shards' read locks only, so selections keep running.
  */
 public final class Inspection {
 
   private final SelectionService service;
+  private final WorkerRegistry registry;
 
-  Inspection(SelectionService service) {
+  Inspection(SelectionService service, WorkerRegistry registry) {
     this.service = service;
+    this.registry = registry;
   }
 
   /** Current load of every schedulable rank, per partition, optionally filtered. */
   public List<PartitionLoads> loads(String modelName, String routingGroup) {
-    return service.inspect(reg -> {
-      List<PartitionLoads> out = new ArrayList<>();
-      for (Partition p : reg.partitions()) {
-        if ((modelName != null && !modelName.equals(p.key.modelName()))
-            || (routingGroup != null && !routingGroup.equals(p.key.routingGroup()))) {
-          continue;
-        }
-        List<PotentialLoad> rows = new ArrayList<>();
-        for (WorkerRank r : p.schedulableRanks()) {
+    List<PartitionLoads> out = new ArrayList<>();
+    for (Partition p : registry.partitions()) {
+      if ((modelName != null && !modelName.equals(p.key.modelName()))
+          || (routingGroup != null && !routingGroup.equals(p.key.routingGroup()))) {
+        continue;
+      }
+      List<PotentialLoad> rows = new ArrayList<>();
+      synchronized (p.lock) {
+        for (WorkerRank r : p.members().pool().ranks()) {
           RankLoad l = p.load.load(r);
           rows.add(new PotentialLoad(r.workerId(), r.dpRank(), l.activePrefillTokens(), l.activeDecodeBlocks(),
               l.activeRequests()));
         }
-        out.add(new PartitionLoads(p.key, rows, 0, 0));
       }
-      return out;
-    });
+      out.add(new PartitionLoads(p.key, rows, 0, 0));
+    }
+    return out;
   }
 
   /** Load of every schedulable rank as if {@code req}'s prompt were added to it. */
   public List<PotentialLoad> potentialLoads(SelectRequest req) {
-    return service.inspect(reg -> {
-      Query q = query(reg, req);
-      Partition p = q.partition();
-      RouterConfig cfg = q.cfg();
-      NormalizedPrompt np = q.prompt();
-      OverlapScores scores = q.scores();
-      List<PotentialLoad> out = new ArrayList<>();
-      for (WorkerRank r : p.schedulableRanks()) {
+    Query q = query(req);
+    Partition p = q.partition();
+    RouterConfig cfg = q.cfg();
+    NormalizedPrompt np = q.prompt();
+    List<PotentialLoad> out = new ArrayList<>();
+    synchronized (p.lock) {
+      Partition.Members m = SelectionService.current(p, q.members());
+      OverlapScores scores = p.overlapLocked(np.blockHashes(), q.eventScores());
+      int bs = m.blockSize();
+      for (WorkerRank r : m.pool().ranks()) {
         RankLoad l = p.load.load(r);
-        long cached = CostFunction.effectiveCachedTokens(cfg, scores.of(r), p.blockSize);
+        long cached = CostFunction.effectiveCachedTokens(cfg, scores.of(r), bs);
         long prefill = l.activePrefillTokens()
             + (cfg.trackPrefillTokens() ? CostFunction.effectivePrefillTokens(np.isl(), cached) : 0);
-        long decode = p.load.potentialDecodeBlocks(r, np.trackingHashes(), np.isl(), p.blockSize);
+        long decode = p.load.potentialDecodeBlocks(r, np.trackingHashes(), np.isl(), bs);
         out.add(new PotentialLoad(r.workerId(), r.dpRank(), prefill, decode, l.activeRequests()));
       }
-      return out;
-    });
+    }
+    return out;
   }
 
   /** Tiered overlap of a prompt with every schedulable rank. */
   public OverlapReport overlapScores(SelectRequest req) {
-    return service.inspect(reg -> {
-      Query q = query(reg, req);
-      Partition p = q.partition();
-      RouterConfig cfg = q.cfg();
-      OverlapScores scores = q.scores();
-      List<OverlapRow> rows = new ArrayList<>();
-      for (WorkerRank r : p.schedulableRanks()) {
-        RankOverlap o = scores.of(r);
-        int diskExt = o.diskExtension() + o.externalExtension();
-        double credit = cfg.overlapScoreCredit() * o.device() + cfg.hostCacheHitWeight() * o.hostExtension()
-            + cfg.diskCacheHitWeight() * diskExt;
-        rows.add(new OverlapRow(r.workerId(), r.dpRank(), o.device(), o.device() + o.hostExtension(),
-            o.totalBlocks(), o.hostExtension(), diskExt, credit));
-      }
-      return new OverlapReport(p.blockSize, q.prompt().numBlocks(), rows);
-    });
+    Query q = query(req);
+    Partition p = q.partition();
+    RouterConfig cfg = q.cfg();
+    OverlapScores scores;
+    Partition.Members m;
+    synchronized (p.lock) {
+      m = SelectionService.current(p, q.members());
+      scores = p.overlapLocked(q.prompt().blockHashes(), q.eventScores());
+    }
+    List<OverlapRow> rows = new ArrayList<>();
+    for (WorkerRank r : m.pool().ranks()) {
+      RankOverlap o = scores.of(r);
+      int diskExt = o.diskExtension() + o.externalExtension();
+      double credit = cfg.overlapScoreCredit() * o.device() + cfg.hostCacheHitWeight() * o.hostExtension()
+          + cfg.diskCacheHitWeight() * diskExt;
+      rows.add(new OverlapRow(r.workerId(), r.dpRank(), o.device(), o.device() + o.hostExtension(),
+          o.totalBlocks(), o.hostExtension(), diskExt, credit));
+    }
+    return new OverlapReport(m.blockSize(), q.prompt().numBlocks(), rows);
   }
 
   /** Every partition's indexed blocks, for {@code /dump} and peer recovery. */
   public List<PartitionDump> dump() {
-    return service.inspect(reg -> {
-      List<PartitionDump> out = new ArrayList<>();
-      for (Partition p : reg.partitions()) {
-        out.add(new PartitionDump(p.key, p.blockSize, p.primary.dump()));
-      }
-      return out;
-    });
+    List<PartitionDump> out = new ArrayList<>();
+    for (Partition p : registry.partitions()) {
+      out.add(new PartitionDump(p.key, p.members().blockSize(), entries(p)));
+    }
+    return out;
+  }
+
+  private static List<StoredBlock> entries(Partition p) {
+    if (p.approximate == null) {
+      return p.primary.dump();
+    }
+    synchronized (p.lock) {
+      return p.primary.dump();
+    }
   }
 
   /** Number of indexed (rank, tier, block) entries over all partitions. */
   public long indexSize() {
-    return service.inspect(reg -> {
-      long n = 0;
-      for (Partition p : reg.partitions()) {
+    long n = 0;
+    for (Partition p : registry.partitions()) {
+      if (p.approximate == null) {
         n += p.primary.size();
+      } else {
+        synchronized (p.lock) {
+          n += p.primary.size();
+        }
       }
-      return n;
-    });
+    }
+    return n;
   }
 
-  /** A prompt query resolved against its partition: config, hashes and index overlap. */
-  private record Query(Partition partition, RouterConfig cfg, NormalizedPrompt prompt, OverlapScores scores) {}
+  /** A prompt query resolved against its partition: config, hashes and event-index overlap. */
+  private record Query(Partition partition, Partition.Members members, RouterConfig cfg, NormalizedPrompt prompt,
+      OverlapScores eventScores) {}
 
-  private Query query(WorkerRegistry reg, SelectRequest req) {
-    Partition p = ready(reg, req);
-    RouterConfig cfg = service.settings().router().with(req.override());
-    NormalizedPrompt np = PromptNormalizer.normalize(req.prompt(), p.blockSize, p.eagle, cfg.assumeKvReuse(), true,
-        service.rng());
-    return new Query(p, cfg, np, p.overlap(np.blockHashes()));
-  }
-
-  private static Partition ready(WorkerRegistry reg, SelectRequest req) {
-    Partition p = reg.partition(req.partition());
-    if (p == null || !p.ready()) {
+  private Query query(SelectRequest req) {
+    Partition p = registry.partition(req.partition());
+    if (p == null || !p.members().ready()) {
       throw io.kvselect.core.error.SelectionException.notReady("no schedulable workers for " + req.partition());
     }
-    return p;
+    Partition.Members m = p.members();
+    RouterConfig cfg = service.settings().router().with(req.override());
+    NormalizedPrompt np = PromptNormalizer.normalize(req.prompt(), m.blockSize(), m.eagle(), cfg.assumeKvReuse(), true,
+        service.rng());
+    return new Query(p, m, cfg, np, p.eventOverlap(np.blockHashes()));
   }
 }

@@ -8,32 +8,56 @@ import io.kvselect.core.index.OverlapScores;
 import io.kvselect.core.index.TtlBlockIndex;
 import io.kvselect.core.index.WorkerRank;
 import io.kvselect.core.load.ActiveLoad;
+import io.kvselect.core.select.CandidatePool;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * The state of one routing partition: its workers, block size, indexes and active load.
- * Owned by the {@link SelectionService} lock: every access happens under it.
+ * The state of one routing partition, (model_name, routing_group): its members, indexes and
+ * active load. Partitions never wait on each other: each has its own {@link #lock}.
  *
- * <p>The primary index is event-driven ({@code use_kv_events=true}) or approximate (bookings
- * recorded with a TTL). With a predicted TTL, a side index of recent bookings is merged into
- * device scores by per-rank max.
+ * <p>Ownership:
+ * <ul>
+ *   <li>{@link #load}, {@link #approximate} and {@link #predicted} (plain single-threaded
+ *       structures) are owned by {@link #lock}: every read and write holds it. Critical sections
+ *       are in-memory, bounded by the request and the partition's ranks, and never call out.
+ *   <li>{@link #primary} in event mode is a thread-safe {@code ShardedBlockIndex} (each shard
+ *       written by its KV-event owner thread, read under the shard's read lock); it is read
+ *       without {@link #lock}. In approximate mode it is {@link #approximate}, owned by the lock.
+ *   <li>{@link #workers} is written only by the catalog writer (who holds the service's catalog
+ *       lock and this lock); {@link #members()} is an immutable snapshot of it, republished after
+ *       every change and read by anyone without a lock.
+ * </ul>
  */
 final class Partition {
 
+  /** An immutable view of the partition's membership, republished on every catalog change. */
+  record Members(CandidatePool pool, Integer blockSize, Boolean eagle) {
+
+    WorkerRecord schedulableWorker(long workerId) {
+      return pool.worker(workerId);
+    }
+
+    boolean ready() {
+      return !pool.ranks().isEmpty();
+    }
+  }
+
   final PartitionKey key;
+  final Object lock = new Object();
   final BlockIndex primary;
   final TtlBlockIndex approximate;
   final TtlBlockIndex predicted;
   final ActiveLoad load;
+  /** Every member (schedulable or not), by unsigned id. Catalog writer only. */
   final TreeMap<Long, WorkerRecord> workers = new TreeMap<>(Long::compareUnsigned);
-  Integer blockSize;
-  Boolean eagle;
-  private List<WorkerRank> schedulableRanks = List.of();
+  private volatile Members members;
 
   Partition(PartitionKey key, ServiceSettings s, Clock clock) {
     this.key = key;
@@ -49,20 +73,35 @@ final class Partition {
       this.predicted = null;
     }
     this.load = new ActiveLoad(clock, seconds(cfg.activeRequestExpirySecs()));
+    this.members = new Members(new CandidatePool(key, List.of(), Map.of()), null, null);
   }
 
   private static Duration seconds(double s) {
     return Duration.ofNanos((long) (s * 1_000_000_000L));
   }
 
-  /** Recomputes the cached schedulable rank list and the partition's block size after a change. */
+  Members members() {
+    return members;
+  }
+
+  /** The schedulable record of {@code workerId} in the current membership, or null. */
+  WorkerRecord schedulableWorker(long workerId) {
+    return members.schedulableWorker(workerId);
+  }
+
+  /**
+   * Republishes {@link #members()} after the catalog writer changed {@link #workers}, and adds a
+   * load row for every schedulable rank. Caller holds the catalog lock and {@link #lock}.
+   */
   void refresh() {
     List<WorkerRank> ranks = new ArrayList<>();
+    Map<Long, WorkerRecord> schedulable = new HashMap<>();
     Integer bs = null;
     Boolean eg = null;
     for (WorkerRecord w : workers.values()) {
       if (w.schedulable()) {
         ranks.addAll(w.ranks());
+        schedulable.put(w.workerId(), w);
         bs = w.spec().blockSize();
         eg = w.spec().isEagle();
       }
@@ -71,42 +110,49 @@ final class Partition {
     for (WorkerRank r : ranks) {
       load.addRank(r);
     }
-    schedulableRanks = List.copyOf(ranks);
-    if (bs != null) {
-      blockSize = bs;
-      eagle = eg;
-    } else if (workers.isEmpty()) {
-      blockSize = null;
-      eagle = null;
+    Members old = members;
+    if (bs == null && !workers.isEmpty()) {
+      bs = old.blockSize();
+      eg = old.eagle();
+    }
+    members = new Members(new CandidatePool(key, ranks, schedulable), bs, eg);
+  }
+
+  /**
+   * Sets the block size of a partition that has none yet (index recovery creates partitions
+   * before their workers register). Caller holds the catalog lock.
+   */
+  void adoptBlockSize(int blockSize) {
+    Members m = members;
+    if (m.blockSize() == null) {
+      members = new Members(m.pool(), blockSize, m.eagle());
     }
   }
 
-  List<WorkerRank> schedulableRanks() {
-    return schedulableRanks;
+  /** The event-driven part of a query's overlap, read without {@link #lock}; null otherwise. */
+  OverlapScores eventOverlap(long[] blockHashes) {
+    if (approximate != null || blockHashes == null || blockHashes.length == 0) {
+      return null;
+    }
+    return primary.findMatches(blockHashes);
   }
 
-  boolean ready() {
-    return !schedulableRanks.isEmpty();
-  }
-
-  WorkerRecord schedulableWorker(long workerId) {
-    WorkerRecord w = workers.get(workerId);
-    return w != null && w.schedulable() ? w : null;
-  }
-
-  /** Tiered overlap of a query, with the predicted side index merged in. */
-  OverlapScores overlap(long[] blockHashes) {
+  /**
+   * Tiered overlap of a query: {@code eventScores} (from {@link #eventOverlap}) or the approximate
+   * index, with the predicted side index merged in by per-rank max. Caller holds {@link #lock}.
+   */
+  OverlapScores overlapLocked(long[] blockHashes, OverlapScores eventScores) {
     if (blockHashes == null || blockHashes.length == 0) {
       return OverlapScores.EMPTY;
     }
-    OverlapScores scores = primary.findMatches(blockHashes);
+    OverlapScores scores = eventScores != null ? eventScores : primary.findMatches(blockHashes);
     if (predicted != null) {
       scores = OverlapMerge.maxDevice(scores, predicted.findMatches(blockHashes));
     }
     return scores;
   }
 
-  /** Records a booked routing decision in the approximate or predicted index. */
+  /** Records a booked routing decision in the approximate or predicted index. Holds {@link #lock}. */
   void recordBooking(WorkerRank rank, NormalizedPrompt p) {
     if (p.blockHashes() == null || p.blockHashes().length == 0) {
       return;
@@ -117,7 +163,10 @@ final class Partition {
     }
   }
 
-  /** Drops everything this partition knows about one rank (index and active load). */
+  /**
+   * Drops everything this partition knows about one rank (index and active load); returns the
+   * ids of the requests that were active on it. Caller holds {@link #lock}.
+   */
   List<String> dropRank(WorkerRank rank) {
     primary.removeRank(rank);
     if (predicted != null) {
@@ -126,6 +175,7 @@ final class Partition {
     return load.removeRank(rank);
   }
 
+  /** Expires approximate and predicted entries. Caller holds {@link #lock}. */
   void expire() {
     if (approximate != null) {
       approximate.expire();

@@ -7,7 +7,7 @@ import java.util.random.RandomGenerator;
 /**
  * Turns a {@link PromptInput} into hashes for one partition's block size. Tokens are hashed here
  * (Dynamo §2.2); a precomputed triple is validated and trusted. Stateless apart from the RNG used
- * for untracked-reuse hashes; safe to call outside the service lock.
+ * for untracked-reuse hashes; safe to call from any thread, outside every lock.
  */
 final class PromptNormalizer {
 

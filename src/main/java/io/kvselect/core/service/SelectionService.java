@@ -1,20 +1,29 @@
 package io.kvselect.core.service;
 
+import io.kvselect.core.catalog.CatalogListener;
+import io.kvselect.core.catalog.CatalogSync;
 import io.kvselect.core.catalog.PartitionKey;
 import io.kvselect.core.catalog.WorkerRecord;
 import io.kvselect.core.catalog.WorkerSpec;
 import io.kvselect.core.config.RouterConfig;
 import io.kvselect.core.error.SelectionException;
+import io.kvselect.core.index.BlockIndex;
+import io.kvselect.core.index.OverlapScores;
+import io.kvselect.core.index.StoredBlock;
 import io.kvselect.core.index.WorkerRank;
-import io.kvselect.core.pending.PendingEntry;
-import io.kvselect.core.pending.PendingSelectionCache;
-import io.kvselect.core.session.LocalSessionAffinity;
+import io.kvselect.core.load.LoadEvent;
+import io.kvselect.core.load.LoadSync;
+import io.kvselect.core.pending.PendingStore;
 import io.kvselect.core.session.SessionAffinity;
+import io.kvselect.core.select.SelectionPipeline;
 import java.time.Clock;
-import java.util.HashMap;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
+import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import java.util.random.RandomGenerator;
 
@@ -23,34 +32,47 @@ import java.util.random.RandomGenerator;
  * lifecycle, inspection. This is the embedded Java API (build it with
  * {@link SelectionServiceBuilder}); the HTTP and event-bus adapters call exactly these methods.
  *
- * <p>Threading: every public method is thread-safe. All state sits behind one monitor, held only
- * for in-memory work bounded by the request size and the number of ranks (no I/O, no waiting),
- * so calling it from an event loop is safe. Callers fail with {@link SelectionException}.
+ * <p>Asynchronous seam: every method whose state may live in a cluster (catalog writes,
+ * selections, reservations and their lifecycle) returns a {@link CompletionStage}. With the
+ * local session table, pending store and syncs (the default) every stage is complete when the
+ * method returns; clustered implementations complete later, and nothing here ever waits on a
+ * stage. Failures complete the stage exceptionally with a {@link SelectionException} (possibly
+ * wrapped, see {@link SelectionException#unwrap}); a failed call changes nothing.
+ *
+ * <p>Threading: every method is thread-safe and there is no service-wide lock. Each partition's
+ * load and booking state is owned by that partition's lock ({@link Partition}); catalog writes
+ * are serialized by the catalog lock ({@link WorkerRegistry}); prompt hashing, index lookups and
+ * response building run outside every lock. See {@code docs/design.md} for the table of state,
+ * owners and readers.
  */
 public final class SelectionService {
 
-  private final Object lock = new Object();
   private final ServiceSettings settings;
   private final RandomGenerator rng;
   private final WorkerRegistry registry;
-  private final PendingSelectionCache<PendingKey, PendingSelection> pending;
+  private final PendingStore<PendingKey, PendingSelection> pending;
   private final SessionAffinity affinity;
-  private final Bookings bookings;
+  private final LoadSync loadSync;
+  private final CatalogSync catalogSync;
+  private final Bookings bookings = new Bookings();
+  private final Booker booker;
   private final Selector selector;
   private final Inspection inspection;
   private volatile boolean shuttingDown;
 
-  SelectionService(ServiceSettings settings, Clock clock, RandomGenerator rng) {
+  SelectionService(ServiceSettings settings, Clock clock, RandomGenerator rng, SelectionPipeline pipeline,
+      SessionAffinity affinity, PendingStore<PendingKey, PendingSelection> pending, LoadSync loadSync,
+      CatalogSync catalogSync) {
     this.settings = settings;
     this.rng = rng;
     this.registry = new WorkerRegistry(settings, clock);
-    this.pending = new PendingSelectionCache<>(clock, settings.selectionCacheTtl(),
-        settings.selectionCacheMaxEntries(), settings.selectionCacheMaxBytes());
-    this.affinity = settings.sessionAffinityTtl() == null
-        ? null : new LocalSessionAffinity(clock, settings.sessionAffinityTtl());
-    this.selector = new Selector(rng);
-    this.bookings = new Bookings(settings, pending, affinity, selector, rng, this::readyPartition);
-    this.inspection = new Inspection(this);
+    this.pending = pending;
+    this.affinity = affinity;
+    this.loadSync = loadSync;
+    this.catalogSync = catalogSync;
+    this.selector = new Selector(pipeline, rng);
+    this.booker = new Booker(bookings, affinity, pending, loadSync);
+    this.inspection = new Inspection(this, registry);
   }
 
   public static SelectionServiceBuilder builder() {
@@ -66,64 +88,69 @@ public final class SelectionService {
     return settings;
   }
 
-  /** Registers a listener for catalog changes (called in order, under the service lock). */
+  /** Registers a listener for catalog changes (called in order, by the catalog writer). */
   public void addCatalogListener(CatalogListener l) {
-    synchronized (lock) {
-      registry.addListener(l);
-    }
+    registry.addListener(l);
   }
 
   // ---- workers ----
 
   /** {@code POST /workers}: inserts or fully replaces a worker record. */
-  public WorkerRecord upsertWorker(WorkerSpec spec) {
-    synchronized (lock) {
-      return registry.upsert(spec, bookings::dropBooking);
-    }
+  public CompletionStage<WorkerRecord> upsertWorker(WorkerSpec spec) {
+    return attempt(() -> published(registry.upsert(spec, droppedBookings()), new CatalogSync.CatalogChange.Upserted(spec)));
   }
 
-  /** {@code PATCH /workers/{id}}: applies {@code patch} to the current registration. */
-  public WorkerRecord patchWorker(long workerId, UnaryOperator<WorkerSpec> patch) {
-    synchronized (lock) {
-      WorkerRecord current = registry.worker(workerId);
-      if (current == null) {
-        throw SelectionException.notFound("worker " + Long.toUnsignedString(workerId) + " not found");
-      }
-      WorkerSpec next = patch.apply(current.spec());
-      return registry.upsert(next.withPartition(current.spec().modelName(), current.spec().routingGroup()),
-          bookings::dropBooking);
-    }
+  /**
+   * {@code PATCH /workers/{id}}: applies {@code patch} to the current registration (under the
+   * catalog lock, so concurrent patches compose). {@code patch} validates and may throw; it must
+   * be pure.
+   */
+  public CompletionStage<WorkerRecord> patchWorker(long workerId, UnaryOperator<WorkerSpec> patch) {
+    return attempt(() -> {
+      WorkerRecord w = registry.patch(workerId, patch, droppedBookings());
+      return published(w, new CatalogSync.CatalogChange.Upserted(w.spec()));
+    });
   }
 
   /** {@code DELETE /workers/{id}}: removes the worker, its blocks and its bookings. */
-  public WorkerRecord deleteWorker(long workerId) {
-    synchronized (lock) {
-      WorkerRecord removed = registry.remove(workerId, bookings::dropBooking);
-      if (affinity != null) {
-        affinity.removeWorker(workerId);
+  public CompletionStage<WorkerRecord> deleteWorker(long workerId) {
+    return attempt(() -> {
+      WorkerRecord removed = registry.remove(workerId, droppedBookings());
+      CompletionStage<Void> unbound = affinity == null
+          ? CompletableFuture.completedFuture(null) : affinity.removeWorker(workerId);
+      return unbound.thenCompose(v -> published(removed, new CatalogSync.CatalogChange.Removed(workerId)));
+    });
+  }
+
+  private CompletionStage<WorkerRecord> published(WorkerRecord r, CatalogSync.CatalogChange change) {
+    return catalogSync.publish(change).thenApply(v -> r);
+  }
+
+  /**
+   * Called (under the dropped rank's partition lock) for every request dropped with a rank:
+   * removes its reservation row and releases its session lease.
+   */
+  private java.util.function.BiConsumer<Partition, String> droppedBookings() {
+    return (p, id) -> {
+      Bookings.Booking b = bookings.drop(id);
+      if (b != null) {
+        booker.release(p.key.toString(), b.sessionId(), id);
       }
-      return removed;
-    }
+    };
   }
 
   public WorkerRecord worker(long workerId) {
-    synchronized (lock) {
-      return registry.worker(workerId);
-    }
+    return registry.worker(workerId);
   }
 
   public List<WorkerRecord> listWorkers(String modelName, String routingGroup) {
-    synchronized (lock) {
-      return registry.list(modelName, routingGroup);
-    }
+    return registry.list(modelName, routingGroup);
   }
 
   /** {@code GET /ready}: ready when not shutting down and at least one worker is schedulable. */
   public ReadyStatus ready() {
-    synchronized (lock) {
-      int n = registry.schedulableCount();
-      return new ReadyStatus(!shuttingDown && n > 0, n, registry.all());
-    }
+    int n = registry.schedulableCount();
+    return new ReadyStatus(!shuttingDown && n > 0, n, registry.all());
   }
 
   /** Marks the service as shutting down: {@code /ready} turns false and selections fail with 503. */
@@ -138,30 +165,106 @@ public final class SelectionService {
    * booking inputs for a replayed reservation) or {@code POST /select_and_reserve}
    * ({@code reserve=true}: books atomically; a missing selection id is generated).
    */
-  public Selection select(SelectRequest req, boolean reserve) {
-    synchronized (lock) {
+  public CompletionStage<Selection> select(SelectRequest req, boolean reserve) {
+    return attempt(() -> {
       Partition p = readyPartition(req.partition());
-      String id = req.selectionId();
-      if (reserve) {
-        id = id != null ? id : UUID.randomUUID().toString();
-        bookings.requireFree(id);
-      }
+      Partition.Members m = p.members();
       RouterConfig cfg = settings.router().with(req.override());
-      NormalizedPrompt np = PromptNormalizer.normalize(req.prompt(), p.blockSize, p.eagle,
+      NormalizedPrompt np = PromptNormalizer.normalize(req.prompt(), m.blockSize(), m.eagle(),
           cfg.assumeKvReuse(), true, rng);
       String session = sessionOf(req.effectiveSessionId());
-      WorkerRank bound = session == null ? null : affinity.lookup(p.key.toString(), session).orElse(null);
-      Selector.Choice c = selector.choose(p, cfg, np, req, bound);
-      boolean track = cfg.trackPrefillTokens();
-      if (reserve) {
-        bookings.book(p, id, c.rank(), np, req.expectedOutputTokens(), track, c.effectivePrefillTokens(), session);
-      } else if (id != null) {
-        PendingSelection ps = new PendingSelection(c.rank(), np, c.effectivePrefillTokens(),
-            req.expectedOutputTokens(), track, session);
-        pending.put(new PendingKey(p.key, id), ps, ps.approximateBytes(id, p.key));
+      if (!reserve) {
+        return lookup(p, session).thenCompose(bound -> selectOnly(p, m, cfg, np, req, bound, session));
       }
-      return selector.response(p, cfg, np, req, c, id, reserve, track);
+      String id = req.selectionId() != null ? req.selectionId() : UUID.randomUUID().toString();
+      bookings.claim(id);
+      return lookup(p, session)
+          .thenCompose(bound -> selectAndBook(p, m, cfg, np, req, id, session, bound, false))
+          .whenComplete((s, e) -> {
+            if (e != null) {
+              bookings.unclaim(id);
+            }
+          });
+    });
+  }
+
+  private CompletionStage<Selection> selectOnly(Partition p, Partition.Members m, RouterConfig cfg,
+      NormalizedPrompt np, SelectRequest req, WorkerRank bound, String session) {
+    OverlapScores ev = p.eventOverlap(np.blockHashes());
+    Selector.Choice c;
+    Partition.Members cur;
+    synchronized (p.lock) {
+      cur = current(p, m);
+      c = selector.chooseLocked(p, cur, cfg, np, req, bound, ev);
     }
+    boolean track = cfg.trackPrefillTokens();
+    Selection s = Selector.response(p, cur, cfg, np, req, c, req.selectionId(), false, track);
+    if (req.selectionId() == null) {
+      return CompletableFuture.completedFuture(s);
+    }
+    PendingSelection ps = new PendingSelection(c.rank(), np, c.effectivePrefillTokens(),
+        req.expectedOutputTokens(), track, session);
+    return pending.put(new PendingKey(p.key, req.selectionId()), ps, ps.approximateBytes(req.selectionId(), p.key))
+        .thenApply(g -> s);
+  }
+
+  /**
+   * Chooses and admits under the partition lock, then binds the session expecting {@code bound}.
+   * When another booking bound the session first, the admission is undone and the choice made
+   * again with the winner as the binding (once; a second loss answers 503).
+   */
+  private CompletionStage<Selection> selectAndBook(Partition p, Partition.Members m, RouterConfig cfg,
+      NormalizedPrompt np, SelectRequest req, String id, String session, WorkerRank bound, boolean retried) {
+    OverlapScores ev = p.eventOverlap(np.blockHashes());
+    boolean track = cfg.trackPrefillTokens();
+    Selector.Choice c;
+    Partition.Members cur;
+    Booker.Admission a;
+    synchronized (p.lock) {
+      cur = current(p, m);
+      c = selector.chooseLocked(p, cur, cfg, np, req, bound, ev);
+      a = new Booker.Admission(id, c.rank(), np, req.expectedOutputTokens(), track, c.effectivePrefillTokens(), session);
+      Booker.admitLocked(p, a, cur.blockSize());
+    }
+    Partition.Members chosenIn = cur;
+    return booker.bind(p, a, bound).handle((won, err) -> {
+      if (err != null) {
+        Booker.unadmit(p, id);
+        return CompletableFuture.<Selection>failedFuture(SelectionException.unwrap(err));
+      }
+      if (!won.equals(c.rank())) {
+        Booker.unadmit(p, id);
+        if (retried) {
+          return CompletableFuture.<Selection>failedFuture(SelectionException.notReady(
+              "session " + session + " is being bound by concurrent requests; retry"));
+        }
+        return selectAndBook(p, m, cfg, np, req, id, session, won, true);
+      }
+      return booker.commit(p, a, chosenIn.blockSize())
+          .thenApply(v -> Selector.response(p, chosenIn, cfg, np, req, c, id, true, track));
+    }).thenCompose(s -> s);
+  }
+
+  /**
+   * The partition's current membership, checked against the snapshot the prompt was hashed with
+   * (a block-size change in between answers 503: retry). Caller holds {@code p.lock}.
+   */
+  static Partition.Members current(Partition p, Partition.Members hashedWith) {
+    Partition.Members cur = p.members();
+    if (!cur.ready()) {
+      throw SelectionException.notReady("no schedulable workers for " + p.key);
+    }
+    if (!Objects.equals(cur.blockSize(), hashedWith.blockSize()) || !Objects.equals(cur.eagle(), hashedWith.eagle())) {
+      throw SelectionException.notReady("the block size of " + p.key + " changed during the selection; retry");
+    }
+    return cur;
+  }
+
+  private CompletionStage<WorkerRank> lookup(Partition p, String session) {
+    if (session == null) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return affinity.lookup(p.key.toString(), session).thenApply(o -> o.orElse(null));
   }
 
   private String sessionOf(String sessionId) {
@@ -172,12 +275,12 @@ public final class SelectionService {
     return sessionId;
   }
 
-  private Partition readyPartition(PartitionKey key) {
+  Partition readyPartition(PartitionKey key) {
     if (shuttingDown) {
       throw SelectionException.notReady("selection service is shutting down");
     }
     Partition p = registry.partition(key);
-    if (p == null || !p.ready()) {
+    if (p == null || !p.members().ready()) {
       if (registry.schedulableCount() == 0) {
         throw SelectionException.notReady("no schedulable workers are available");
       }
@@ -189,135 +292,169 @@ public final class SelectionService {
   // ---- reservations ----
 
   /** {@code POST /reservations}: the explicit form when a worker id is present, else a cached replay. */
-  public Reservation reserve(ReservationRequest req) {
-    if (req.selectionId() == null || req.selectionId().isEmpty()) {
-      throw SelectionException.unprocessable("missing field `selection_id`");
-    }
-    synchronized (lock) {
-      return req.explicit() ? bookings.reserveExplicit(req) : bookings.replay(req);
-    }
+  public CompletionStage<Reservation> reserve(ReservationRequest req) {
+    return attempt(() -> {
+      if (req.selectionId() == null || req.selectionId().isEmpty()) {
+        throw SelectionException.unprocessable("missing field `selection_id`");
+      }
+      Reservations r = new Reservations(this, bookings, booker, pending, affinity, settings.router(), rng);
+      return req.explicit() ? r.explicit(req) : r.replay(req);
+    });
   }
 
   /** {@code POST /reservations/{id}/prefill_complete}. */
-  public void prefillComplete(String id) {
-    synchronized (lock) {
+  public CompletionStage<Void> prefillComplete(String id) {
+    return attempt(() -> {
       Bookings.Booking b = bookings.booking(id);
       Partition p = registry.partition(b.partition());
-      if (p == null || !p.load.markPrefillComplete(id)) {
-        bookings.dropBooking(id);
-        throw SelectionException.notFound("reservation " + id + " not found");
+      boolean ok = false;
+      if (p != null) {
+        synchronized (p.lock) {
+          ok = p.load.markPrefillComplete(id);
+        }
       }
-    }
+      if (!ok) {
+        dropStale(id, b);
+      }
+      return loadSync.publish(new LoadEvent.PrefillCompleted(b.partition(), id));
+    });
   }
 
   /** {@code POST /reservations/{id}/output_block}: one more decode block (local accounting only). */
-  public void outputBlock(String id, Double decayFraction) {
-    if (decayFraction != null && !(decayFraction >= 0.0 && decayFraction <= 1.0)) {
-      throw SelectionException.badRequest("decay_fraction must be in [0.0, 1.0], got " + decayFraction);
-    }
-    synchronized (lock) {
+  public CompletionStage<Void> outputBlock(String id, Double decayFraction) {
+    return attempt(() -> {
+      if (decayFraction != null && !(decayFraction >= 0.0 && decayFraction <= 1.0)) {
+        throw SelectionException.badRequest("decay_fraction must be in [0.0, 1.0], got " + decayFraction);
+      }
       Bookings.Booking b = bookings.booking(id);
       Partition p = registry.partition(b.partition());
-      if (p == null || !p.load.addOutputBlock(id, decayFraction)) {
-        bookings.dropBooking(id);
-        throw SelectionException.notFound("reservation " + id + " not found");
+      boolean ok = false;
+      if (p != null) {
+        synchronized (p.lock) {
+          ok = p.load.addOutputBlock(id, decayFraction);
+        }
       }
+      if (!ok) {
+        dropStale(id, b);
+      }
+      return CompletableFuture.completedFuture(null);
+    });
+  }
+
+  /** A booking whose load row is gone (expired meanwhile): drop it and answer 404. */
+  private void dropStale(String id, Bookings.Booking b) {
+    if (bookings.remove(id, b)) {
+      booker.release(b.partition().toString(), b.sessionId(), id);
     }
+    throw SelectionException.notFound("reservation " + id + " not found");
   }
 
   /** {@code DELETE /reservations/{id}}: frees the booking and its session lease. */
-  public void free(String id) {
-    synchronized (lock) {
+  public CompletionStage<Void> free(String id) {
+    return attempt(() -> {
       Bookings.Booking b = bookings.booking(id);
       Partition p = registry.partition(b.partition());
+      boolean mine;
       if (p != null) {
-        p.load.free(id);
+        synchronized (p.lock) {
+          mine = bookings.remove(id, b);
+          if (mine) {
+            p.load.free(id);
+          }
+        }
+      } else {
+        mine = bookings.remove(id, b);
       }
-      bookings.dropBooking(id);
-    }
+      if (!mine) {
+        throw SelectionException.notFound("reservation " + id + " not found");
+      }
+      booker.release(b.partition().toString(), b.sessionId(), id);
+      return loadSync.publish(new LoadEvent.Freed(b.partition(), id));
+    });
   }
 
   /** Number of live bookings (reservation index rows). */
   public int bookingCount() {
-    synchronized (lock) {
-      return bookings.size();
-    }
+    return bookings.size();
+  }
+
+  /** Cached selections awaiting a replay, as this process holds them. */
+  public int pendingSelections() {
+    return pending.size();
   }
 
   /**
    * The event-driven primary index of a partition, for KV-event ingestion; null when the
    * partition does not exist or the service runs in approximate mode.
    */
-  public io.kvselect.core.index.BlockIndex eventIndex(PartitionKey key) {
-    synchronized (lock) {
-      Partition p = registry.partition(key);
-      return p == null || p.approximate != null ? null : p.primary;
-    }
+  public BlockIndex eventIndex(PartitionKey key) {
+    Partition p = registry.partition(key);
+    return p == null || p.approximate != null ? null : p.primary;
   }
 
   /**
    * Replays recovered index entries (a peer's {@code /dump}) into a partition's event-driven
    * index, creating the partition with the dump's block size when needed. Returns the number of
    * entries stored, or -1 when the partition exists with another block size or the service runs
-   * in approximate mode.
+   * in approximate mode. Runs before KV-event ingestion starts.
    */
-  public long restoreIndex(PartitionKey key, int blockSize, List<io.kvselect.core.index.StoredBlock> blocks) {
-    synchronized (lock) {
-      if (!settings.router().useKvEvents()) {
-        return -1;
-      }
-      Partition p = registry.ensurePartition(key, blockSize);
-      if (p == null) {
-        return -1;
-      }
-      long n = 0;
-      for (var b : blocks) {
-        if (p.primary.store(b.rank(), b.tier(), b.hasParent(), b.parentExternalHash(),
-            new long[] {b.externalHash()}, new long[] {b.localHash()})) {
-          n++;
-        }
-      }
-      return n;
+  public long restoreIndex(PartitionKey key, int blockSize, List<StoredBlock> blocks) {
+    if (!settings.router().useKvEvents()) {
+      return -1;
     }
+    Partition p = registry.ensurePartition(key, blockSize);
+    if (p == null) {
+      return -1;
+    }
+    long n = 0;
+    for (var b : blocks) {
+      if (p.primary.store(b.rank(), b.tier(), b.hasParent(), b.parentExternalHash(),
+          new long[] {b.externalHash()}, new long[] {b.localHash()})) {
+        n++;
+      }
+    }
+    return n;
   }
 
-  // ---- housekeeping and inspection ----
+  // ---- housekeeping ----
 
   /**
    * Periodic housekeeping: frees requests past the active-request expiry, expires approximate
    * and predicted index entries and idle session bindings. Returns the number of freed requests.
    */
   public int expire() {
-    synchronized (lock) {
-      int n = 0;
-      for (Partition p : registry.partitions()) {
+    int n = 0;
+    List<LoadEvent> freed = new ArrayList<>();
+    for (Partition p : registry.partitions()) {
+      synchronized (p.lock) {
         for (String id : p.load.expire()) {
-          bookings.dropBooking(id);
+          Bookings.Booking b = bookings.drop(id);
+          if (b != null) {
+            booker.release(p.key.toString(), b.sessionId(), id);
+          }
+          freed.add(new LoadEvent.Freed(p.key, id));
           n++;
         }
         p.expire();
       }
-      if (affinity != null) {
-        affinity.sweep();
-      }
-      return n;
     }
-  }
-
-  /** Runs {@code f} under the service lock with read access to the partitions (inspection). */
-  <T> T inspect(java.util.function.Function<WorkerRegistry, T> f) {
-    synchronized (lock) {
-      return f.apply(registry);
+    freed.forEach(loadSync::publish);
+    if (affinity != null) {
+      affinity.sweep();
     }
+    return n;
   }
 
   RandomGenerator rng() {
     return rng;
   }
 
-  public int pendingSelections() {
-    synchronized (lock) {
-      return pending.size();
+  /** Runs {@code body}, turning a synchronous throw into a failed stage. */
+  static <T> CompletionStage<T> attempt(Supplier<CompletionStage<T>> body) {
+    try {
+      return body.get();
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
     }
   }
 }

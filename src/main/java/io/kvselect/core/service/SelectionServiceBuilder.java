@@ -1,36 +1,49 @@
 package io.kvselect.core.service;
 
+import io.kvselect.core.catalog.CatalogSync;
 import io.kvselect.core.config.RouterConfig;
 import io.kvselect.core.index.BlockIndex;
 import io.kvselect.core.index.PrefixChainIndex;
+import io.kvselect.core.index.ShardedBlockIndex;
+import io.kvselect.core.load.LoadSync;
+import io.kvselect.core.pending.LocalPendingStore;
+import io.kvselect.core.pending.PendingStore;
+import io.kvselect.core.select.KvCostPolicy;
+import io.kvselect.core.select.SelectionPipeline;
+import io.kvselect.core.select.SelectionPolicy;
+import io.kvselect.core.session.LocalSessionAffinity;
+import io.kvselect.core.session.SessionAffinity;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Random;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
 /**
- * Builds a {@link SelectionService} for embedding in a JVM program without the HTTP server:
- *
- * <pre>{@code
- * SelectionService svc = SelectionService.builder()
- *     .routerConfig(RouterConfig.defaults())
- *     .sessionAffinityTtl(Duration.ofMinutes(10))
- *     .build();
- * svc.upsertWorker(spec);
- * Selection s = svc.select(SelectRequest.of(partition, PromptInput.tokens(tokens)), true);
- * }</pre>
+ * Builds a {@link SelectionService} for embedding in a JVM program without the HTTP server (see
+ * the README's "Embedding" section, which a test compiles and runs). Defaults: Dynamo's router
+ * configuration, no session affinity, a 120 s / 4096-entry / 256 MiB pending cache, the
+ * {@code kv} policy, and single-node (local, immediately complete) session, pending, load and
+ * catalog seams. The cluster plugs its own seams in here.
  */
 public final class SelectionServiceBuilder {
+
+  /** The partition's event index by default: one lock-guarded shard (safe with a writer thread). */
+  public static final Supplier<BlockIndex> DEFAULT_INDEX = () -> new ShardedBlockIndex(1, PrefixChainIndex::new);
 
   private RouterConfig router = RouterConfig.defaults();
   private Duration sessionAffinityTtl;
   private Duration selectionCacheTtl = Duration.ofSeconds(120);
   private int selectionCacheMaxEntries = 4096;
   private long selectionCacheMaxBytes = 256L * 1024 * 1024;
-  private Supplier<BlockIndex> indexFactory = PrefixChainIndex::new;
+  private Supplier<BlockIndex> indexFactory = DEFAULT_INDEX;
   private Clock clock = Clock.systemUTC();
   private RandomGenerator rng = new Random();
+  private SelectionPolicy policy = new KvCostPolicy();
+  private Function<Clock, SessionAffinity> affinity;
+  private LoadSync loadSync = LoadSync.LOCAL;
+  private CatalogSync catalogSync = CatalogSync.LOCAL;
 
   public SelectionServiceBuilder routerConfig(RouterConfig c) {
     this.router = c;
@@ -50,7 +63,10 @@ public final class SelectionServiceBuilder {
     return this;
   }
 
-  /** The event-driven index implementation of each partition. */
+  /**
+   * The event-driven index implementation of each partition. It must be safe for one writer
+   * thread per rank next to concurrent readers ({@link ShardedBlockIndex} is).
+   */
   public SelectionServiceBuilder indexFactory(Supplier<BlockIndex> f) {
     this.indexFactory = f;
     return this;
@@ -61,9 +77,40 @@ public final class SelectionServiceBuilder {
     return this;
   }
 
-  /** The RNG used for tie-breaks, softmax sampling and untracked-reuse hashes (seed it in tests). */
+  /**
+   * The RNG used for tie-breaks, softmax sampling and untracked-reuse hashes (seed it in tests).
+   * It is shared by concurrent selections: pass a thread-safe one (like {@link Random}) unless
+   * calls are serialized.
+   */
   public SelectionServiceBuilder random(RandomGenerator r) {
     this.rng = r;
+    return this;
+  }
+
+  /** The selection policy (score and pick stages); {@code kv} by default. */
+  public SelectionServiceBuilder policy(SelectionPolicy p) {
+    this.policy = p;
+    return this;
+  }
+
+  /**
+   * The session table; by default a {@link LocalSessionAffinity} when a TTL is set. The function
+   * receives the service clock. Only used when a session-affinity TTL is set.
+   */
+  public SelectionServiceBuilder sessionAffinity(Function<Clock, SessionAffinity> f) {
+    this.affinity = f;
+    return this;
+  }
+
+  /** Where booked load steps are published to peers; {@link LoadSync#LOCAL} by default. */
+  public SelectionServiceBuilder loadSync(LoadSync s) {
+    this.loadSync = s;
+    return this;
+  }
+
+  /** Where catalog changes are published to peers; {@link CatalogSync#LOCAL} by default. */
+  public SelectionServiceBuilder catalogSync(CatalogSync s) {
+    this.catalogSync = s;
     return this;
   }
 
@@ -78,7 +125,13 @@ public final class SelectionServiceBuilder {
   }
 
   public SelectionService build() {
-    return new SelectionService(new ServiceSettings(router, sessionAffinityTtl, selectionCacheTtl,
-        selectionCacheMaxEntries, selectionCacheMaxBytes, indexFactory), clock, rng);
+    ServiceSettings settings = new ServiceSettings(router, sessionAffinityTtl, selectionCacheTtl,
+        selectionCacheMaxEntries, selectionCacheMaxBytes, indexFactory);
+    SessionAffinity sessions = sessionAffinityTtl == null ? null
+        : affinity != null ? affinity.apply(clock) : new LocalSessionAffinity(clock, sessionAffinityTtl);
+    PendingStore<PendingKey, PendingSelection> store = new LocalPendingStore<>(clock, selectionCacheTtl,
+        selectionCacheMaxEntries, selectionCacheMaxBytes);
+    return new SelectionService(settings, clock, rng, SelectionPipeline.standard(policy), sessions, store,
+        loadSync, catalogSync);
   }
 }

@@ -1,5 +1,6 @@
 package io.kvselect.core.service;
 
+import io.kvselect.core.catalog.CatalogListener;
 import io.kvselect.core.catalog.Lifecycle;
 import io.kvselect.core.catalog.PartitionKey;
 import io.kvselect.core.catalog.Schedulability;
@@ -12,20 +13,31 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.TreeMap;
-import java.util.function.Consumer;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BiConsumer;
 
 /**
  * The worker catalog and its partitions. A worker id is service-wide: re-registering it in
- * another partition drains it from the old one first. Owned by the {@link SelectionService} lock.
+ * another partition drains it from the old one first.
+ *
+ * <p>Ownership: one catalog writer at a time. {@link #upsert}, {@link #remove} and
+ * {@link #ensurePartition} hold this registry's monitor (the catalog lock) and, while they change
+ * a partition, that partition's lock (lock order: catalog, then partition; nothing takes them the
+ * other way round). The maps are concurrent, so readers ({@link #partition}, {@link #worker},
+ * {@link #list}) never lock; a reader sees each record change whole.
+ *
+ * <p>Rollback: validation ({@link Schedulability}) runs before anything changes. Listeners must
+ * not fail; if one does anyway, the registry restores the previous registration (or removes the
+ * new worker) and rethrows, so a request applies whole or not at all as far as the catalog goes.
  */
 final class WorkerRegistry {
 
   private final ServiceSettings settings;
   private final Clock clock;
-  private final TreeMap<Long, WorkerRecord> workers = new TreeMap<>(Long::compareUnsigned);
-  private final TreeMap<PartitionKey, Partition> partitions = new TreeMap<>();
-  private final List<CatalogListener> listeners = new ArrayList<>();
+  private final ConcurrentSkipListMap<Long, WorkerRecord> workers = new ConcurrentSkipListMap<>(Long::compareUnsigned);
+  private final ConcurrentSkipListMap<PartitionKey, Partition> partitions = new ConcurrentSkipListMap<>();
+  private final List<CatalogListener> listeners = new CopyOnWriteArrayList<>();
 
   WorkerRegistry(ServiceSettings settings, Clock clock) {
     this.settings = settings;
@@ -49,12 +61,10 @@ final class WorkerRegistry {
    * recovery from a peer's dump arrives before the workers are registered); null if it exists
    * with another block size.
    */
-  Partition ensurePartition(PartitionKey key, int blockSize) {
+  synchronized Partition ensurePartition(PartitionKey key, int blockSize) {
     Partition p = partitions.computeIfAbsent(key, k -> new Partition(k, settings, clock));
-    if (p.blockSize == null) {
-      p.blockSize = blockSize;
-    }
-    return p.blockSize == blockSize ? p : null;
+    p.adoptBlockSize(blockSize);
+    return p.members().blockSize() == blockSize ? p : null;
   }
 
   WorkerRecord worker(long id) {
@@ -87,17 +97,46 @@ final class WorkerRegistry {
   /**
    * Inserts or replaces a worker. Ranks the new record no longer has (or all ranks, when it moves
    * partition or stops being schedulable) are dropped from index and load; {@code freed} receives
-   * the ids of reservations that were dropped with them.
+   * (partition, request id) of every reservation dropped with them, while the partition's lock is
+   * held.
    */
-  WorkerRecord upsert(WorkerSpec spec, Consumer<String> freed) {
+  synchronized WorkerRecord upsert(WorkerSpec spec, BiConsumer<Partition, String> freed) {
+    WorkerRecord previous = workers.get(spec.workerId());
+    WorkerRecord record = apply(spec, freed);
+    try {
+      for (CatalogListener l : listeners) {
+        l.workerUpserted(previous != null && previous.spec().partition().equals(spec.partition()) ? previous : null,
+            record);
+      }
+    } catch (RuntimeException e) {
+      if (previous == null) {
+        detach(record, freed, true);
+      } else {
+        WorkerRecord restored = apply(previous.spec(), freed);
+        for (CatalogListener l : listeners) {
+          try {
+            l.workerUpserted(record, restored);
+          } catch (RuntimeException ignored) {
+            // the original failure is the one to report
+          }
+        }
+      }
+      throw e;
+    }
+    return record;
+  }
+
+  /** The catalog and partition changes of an upsert, without listeners. */
+  private WorkerRecord apply(WorkerSpec spec, BiConsumer<Partition, String> freed) {
     WorkerRecord previous = workers.get(spec.workerId());
     if (previous != null && !previous.spec().partition().equals(spec.partition())) {
-      detach(previous, freed);
+      detach(previous, freed, true);
       previous = null;
     }
     Partition p = partitions.computeIfAbsent(spec.partition(), k -> new Partition(k, settings, clock));
-    Integer bs = p.blockSize;
-    Boolean eagle = p.eagle;
+    Partition.Members m = p.members();
+    Integer bs = m.blockSize();
+    Boolean eagle = m.eagle();
     if (previous != null && onlySchedulableMember(p, spec.workerId())) {
       bs = null;
       eagle = null;
@@ -105,20 +144,21 @@ final class WorkerRegistry {
     List<String> reasons = Schedulability.reasons(spec, settings.router(), bs, eagle);
     WorkerRecord record = new WorkerRecord(spec,
         reasons.isEmpty() ? Lifecycle.SCHEDULABLE : Lifecycle.INCOMPLETE, reasons);
-    if (previous != null) {
-      Set<WorkerRank> keep = record.schedulable() ? new HashSet<>(record.ranks()) : Set.of();
-      boolean sizeChanged = bs == null && p.blockSize != null && !p.blockSize.equals(spec.blockSize());
-      for (WorkerRank r : previous.ranks()) {
-        if (sizeChanged || !keep.contains(r)) {
-          p.dropRank(r).forEach(freed);
+    synchronized (p.lock) {
+      if (previous != null) {
+        Set<WorkerRank> keep = record.schedulable() ? new HashSet<>(record.ranks()) : Set.of();
+        boolean sizeChanged = bs == null && m.blockSize() != null && !m.blockSize().equals(spec.blockSize());
+        for (WorkerRank r : previous.ranks()) {
+          if (sizeChanged || !keep.contains(r)) {
+            for (String id : p.dropRank(r)) {
+              freed.accept(p, id);
+            }
+          }
         }
       }
-    }
-    workers.put(spec.workerId(), record);
-    p.workers.put(spec.workerId(), record);
-    p.refresh();
-    for (CatalogListener l : listeners) {
-      l.workerUpserted(previous, record);
+      workers.put(spec.workerId(), record);
+      p.workers.put(spec.workerId(), record);
+      p.refresh();
     }
     return record;
   }
@@ -132,32 +172,52 @@ final class WorkerRegistry {
     return true;
   }
 
+  /**
+   * Applies {@code patch} to the current registration of {@code workerId} and upserts the result
+   * in the same partition, all under the catalog lock (concurrent patches compose).
+   */
+  synchronized WorkerRecord patch(long workerId, java.util.function.UnaryOperator<WorkerSpec> patch,
+      BiConsumer<Partition, String> freed) {
+    WorkerRecord current = workers.get(workerId);
+    if (current == null) {
+      throw SelectionException.notFound("worker " + Long.toUnsignedString(workerId) + " not found");
+    }
+    WorkerSpec next = patch.apply(current.spec());
+    return upsert(next.withPartition(current.spec().modelName(), current.spec().routingGroup()), freed);
+  }
+
   /** Removes a worker; returns its last record with lifecycle {@code unschedulable}. */
-  WorkerRecord remove(long workerId, Consumer<String> freed) {
+  synchronized WorkerRecord remove(long workerId, BiConsumer<Partition, String> freed) {
     WorkerRecord previous = workers.get(workerId);
     if (previous == null) {
       throw SelectionException.notFound("worker " + Long.toUnsignedString(workerId) + " not found");
     }
-    detach(previous, freed);
+    detach(previous, freed, true);
     return previous.withLifecycle(Lifecycle.UNSCHEDULABLE);
   }
 
-  private void detach(WorkerRecord w, Consumer<String> freed) {
+  private void detach(WorkerRecord w, BiConsumer<Partition, String> freed, boolean notify) {
     workers.remove(w.workerId());
     Partition p = partitions.get(w.spec().partition());
     if (p != null) {
-      p.workers.remove(w.workerId());
-      p.primary.clearWorker(w.workerId());
-      for (WorkerRank r : w.ranks()) {
-        p.dropRank(r).forEach(freed);
-      }
-      p.refresh();
-      if (p.workers.isEmpty() && p.load.ranks().isEmpty()) {
-        partitions.remove(p.key);
+      synchronized (p.lock) {
+        p.workers.remove(w.workerId());
+        p.primary.clearWorker(w.workerId());
+        for (WorkerRank r : w.ranks()) {
+          for (String id : p.dropRank(r)) {
+            freed.accept(p, id);
+          }
+        }
+        p.refresh();
+        if (p.workers.isEmpty() && p.load.ranks().isEmpty()) {
+          partitions.remove(p.key);
+        }
       }
     }
-    for (CatalogListener l : listeners) {
-      l.workerRemoved(w);
+    if (notify) {
+      for (CatalogListener l : listeners) {
+        l.workerRemoved(w);
+      }
     }
   }
 }

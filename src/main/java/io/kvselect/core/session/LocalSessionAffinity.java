@@ -10,6 +10,8 @@ import java.util.Iterator;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.Set;
 import java.util.function.Predicate;
 
@@ -17,8 +19,9 @@ import java.util.function.Predicate;
  * {@link SessionAffinity} held in this process: one hash table per partition, each capped at
  * {@code maxEntriesPerPartition} bindings.
  *
- * <p>Threading: every public method synchronizes on this instance; critical sections are short
- * and never call out.
+ * <p>Threading: owns its tables; every operation synchronizes on this instance (a leaf lock:
+ * critical sections are short and never call out), and every returned stage is already
+ * complete.
  *
  * <p>Complexity: {@link #lookup}, {@link #bindAndLease} and {@link #releaseLease} are O(1)
  * expected (a bind into a full table first sweeps that table, O(table)); {@link #sweep} and
@@ -72,7 +75,53 @@ public final class LocalSessionAffinity implements SessionAffinity {
   }
 
   @Override
-  public synchronized Optional<WorkerRank> lookup(String partition, String sessionId) {
+  public CompletionStage<Optional<WorkerRank>> lookup(String partition, String sessionId) {
+    try {
+      return CompletableFuture.completedFuture(lookupNow(partition, sessionId));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  @Override
+  public CompletionStage<WorkerRank> bindAndLease(
+      String partition, String sessionId, WorkerRank expected, WorkerRank target, String leaseId) {
+    try {
+      return CompletableFuture.completedFuture(bindNow(partition, sessionId, expected, target, leaseId));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  @Override
+  public CompletionStage<Void> releaseLease(String partition, String sessionId, String leaseId) {
+    releaseNow(partition, sessionId, leaseId);
+    return CompletableFuture.completedFuture(null);
+  }
+
+  @Override
+  public CompletionStage<Integer> sweep() {
+    return CompletableFuture.completedFuture(sweepNow());
+  }
+
+  @Override
+  public CompletionStage<Void> removeWorker(long workerId) {
+    synchronized (this) {
+      removeAll(b -> b.target.workerId() == workerId);
+    }
+    return CompletableFuture.completedFuture(null);
+  }
+
+  @Override
+  public synchronized int size() {
+    int n = 0;
+    for (Map<String, Binding> table : tables.values()) {
+      n += table.size();
+    }
+    return n;
+  }
+
+  private synchronized Optional<WorkerRank> lookupNow(String partition, String sessionId) {
     SessionAffinity.requireValidSessionId(sessionId);
     Map<String, Binding> table = tables.get(Objects.requireNonNull(partition, "partition"));
     if (table == null) {
@@ -89,37 +138,43 @@ public final class LocalSessionAffinity implements SessionAffinity {
     return Optional.of(b.target);
   }
 
-  @Override
-  public synchronized void bindAndLease(
-      String partition, String sessionId, WorkerRank target, String leaseId) {
+  private synchronized WorkerRank bindNow(
+      String partition, String sessionId, WorkerRank expected, WorkerRank target, String leaseId) {
     Objects.requireNonNull(partition, "partition");
     SessionAffinity.requireValidSessionId(sessionId);
     Objects.requireNonNull(target, "target");
     Objects.requireNonNull(leaseId, "leaseId");
     long now = clock.millis();
-    Map<String, Binding> table = tables.computeIfAbsent(partition, p -> new HashMap<>());
-    Binding b = table.get(sessionId);
+    Map<String, Binding> table = tables.get(partition);
+    Binding b = table == null ? null : table.get(sessionId);
     if (b != null && b.expired(now)) {
       table.remove(sessionId);
       b = null;
     }
+    WorkerRank current = b == null ? null : b.target;
+    if (!Objects.equals(current, expected) && !target.equals(current)) {
+      return current == null ? target : current;
+    }
     if (b == null) {
-      if (table.size() >= maxEntriesPerPartition) {
+      if (table == null) {
+        table = new HashMap<>();
+      } else if (table.size() >= maxEntriesPerPartition) {
         table.values().removeIf(x -> x.expired(now));
-        if (table.size() >= maxEntriesPerPartition) {
-          throw SelectionException.notReady("session affinity table is full");
-        }
       }
+      if (table.size() >= maxEntriesPerPartition) {
+        throw SelectionException.notReady("session affinity table is full");
+      }
+      tables.putIfAbsent(partition, table);
       b = new Binding(target);
       table.put(sessionId, b);
     } else {
       b.target = target;
     }
     b.leases.add(leaseId);
+    return target;
   }
 
-  @Override
-  public synchronized void releaseLease(String partition, String sessionId, String leaseId) {
+  private synchronized void releaseNow(String partition, String sessionId, String leaseId) {
     Map<String, Binding> table = tables.get(partition);
     Binding b = table == null ? null : table.get(sessionId);
     if (b != null && b.leases.remove(leaseId) && b.leases.isEmpty()) {
@@ -127,24 +182,9 @@ public final class LocalSessionAffinity implements SessionAffinity {
     }
   }
 
-  @Override
-  public synchronized int sweep() {
+  private synchronized int sweepNow() {
     long now = clock.millis();
     return removeAll(b -> b.expired(now));
-  }
-
-  @Override
-  public synchronized void removeWorker(long workerId) {
-    removeAll(b -> b.target.workerId() == workerId);
-  }
-
-  @Override
-  public synchronized int size() {
-    int n = 0;
-    for (Map<String, Binding> table : tables.values()) {
-      n += table.size();
-    }
-    return n;
   }
 
   private int removeAll(Predicate<Binding> doomed) {

@@ -4,6 +4,7 @@ import io.kvselect.core.error.SelectionException;
 import io.kvselect.core.index.WorkerRank;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
+import java.util.concurrent.CompletionStage;
 
 /**
  * Session-to-rank bindings, one table per partition (spec §5.5). A booking ({@code
@@ -15,9 +16,12 @@ import java.util.Optional;
  * its last lease is released; an expired binding reads as absent and a new booking re-creates it;
  * a binding always targets a rank the caller booked last.
  *
- * <p>Threading: implementations are safe to call from any thread and each call is atomic, since
- * callers hold different partition locks and {@link #sweep} / {@link #removeWorker} span
- * partitions. A cluster-wide implementation may back this with a distributed map.
+ * <p>This is an asynchronous seam: the local implementation completes every stage before
+ * returning; a cluster-wide one (a distributed map) completes later, on its own threads, and
+ * must never block the caller. Callers compose the stages and never wait on them.
+ *
+ * <p>Threading: implementations are safe to call from any thread and each call is atomic; callers
+ * may hold a partition's lock, so an implementation never calls back into the service.
  */
 public interface SessionAffinity {
 
@@ -27,29 +31,37 @@ public interface SessionAffinity {
   /** Longest accepted session id, in UTF-8 bytes. */
   int MAX_SESSION_ID_BYTES = 256;
 
-  /** The rank the session is bound to; empty if unbound or expired. Never creates a binding. */
-  Optional<WorkerRank> lookup(String partition, String sessionId);
+  /**
+   * The rank the session is bound to; empty if unbound or expired. Never creates a binding.
+   * Completes exceptionally with BAD_REQUEST for an invalid session id.
+   */
+  CompletionStage<Optional<WorkerRank>> lookup(String partition, String sessionId);
 
   /**
-   * Binds the session to {@code target} (creating the binding if absent or expired, re-targeting
-   * it if it points elsewhere; existing leases are kept) and adds lease {@code leaseId}.
-   * Re-adding a held lease is a no-op.
+   * Compare-and-bind: when the session's live binding is {@code expected} (null: unbound or
+   * expired) or already {@code target}, binds it to {@code target} (existing leases are kept) and
+   * adds lease {@code leaseId}; re-adding a held lease is a no-op. Otherwise another booking won
+   * the race: nothing changes and no lease is added. Completes with the binding in effect
+   * afterwards, so the caller booked {@code target} exactly when the result equals it. This is
+   * what makes a new session's first binding atomic when several callers (threads, or nodes of a
+   * cluster) book it at once: exactly one target wins and every caller learns which.
    *
-   * @throws SelectionException BAD_REQUEST for an invalid session id, NOT_READY when a new
-   *     binding would exceed the table's capacity
+   * <p>Completes exceptionally with {@link SelectionException} BAD_REQUEST for an invalid session
+   * id, NOT_READY when a new binding would exceed the table's capacity.
    */
-  void bindAndLease(String partition, String sessionId, WorkerRank target, String leaseId);
+  CompletionStage<WorkerRank> bindAndLease(
+      String partition, String sessionId, WorkerRank expected, WorkerRank target, String leaseId);
 
   /** Releases a lease; unknown sessions or leases are ignored. */
-  void releaseLease(String partition, String sessionId, String leaseId);
+  CompletionStage<Void> releaseLease(String partition, String sessionId, String leaseId);
 
-  /** Removes bindings idle past their TTL; returns how many. */
-  int sweep();
+  /** Removes bindings idle past their TTL; completes with how many. */
+  CompletionStage<Integer> sweep();
 
   /** Drops every binding that targets any rank of {@code workerId}. */
-  void removeWorker(long workerId);
+  CompletionStage<Void> removeWorker(long workerId);
 
-  /** Number of bindings held. */
+  /** Number of bindings this process knows of (a local view; for metrics and tests). */
   int size();
 
   /**

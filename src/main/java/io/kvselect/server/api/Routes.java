@@ -10,6 +10,8 @@ import io.kvselect.server.sync.IndexRecovery;
 import java.util.HashMap;
 import java.util.function.Supplier;
 import java.util.Map;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
 import io.kvselect.core.catalog.WorkerSpec;
 import io.kvselect.core.error.ErrorCode;
 import io.kvselect.core.error.SelectionException;
@@ -47,49 +49,41 @@ final class Routes {
   }
 
   void mount(Router r) {
-    r.post("/workers").handler(ctx -> respond(ctx, 201, WorkerJson.worker(service.upsertWorker(
-        WorkerJson.parse(jsonBody(ctx))))));
+    r.post("/workers").handler(ctx -> reply(ctx, 201, service.upsertWorker(WorkerJson.parse(jsonBody(ctx))),
+        WorkerJson::worker));
     r.get("/workers").handler(ctx -> respond(ctx, 200, WorkerJson.workers(service.listWorkers(
         ctx.queryParams().get("model_name"), ctx.queryParams().get("routing_group")),
         events == null ? null : events.stats(), events)));
     r.patch("/workers/:id").handler(ctx -> {
       byte[] body = jsonBody(ctx);
-      WorkerRecord w = service.patchWorker(workerId(ctx), spec -> WorkerJson.patch(spec, body));
-      respond(ctx, 200, WorkerJson.worker(w));
+      reply(ctx, 200, service.patchWorker(workerId(ctx), spec -> WorkerJson.patch(spec, body)), WorkerJson::worker);
     });
     r.delete("/workers/:id").handler(ctx -> {
       long id = workerId(ctx);
-      byte[] body = WorkerJson.worker(service.deleteWorker(id));
-      if (events == null) {
-        respond(ctx, 200, body);
-        return;
-      }
       // answer only once the worker's listeners are closed and its blocks removed
-      Future.fromCompletionStage(events.settled(id), vertx.getOrCreateContext())
-          .onComplete(ar -> respond(ctx, 200, body));
+      CompletionStage<WorkerRecord> deleted = events == null ? service.deleteWorker(id)
+          : service.deleteWorker(id).thenCompose(w -> events.settled(id).handle((v, e) -> w));
+      reply(ctx, 200, deleted, WorkerJson::worker);
     });
 
     r.post("/select").handler(ctx -> select(ctx, false));
     r.post("/select_and_reserve").handler(ctx -> select(ctx, true));
     r.post("/reservations").handler(ctx -> {
       countReservation(ctx, "reserve");
-      respond(ctx, 201, ResponseJson.reservation(service.reserve(RequestParsers.reservation(jsonBody(ctx)))));
+      reply(ctx, 201, service.reserve(RequestParsers.reservation(jsonBody(ctx))), ResponseJson::reservation);
     });
     r.post("/reservations/:id/prefill_complete").handler(ctx -> {
       countReservation(ctx, "prefill_complete");
-      service.prefillComplete(ctx.pathParam("id"));
-      respond(ctx, 200, ResponseJson.status("ok"));
+      reply(ctx, 200, service.prefillComplete(ctx.pathParam("id")), v -> ResponseJson.status("ok"));
     });
     r.post("/reservations/:id/output_block").handler(ctx -> {
       countReservation(ctx, "output_block");
       Double fraction = decayFraction(ctx);
-      service.outputBlock(ctx.pathParam("id"), fraction);
-      respond(ctx, 200, ResponseJson.status("ok"));
+      reply(ctx, 200, service.outputBlock(ctx.pathParam("id"), fraction), v -> ResponseJson.status("ok"));
     });
     r.delete("/reservations/:id").handler(ctx -> {
       countReservation(ctx, "free");
-      service.free(ctx.pathParam("id"));
-      respond(ctx, 200, ResponseJson.status("ok"));
+      reply(ctx, 200, service.free(ctx.pathParam("id")), v -> ResponseJson.status("ok"));
     });
 
     r.get("/health").handler(ctx -> respond(ctx, 200, ResponseJson.status("ok")));
@@ -135,7 +129,7 @@ final class Routes {
   private void select(RoutingContext ctx, boolean reserve) {
     String kind = reserve ? "select_and_reserve" : "select";
     ctx.addBodyEndHandler(v -> metrics.selection(kind, ctx.response().getStatusCode()));
-    respond(ctx, 200, ResponseJson.selection(service.select(RequestParsers.select(jsonBody(ctx)), reserve)));
+    reply(ctx, 200, service.select(RequestParsers.select(jsonBody(ctx)), reserve), ResponseJson::selection);
   }
 
   private void countReservation(RoutingContext ctx, String op) {
@@ -144,7 +138,7 @@ final class Routes {
 
   private static void replicaSyncDisabled(RoutingContext ctx) {
     jsonBody(ctx);
-    throw SelectionException.conflict("replica sync is disabled (start the node with --replica-sync-port)");
+    throw SelectionException.conflict("replica sync is not available in this version of kvselect");
   }
 
   /** The optional {@code {"decay_fraction": f}} body of output_block; an empty body means none. */
@@ -195,6 +189,28 @@ final class Routes {
     } catch (NumberFormatException e) {
       throw SelectionException.badRequest("invalid worker id in path: " + raw + " (expected an unsigned 64-bit integer)");
     }
+  }
+
+  /**
+   * Answers with {@code body} of the stage's value once it completes, back on the handler's
+   * context (a clustered stage may complete on another thread); a failed stage goes to the
+   * failure handler.
+   */
+  private <T> void reply(RoutingContext ctx, int status, CompletionStage<T> stage, Function<T, byte[]> body) {
+    Future.fromCompletionStage(stage, vertx.getOrCreateContext()).onComplete(ar -> {
+      if (ar.failed()) {
+        ctx.fail(SelectionException.unwrap(ar.cause()));
+        return;
+      }
+      byte[] bytes;
+      try {
+        bytes = body.apply(ar.result());
+      } catch (RuntimeException e) {
+        ctx.fail(e);
+        return;
+      }
+      respond(ctx, status, bytes);
+    });
   }
 
   private static void respond(RoutingContext ctx, int status, byte[] body) {

@@ -7,7 +7,7 @@ import io.kvselect.core.events.KvEventDecoder;
 import io.kvselect.core.events.MalformedEventException;
 import io.kvselect.core.index.BlockIndex;
 import io.kvselect.core.index.WorkerRank;
-import io.kvselect.core.service.CatalogListener;
+import io.kvselect.core.catalog.CatalogListener;
 import io.kvselect.core.service.SelectionService;
 import java.util.ArrayList;
 import java.util.List;

@@ -21,7 +21,7 @@ class LocalSessionAffinityTest {
   private static final WorkerRank W2 = new WorkerRank(2, 1);
 
   private final MutableClock clock = new MutableClock();
-  private final LocalSessionAffinity affinity = new LocalSessionAffinity(clock, TTL);
+  private final SyncAffinity affinity = new SyncAffinity(new LocalSessionAffinity(clock, TTL));
 
   @Test
   void bindingPinsTheSessionWithinItsPartitionOnly() {
@@ -114,7 +114,7 @@ class LocalSessionAffinityTest {
 
   @Test
   void aFullTableRejectsNewSessionsUntilOneExpires() {
-    var small = new LocalSessionAffinity(clock, TTL, 2);
+    var small = new SyncAffinity(new LocalSessionAffinity(clock, TTL, 2));
     small.bindAndLease(P, "s1", W1, "l1");
     small.bindAndLease(P, "s2", W1, "l2");
     SelectionException e =
@@ -155,5 +155,102 @@ class LocalSessionAffinityTest {
       assertThrows(SelectionException.class, () -> affinity.lookup(P, bad));
     }
     assertEquals(2, affinity.size());
+  }
+
+  @Test
+  void compareAndBindLetsExactlyOneFirstBookingWin() {
+    LocalSessionAffinity table = new LocalSessionAffinity(clock, TTL);
+    assertEquals(W1, table.bindAndLease(P, "s1", null, W1, "a").toCompletableFuture().join());
+    assertEquals(W1, table.bindAndLease(P, "s1", null, W2, "b").toCompletableFuture().join(),
+        "a second first-binding loses and learns the winner");
+    table.releaseLease(P, "s1", "a");
+    clock.advance(TTL);
+    assertEquals(Optional.empty(), table.lookup(P, "s1").toCompletableFuture().join(),
+        "the loser added no lease, so the binding expired with the winner's");
+  }
+
+  @Test
+  void compareAndBindRetargetsOnlyFromTheExpectedRank() {
+    LocalSessionAffinity table = new LocalSessionAffinity(clock, TTL);
+    table.bindAndLease(P, "s1", null, W1, "a");
+    WorkerRank w3 = new WorkerRank(3, 0);
+    assertEquals(W1, table.bindAndLease(P, "s1", W2, w3, "b").toCompletableFuture().join());
+    assertEquals(w3, table.bindAndLease(P, "s1", W1, w3, "c").toCompletableFuture().join());
+    assertEquals(w3, table.bindAndLease(P, "s1", null, w3, "d").toCompletableFuture().join(),
+        "binding to the current target succeeds whatever was expected");
+    assertEquals(Optional.of(w3), table.lookup(P, "s1").toCompletableFuture().join());
+  }
+
+  @Test
+  void concurrentFirstBindingsAgreeOnOneRank() throws Exception {
+    LocalSessionAffinity table = new LocalSessionAffinity(clock, TTL);
+    int threads = 4;
+    var pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+    try {
+      for (int round = 0; round < 200; round++) {
+        String session = "s" + round;
+        var start = new java.util.concurrent.CountDownLatch(1);
+        java.util.List<java.util.concurrent.Future<WorkerRank>> results = new java.util.ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+          WorkerRank mine = new WorkerRank(t, 0);
+          String lease = session + "-" + t;
+          results.add(pool.submit(() -> {
+            start.await();
+            return table.bindAndLease(P, session, null, mine, lease).toCompletableFuture().join();
+          }));
+        }
+        start.countDown();
+        java.util.Set<WorkerRank> seen = new java.util.HashSet<>();
+        for (var f : results) {
+          seen.add(f.get(10, java.util.concurrent.TimeUnit.SECONDS));
+        }
+        assertEquals(1, seen.size(), "every caller learns the same winner");
+        assertEquals(Optional.of(seen.iterator().next()), table.lookup(P, session).toCompletableFuture().join());
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /** The table driven synchronously, re-targeting like a booking on another rank does. */
+  private static final class SyncAffinity {
+    private final LocalSessionAffinity table;
+
+    SyncAffinity(LocalSessionAffinity table) {
+      this.table = table;
+    }
+
+    Optional<WorkerRank> lookup(String p, String s) {
+      return join(table.lookup(p, s));
+    }
+
+    void bindAndLease(String p, String s, WorkerRank target, String lease) {
+      WorkerRank current = s == null || s.isEmpty() ? null : join(table.lookup(p, s)).orElse(null);
+      join(table.bindAndLease(p, s, current, target, lease));
+    }
+
+    void releaseLease(String p, String s, String lease) {
+      join(table.releaseLease(p, s, lease));
+    }
+
+    int sweep() {
+      return join(table.sweep());
+    }
+
+    void removeWorker(long id) {
+      join(table.removeWorker(id));
+    }
+
+    int size() {
+      return table.size();
+    }
+
+    private static <T> T join(java.util.concurrent.CompletionStage<T> st) {
+      try {
+        return st.toCompletableFuture().join();
+      } catch (java.util.concurrent.CompletionException e) {
+        throw (RuntimeException) SelectionException.unwrap(e);
+      }
+    }
   }
 }

@@ -1,10 +1,10 @@
-package io.kvselect.core.service;
-
-import io.kvselect.core.catalog.WorkerRecord;
+package io.kvselect.core.catalog;
 
 /**
  * Observes catalog changes, so adapters (KV-event ingestion, replication) can follow the set of
- * workers. Called under the service lock, in order; implementations must only hand off work.
+ * workers. Called by the catalog writer while it holds the catalog lock, in the order changes
+ * are applied (never under a partition lock); implementations must only hand off work and never
+ * call back into the service.
  */
 public interface CatalogListener {
 

@@ -1,0 +1,47 @@
+package io.kvselect.core.select;
+
+import io.kvselect.core.index.WorkerRank;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Function;
+
+/**
+ * The named stages of one selection: filter (each {@link CandidateFilter} in order) -> score and
+ * pick ({@link SelectionPolicy}). The caller supplies how a rank becomes a {@link Candidate}
+ * (its overlap and load, read under the partition's lock), so the stages stay free of state.
+ * Immutable and thread-safe.
+ */
+public final class SelectionPipeline {
+
+  private final List<CandidateFilter> filters;
+  private final SelectionPolicy policy;
+
+  public SelectionPipeline(List<CandidateFilter> filters, SelectionPolicy policy) {
+    this.filters = List.copyOf(filters);
+    this.policy = Objects.requireNonNull(policy, "policy");
+  }
+
+  /** Eligibility, then hard or session target, then {@code policy}. */
+  public static SelectionPipeline standard(SelectionPolicy policy) {
+    return new SelectionPipeline(List.of(new EligibilityFilter(), new TargetFilter()), policy);
+  }
+
+  public SelectionPolicy policy() {
+    return policy;
+  }
+
+  /** The ranks of {@code pool} that pass every filter, in rank order. */
+  public List<WorkerRank> filter(CandidatePool pool, SelectionConstraints constraints) {
+    List<WorkerRank> ranks = pool.ranks();
+    for (CandidateFilter f : filters) {
+      ranks = f.apply(ranks, pool, constraints);
+    }
+    return ranks;
+  }
+
+  /** Scores {@code ranks} (from {@link #filter}) and returns the chosen candidate. */
+  public Candidate choose(List<WorkerRank> ranks, Function<WorkerRank, Candidate> candidate, PolicyContext ctx) {
+    List<Candidate> cands = ranks.stream().map(candidate).toList();
+    return cands.get(policy.choose(cands, ctx));
+  }
+}

@@ -1,0 +1,24 @@
+package io.kvselect.core.select;
+
+import java.util.List;
+
+/**
+ * The score and pick stages of the selection pipeline: given the filtered candidates of one
+ * request, each with its overlap and load, chooses one. Implementations are stateless or own
+ * their state behind their own synchronization (they are called concurrently, one call per
+ * request, under the request's partition lock); a policy never books anything itself.
+ *
+ * <p>The pipeline is {@link CandidateFilter}s, then this; a new policy (the KVC-Router,
+ * round-robin, least-loaded) is a new implementation chosen per partition, not an edit of
+ * {@link KvCostPolicy}.
+ */
+public interface SelectionPolicy {
+
+  /** The policy's configuration name ({@code kv}, ...). */
+  String name();
+
+  /**
+   * The index in {@code candidates} (non-empty, in rank order) of the chosen candidate.
+   */
+  int choose(List<Candidate> candidates, PolicyContext ctx);
+}
