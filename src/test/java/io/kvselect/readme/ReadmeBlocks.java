@@ -31,7 +31,7 @@ final class ReadmeBlocks {
 
   static final Set<String> SHELL = Set.of("bash", "sh", "shell");
   static final Set<String> JAVA = Set.of("java");
-  static final Set<String> DATA = Set.of("text", "json", "yaml", "properties", "xml", "console-output");
+  static final Set<String> DATA = Set.of("text", "json", "yaml", "properties", "xml");
 
   private static final Pattern FENCE = Pattern.compile("^```\\s*(\\S*)\\s*$");
   private static final Pattern NOT_RUN = Pattern.compile("^<!--\\s*not run:(.*?)-->\\s*$");

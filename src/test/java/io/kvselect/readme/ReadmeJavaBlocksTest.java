@@ -16,6 +16,7 @@ import java.net.URI;
 import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -107,7 +108,7 @@ class ReadmeJavaBlocksTest {
   private static void compile(Block b, String className, String source, Path classes) throws Exception {
     JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
     assertNotNull(javac, "no system Java compiler (a JRE without javac runs these tests)");
-    java.nio.file.Files.createDirectories(classes);
+    Files.createDirectories(classes);
     DiagnosticCollector<JavaFileObject> diagnostics = new DiagnosticCollector<>();
     JavaFileObject unit = new SimpleJavaFileObject(
         URI.create("string:///" + className + ".java"), JavaFileObject.Kind.SOURCE) {
