@@ -1,0 +1,14 @@
+# Sourced by the bin/ launchers after they set $root and $name: sets $jar to the fat jar.
+# $KVSELECT_JAR, when set, is used as is and never built (a missing file is an error); otherwise
+# the jar is target/kvselect-*-fat.jar, built with Maven on the first run.
+if [ -n "${KVSELECT_JAR:-}" ]; then
+  jar="$KVSELECT_JAR"
+  [ -f "$jar" ] || { echo "$name: KVSELECT_JAR=$jar does not exist" >&2; exit 1; }
+else
+  jar="$(ls "$root"/target/kvselect-*-fat.jar 2>/dev/null | head -n 1 || true)"
+  if [ -z "$jar" ]; then
+    echo "$name: building the jar (first run)..." >&2
+    (cd "$root" && mvn -B -q package -DskipTests) >&2
+    jar="$(ls "$root"/target/kvselect-*-fat.jar | head -n 1)"
+  fi
+fi
