@@ -49,8 +49,9 @@ public final class ConversationDemo implements Callable<Integer> {
   @Option(names = "--output-tokens", description = "Output tokens asked of the engine per turn (${DEFAULT-VALUE}).")
   int outputTokens = 32;
 
-  @Option(names = "--settle-ms", description = "Pause after each turn so the engine's KV events reach kvselect (${DEFAULT-VALUE}).")
-  long settleMs = 300;
+  @Option(names = "--settle-ms", description = "Longest wait after each turn for kvselect to index the prompt the "
+      + "engine cached, polled on /overlap_scores (${DEFAULT-VALUE}).")
+  long settleMs = 5_000;
 
   @Option(names = "--seed", description = "Token RNG seed (${DEFAULT-VALUE}).")
   long seed = 1;
@@ -99,7 +100,7 @@ public final class ConversationDemo implements Callable<Integer> {
         for (int i = 0; i < outputTokens; i++) {
           h.add(1 + rnd.nextInt(50_000));
         }
-        Thread.sleep(settleMs);
+        awaitIndexed(h.subList(0, row.isl()), row);
       }
     }
     long repeats = rows.stream().filter(r -> r.turn() > 0).count();
@@ -129,6 +130,29 @@ public final class ConversationDemo implements Callable<Integer> {
     return new Turn(conversation, turn, tokens.length, s.get("worker_id").asLong(),
         s.get("overlap").get("longest_matched").asLong(), s.get("effective_prefill_tokens").asLong(),
         g.path("cached_tokens").asLong());
+  }
+
+  /**
+   * Waits (up to {@code --settle-ms}) until kvselect's index shows the served rank holding the
+   * blocks the engine just cached, so the next turn's choice sees them; KV events travel
+   * asynchronously, and a fixed pause is either too short on a busy machine or wasted time.
+   */
+  private void awaitIndexed(List<Integer> prompt, Turn row) throws Exception {
+    int[] tokens = prompt.stream().mapToInt(Integer::intValue).toArray();
+    long deadline = System.nanoTime() + settleMs * 1_000_000L;
+    while (true) {
+      JsonNode r = post(kvselect + "/overlap_scores", Map.of("token_ids", tokens));
+      long want = tokens.length / Math.max(1, r.path("block_size").asLong(1));
+      for (JsonNode w : r.path("workers")) {
+        if (w.path("worker_id").asLong() == row.worker() && w.path("device_blocks").asLong() >= want) {
+          return;
+        }
+      }
+      if (System.nanoTime() >= deadline) {
+        return;
+      }
+      Thread.sleep(20);
+    }
   }
 
   private JsonNode post(String url, Object body) throws Exception {
