@@ -179,6 +179,32 @@ class SelectionServiceTest {
     assertEquals(3, seen.size());
   }
 
+  @Test
+  void aFailingCatalogStepRollsTheRegistrationBack() {
+    SelectionService svc = service(null);
+    java.util.concurrent.atomic.AtomicBoolean fail = new java.util.concurrent.atomic.AtomicBoolean();
+    svc.addCatalogListener(new io.kvselect.core.catalog.CatalogListener() {
+      @Override
+      public void workerUpserted(io.kvselect.core.catalog.WorkerRecord previous, io.kvselect.core.catalog.WorkerRecord current) {
+        if (fail.get()) {
+          throw new IllegalStateException("listener refused " + current.workerId());
+        }
+      }
+    });
+    join(svc.upsertWorker(WorkerSpec.of(1, "http://w1", 4)));
+    join(svc.select(req("a", 1, 2, 3, 4), true));
+    fail.set(true);
+
+    assertThrows(IllegalStateException.class, () -> join(svc.upsertWorker(WorkerSpec.of(2, "http://w2", 4))));
+    assertEquals(null, svc.worker(2), "a new worker whose registration failed is not stored");
+    assertEquals(1, svc.listWorkers(null, null).size());
+
+    assertThrows(IllegalStateException.class, () -> join(svc.upsertWorker(WorkerSpec.of(1, "http://moved", 4))));
+    assertEquals("http://w1", svc.worker(1).spec().endpoint(), "a replaced worker keeps its previous registration");
+    fail.set(false);
+    assertEquals(1, join(svc.select(req(null, 1, 2, 3, 4), false)).workerId(), "and stays schedulable");
+  }
+
   /** Waits for a stage of the embedded API (complete on return here), rethrowing its failure. */
   static <T> T join(java.util.concurrent.CompletionStage<T> st) {
     try {
