@@ -119,7 +119,12 @@ class KvHintExternalHashesTest {
       assertEquals(200, r.status(), r.raw());
       JsonNode hint = r.body().get("kv_hint");
       assertNotNull(hint, r.raw());
-      JsonNode payload = hint.get("actions").get(0).get("payload");
+      assertEquals("0.1", hint.get("protocol_version").asText());
+      assertEquals("h-1", hint.get("message_id").asText());
+      JsonNode action = hint.get("actions").get(0);
+      assertEquals("kv.fetch", action.get("action_type").asText());
+      assertEquals("1.0", action.get("action_version").asText());
+      JsonNode payload = action.get("payload");
       assertEquals("tcp://worker-1:5600", payload.get("source_control_endpoint").asText());
       JsonNode hashes = payload.get("block_hashes");
       List<BigInteger> got = new ArrayList<>();
@@ -133,6 +138,10 @@ class KvHintExternalHashesTest {
       }
       assertNotEquals(r.body().get("sequence_hashes").get(0), hashes.get(0),
           "the router's own hash of block 0 differs from the engine's");
+      NodeHarness.Reply query = n.post("/select", "{\"pinned_worker\":{\"worker_id\":2,\"dp_rank\":0},"
+          + tokenJson(prompt) + "}");
+      assertEquals(200, query.status(), query.raw());
+      assertNull(query.body().get("kv_hint"), "a query-only select carries no hint");
     }
   }
 
