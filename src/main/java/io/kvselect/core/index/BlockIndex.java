@@ -6,8 +6,10 @@ import java.util.List;
  * Which KV-cache blocks every worker rank holds, per storage tier, for one partition (one
  * block size). Blocks are identified two ways: the {@code localHash} (the router's own hash of the
  * block's tokens, see {@code io.kvselect.core.hash}) on which prefix matching runs, and the
- * engine's opaque {@code externalHash}, used only to find a block's parent on store and the block
- * itself on removal. Hashes are unsigned 64-bit values carried in {@code long}s.
+ * engine's opaque {@code externalHash}, used to find a block's parent on store and the block itself
+ * on removal, and reported back by {@link #externalHashes} so that another engine can ask the
+ * holder for its blocks by the holder's own names. Hashes are unsigned 64-bit values carried in
+ * {@code long}s.
  *
  * <p>Threading: implementations are not thread-safe unless they say otherwise; the owner
  * serializes every call.
@@ -42,6 +44,17 @@ public interface BlockIndex {
    * order) that it holds on the device tier, plus the lower-tier extensions.
    */
   OverlapScores findMatches(long[] localHashes);
+
+  /**
+   * The external hashes under which {@code rank} stored the leading blocks of
+   * {@code localHashes} (a query's complete blocks in order) on the device tier: entry {@code i}
+   * is the hash the rank stored for query block {@code i}. At most {@code depth} entries, ending
+   * before the first block the rank does not hold on the device tier, so the length never exceeds
+   * the rank's device depth in {@link #findMatches}. Empty for an unknown rank or
+   * {@code depth <= 0}. When the rank stored one block under two external hashes, either may be
+   * returned.
+   */
+  long[] externalHashes(WorkerRank rank, long[] localHashes, int depth);
 
   /** Number of indexed (rank, tier, block) entries. */
   long size();

@@ -4,8 +4,9 @@ import io.kvselect.core.hash.BlockHasher;
 import java.util.Arrays;
 
 /**
- * {@link PrefixChainIndex#findMatches}: the walk over a query's chain hashes and the per-rank
- * depth computation, with the scratch buffers they reuse between calls.
+ * {@link PrefixChainIndex#findMatches} and {@link PrefixChainIndex#externalHashes}: the walk over
+ * a query's chain hashes, the per-rank depth computation and the external hashes of one rank's
+ * path, with the scratch buffers they reuse between calls.
  *
  * <p>Device depth: a bitset of active slots is intersected with each path node's device set; a
  * slot dropped at level {@code i} scores {@code i}. Lower tiers, in order host, disk, external:
@@ -41,7 +42,7 @@ final class ChainQuery {
    */
   OverlapScores find(long[] q, ChainNodes nodes, int slotLimit, boolean[] lowerTiers,
       RankSlots slots) {
-    int k = walk(q, nodes);
+    int k = walk(q, q.length, nodes);
     if (k == 0) {
       return OverlapScores.EMPTY;
     }
@@ -55,6 +56,22 @@ final class ChainQuery {
       }
     }
     return collect(slotLimit, slots);
+  }
+
+  /**
+   * The external hashes under which {@code entries}' rank stored the leading blocks of
+   * {@code q[0 .. n)} on the device tier: entry {@code i} names path node {@code i}, up to the
+   * first node the rank does not hold. O(n) hashes and probes; allocates the result only.
+   */
+  long[] externalHashes(long[] q, int n, ChainNodes nodes, RankEntries entries) {
+    int k = walk(q, n, nodes);
+    long[] out = new long[k];
+    int i = 0;
+    while (i < k && nodes.has(path[i], 0, entries.slot)
+        && entries.deviceExternal(path[i], nodes, out, i)) {
+      i++;
+    }
+    return i == k ? out : Arrays.copyOf(out, i);
   }
 
   private void ensureSlots(int slotLimit) {
@@ -75,14 +92,13 @@ final class ChainQuery {
   }
 
   /**
-   * Fills {@code path} with the node ids of the longest stored prefix of {@code q}; returns its
-   * length. Works in chunks of {@link #CHUNK} levels: hash the chunk, probe every level, then check
+   * Fills {@code path} with the node ids of the longest stored prefix of {@code q[0 .. n)};
+   * returns its length. Works in chunks of {@link #CHUNK} levels: hash the chunk, probe every level, then check
    * them in order. The probes of a chunk do not depend on each other, so their cache misses
    * overlap instead of queueing behind one another; a chunk past the first miss costs at most
    * {@code CHUNK - 1} wasted probes.
    */
-  private int walk(long[] q, ChainNodes nodes) {
-    int n = q.length;
+  private int walk(long[] q, int n, ChainNodes nodes) {
     if (path.length < n) {
       path = new int[n];
       hashes = new long[n];

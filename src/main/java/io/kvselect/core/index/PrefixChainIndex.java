@@ -27,14 +27,15 @@ import java.util.Map;
  * along the path; removed middle blocks cut the depth even though removal does not cascade. The
  * result is slot-indexed ({@link OverlapScores}), built without a map. Cost: O(q) chain hashes and
  * probes plus O(q * W + m), W = ranks / 64 and m = members of small sets on the path.
+ * {@link #externalHashes} walks the same path and names each node by the rank's external hash.
  *
  * <p><b>Stores.</b> The parent is looked up in the rank's map of the same tier, then of the tiers
  * above it (a host block may extend a device block, never the reverse). Cost O(blocks) expected;
  * no allocation per block beyond amortized array and table growth.
  *
  * <p><b>Memory.</b> About 28 bytes per node plus 4-8 per table slot, and per (rank, tier, block)
- * 4-10 bytes when the external hash is the public sequence hash, 16-32 otherwise (see
- * {@link RankEntries}).
+ * 4-10 bytes when the external hash is the public sequence hash, 16-32 otherwise plus 13-27 on
+ * the device tier, which also maps nodes back to those external hashes (see {@link RankEntries}).
  *
  * <p><b>Threading.</b> Not thread-safe: a single owner thread serializes every call, queries
  * included (queries reuse scratch buffers of the instance). Results are immutable.
@@ -45,6 +46,7 @@ import java.util.Map;
 public final class PrefixChainIndex implements BlockIndex {
 
   private static final int TIERS = StorageTier.values().length;
+  private static final long[] NO_HASHES = new long[0];
 
   private final ChainNodes nodes = new ChainNodes();
   private final ChainQuery query = new ChainQuery();
@@ -162,6 +164,22 @@ public final class PrefixChainIndex implements BlockIndex {
       lowerTiers[t] = tierMembers[t] > 0;
     }
     return query.find(localHashes, nodes, slotLimit, lowerTiers, snapshot);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Walks the query's chain as {@link #findMatches} does, then reads the rank's name of each
+   * path node ({@link RankEntries#deviceExternal}). O(min(depth, q)) hashes and probes.
+   */
+  @Override
+  public long[] externalHashes(WorkerRank rank, long[] localHashes, int depth) {
+    RankEntries entries = ranks.get(rank);
+    int n = Math.min(depth, localHashes.length);
+    if (entries == null || n <= 0) {
+      return NO_HASHES;
+    }
+    return query.externalHashes(localHashes, n, nodes, entries);
   }
 
   @Override

@@ -130,6 +130,18 @@ public final class ShardedBlockIndex implements BlockIndex {
     return single == null ? OverlapScores.EMPTY : single;
   }
 
+  /** Reads the rank's shard under its read lock. */
+  @Override
+  public long[] externalHashes(WorkerRank rank, long[] localHashes, int depth) {
+    int s = shardOf(rank);
+    locks[s].readLock().lock();
+    try {
+      return shards[s].externalHashes(rank, localHashes, depth);
+    } finally {
+      locks[s].readLock().unlock();
+    }
+  }
+
   @Override
   public long size() {
     long n = 0;

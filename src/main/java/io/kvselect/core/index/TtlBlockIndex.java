@@ -133,6 +133,19 @@ public final class TtlBlockIndex implements BlockIndex {
     return index.findMatches(localHashes);
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>After dropping expired entries. Entries made by {@link #record} carry the router's own
+   * sequence hashes, since a booking knows no engine hash, so for them this returns those; entries
+   * made by {@link #store} return the external hashes given there.
+   */
+  @Override
+  public long[] externalHashes(WorkerRank rank, long[] localHashes, int depth) {
+    expire();
+    return index.externalHashes(rank, localHashes, depth);
+  }
+
   @Override
   public long size() {
     expire();

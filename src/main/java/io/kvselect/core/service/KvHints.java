@@ -2,13 +2,15 @@ package io.kvselect.core.service;
 
 import io.kvselect.core.catalog.WorkerRecord;
 import io.kvselect.core.config.RouterConfig;
-import java.util.Arrays;
+import io.kvselect.core.index.WorkerRank;
 
 /**
  * Router hints: when another worker of the chosen worker's {@code router_hint_worker_type} holds
  * a longer device prefix and advertises a source control endpoint for that rank, the booking
- * response carries a {@code kv.fetch} hint pointing at it. Only with an event-driven primary index
- * (no hints from approximate state), never for workers fed by a state agent.
+ * response carries a {@code kv.fetch} hint pointing at it, naming the blocks by the external hashes
+ * the source's rank published for them (from the primary index). Only with an event-driven primary
+ * index (no hints from approximate state), never for workers fed by a state agent, and only when
+ * the source published more leading blocks than the chosen worker is known to hold.
  */
 final class KvHints {
 
@@ -25,6 +27,7 @@ final class KvHints {
     int chosenDepth = c.overlap().of(c.rank()).device();
     int[] bestDepth = {chosenDepth};
     String[] bestEndpoint = {null};
+    WorkerRank[] bestRank = {null};
     c.overlap().forEach((r, o) -> {
       int depth = o.device();
       if (depth <= bestDepth[0] || r.workerId() == chosen.workerId()) {
@@ -39,12 +42,16 @@ final class KvHints {
       if (endpoint != null) {
         bestDepth[0] = depth;
         bestEndpoint[0] = endpoint;
+        bestRank[0] = r;
       }
     });
     if (bestEndpoint[0] == null) {
       return null;
     }
-    long[] hashes = Arrays.copyOf(np.sequenceHashes(), Math.min(bestDepth[0], np.sequenceHashes().length));
+    long[] hashes = p.primary.externalHashes(bestRank[0], np.blockHashes(), bestDepth[0]);
+    if (hashes.length <= chosenDepth) {
+      return null;
+    }
     return new KvHint(selectionId, bestEndpoint[0], hashes);
   }
 }

@@ -30,7 +30,8 @@ import java.util.TreeMap;
 
 /**
  * Writes response bodies with Jackson's streaming generator (no intermediate trees). Field names
- * and shapes follow Dynamo's selection service; u64 ids are written unsigned, hashes as signed i64.
+ * and shapes follow Dynamo's selection service; u64 ids and engine (external) hashes are written
+ * unsigned, the router's sequence hashes as signed i64.
  */
 final class ResponseJson {
 
@@ -75,6 +76,19 @@ final class ResponseJson {
     } else {
       g.writeNumber(new java.math.BigInteger(Long.toUnsignedString(v)));
     }
+  }
+
+  /** An array of u64 values as JSON numbers, those above {@code Long.MAX_VALUE} unsigned. */
+  private static void u64Array(JsonGenerator g, String name, long[] values) throws IOException {
+    g.writeArrayFieldStart(name);
+    for (long v : values) {
+      if (v >= 0) {
+        g.writeNumber(v);
+      } else {
+        g.writeNumber(new java.math.BigInteger(Long.toUnsignedString(v)));
+      }
+    }
+    g.writeEndArray();
   }
 
   private static void hashes(JsonGenerator g, String name, long[] values) throws IOException {
@@ -153,7 +167,7 @@ final class ResponseJson {
     g.writeStringField("action_version", "1.0");
     g.writeObjectFieldStart("payload");
     g.writeStringField("source_control_endpoint", h.sourceControlEndpoint());
-    hashes(g, "block_hashes", h.blockHashes());
+    u64Array(g, "block_hashes", h.blockHashes());
     g.writeEndObject();
     g.writeEndObject();
     g.writeEndArray();

@@ -1,9 +1,11 @@
 package io.kvselect.core.index;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -279,6 +281,96 @@ abstract class BlockIndexContract {
       int expected = r == 5 ? 1 : 1 + r % 7;
       assertEquals(expected, s.of(new WorkerRank(r, 0)).device(), "rank " + r);
     }
+  }
+
+  @Test
+  void externalHashesAreTheRanksOwnNamesOfTheMatchedBlocks() {
+    BlockIndex idx = newIndex();
+    long[] local = {1, 2, 3};
+    long[] router = io.kvselect.core.hash.BlockHasher.sequenceHashes(local);
+    long[] bigU64 = {0x8000000000000000L, 0xFFFFFFFFFFFFFFFFL, 0xC0FFEE0000000001L};
+    assertTrue(storeRoot(idx, A, StorageTier.DEVICE, local));
+    assertTrue(idx.store(B, StorageTier.DEVICE, false, 0, bigU64, local));
+    assertTrue(idx.store(A1, StorageTier.DEVICE, false, 0, router, local));
+    long[] query = q(1, 2, 3, 4);
+    assertArrayEquals(ext(1, 2, 3), idx.externalHashes(A, query, 10));
+    assertArrayEquals(bigU64, idx.externalHashes(B, query, 10));
+    assertArrayEquals(router, idx.externalHashes(A1, query, 10));
+    for (WorkerRank r : List.of(A, B, A1)) {
+      assertEquals(idx.findMatches(query).of(r).device(), idx.externalHashes(r, query, 10).length);
+    }
+  }
+
+  @Test
+  void externalHashesStopAtTheDepthTheQueryAndTheFirstMissingBlock() {
+    BlockIndex idx = newIndex();
+    long[] big = {0x9000000000000001L, 0x9000000000000002L, 0x9000000000000003L, 0x9000000000000004L};
+    idx.store(A, StorageTier.DEVICE, false, 0, big, q(1, 2, 3, 4));
+    long[] query = q(1, 2, 3, 4);
+    assertArrayEquals(Arrays.copyOf(big, 2), idx.externalHashes(A, query, 2));
+    assertArrayEquals(Arrays.copyOf(big, 1), idx.externalHashes(A, query, 1));
+    assertArrayEquals(new long[0], idx.externalHashes(A, query, 0));
+    assertArrayEquals(new long[0], idx.externalHashes(A, query, -1));
+    assertArrayEquals(Arrays.copyOf(big, 2), idx.externalHashes(A, q(1, 2), 4));
+    assertArrayEquals(Arrays.copyOf(big, 2), idx.externalHashes(A, q(1, 2, 9, 4), 4));
+    assertArrayEquals(new long[0], idx.externalHashes(A, q(2, 3), 4));
+    assertArrayEquals(new long[0], idx.externalHashes(A, q(), 4));
+    assertArrayEquals(new long[0], idx.externalHashes(B, query, 4));
+    idx.remove(A, StorageTier.DEVICE, new long[] {big[2]});
+    assertArrayEquals(Arrays.copyOf(big, 2), idx.externalHashes(A, query, 4));
+    idx.remove(A, StorageTier.DEVICE, new long[] {big[0]});
+    assertArrayEquals(new long[0], idx.externalHashes(A, query, 4));
+  }
+
+  @Test
+  void externalHashesOfAPrefixSharedWithAnotherRankAndExtendedFromAParent() {
+    BlockIndex idx = newIndex();
+    storeRoot(idx, B, StorageTier.DEVICE, 1, 2, 3, 4);
+    storeRoot(idx, A, StorageTier.DEVICE, 1, 2);
+    assertArrayEquals(ext(1, 2), idx.externalHashes(A, q(1, 2, 3, 4), 4));
+    assertTrue(storeAfter(idx, A, StorageTier.DEVICE, 2, 3));
+    assertArrayEquals(ext(1, 2, 3), idx.externalHashes(A, q(1, 2, 3, 4), 4));
+    assertArrayEquals(ext(1, 2, 3, 4), idx.externalHashes(B, q(1, 2, 3, 4), 4));
+  }
+
+  @Test
+  void externalHashesCoverTheDeviceTierOnly() {
+    BlockIndex idx = newIndex();
+    storeRoot(idx, A, StorageTier.DEVICE, 11, 12);
+    assertTrue(storeAfter(idx, A, StorageTier.HOST_PINNED, 12, 13));
+    storeRoot(idx, B, StorageTier.HOST_PINNED, 11, 12, 13);
+    assertArrayEquals(ext(11, 12), idx.externalHashes(A, q(11, 12, 13), 3));
+    assertArrayEquals(new long[0], idx.externalHashes(B, q(11, 12, 13), 3));
+  }
+
+  @Test
+  void externalHashesFollowARestoreUnderAnotherName() {
+    BlockIndex idx = newIndex();
+    long[] local = {5, 6};
+    long[] router = io.kvselect.core.hash.BlockHasher.sequenceHashes(local);
+    long[] opaque = {0xA000000000000005L, 0xA000000000000006L};
+    idx.store(A, StorageTier.DEVICE, false, 0, router, local);
+    idx.remove(A, StorageTier.DEVICE, router);
+    idx.store(A, StorageTier.DEVICE, false, 0, opaque, local);
+    assertArrayEquals(opaque, idx.externalHashes(A, local, 2));
+    idx.remove(A, StorageTier.DEVICE, opaque);
+    assertArrayEquals(new long[0], idx.externalHashes(A, local, 2));
+    idx.store(A, StorageTier.DEVICE, false, 0, router, local);
+    assertArrayEquals(router, idx.externalHashes(A, local, 2));
+  }
+
+  @Test
+  void externalHashesOfARemovedRankOrWorkerAreEmpty() {
+    BlockIndex idx = newIndex();
+    storeRoot(idx, A, StorageTier.DEVICE, 1, 2);
+    storeRoot(idx, A1, StorageTier.DEVICE, 1, 2);
+    storeRoot(idx, B, StorageTier.DEVICE, 1, 2);
+    idx.removeRank(A);
+    assertArrayEquals(new long[0], idx.externalHashes(A, q(1, 2), 2));
+    assertArrayEquals(ext(1, 2), idx.externalHashes(A1, q(1, 2), 2));
+    idx.clearWorker(1);
+    assertArrayEquals(new long[0], idx.externalHashes(A1, q(1, 2), 2));
+    assertArrayEquals(ext(1, 2), idx.externalHashes(B, q(1, 2), 2));
   }
 
   static void replayInto(BlockIndex target, List<StoredBlock> dump) {
