@@ -31,7 +31,12 @@ public final class KvselectNode {
     this.main = main;
   }
 
-  /** Builds the service described by {@code s}. */
+  /**
+   * Builds the service described by {@code s}. Every partition's event index is a
+   * {@link ShardedBlockIndex} of {@code threads} shards (one with {@code --threads 1}): the
+   * KV-event threads write it while selections read it, so even a single shard sits behind its
+   * lock.
+   */
   public static SelectionService service(NodeSettings s) {
     ServiceSettings settings = new ServiceSettings(
         s.router(),
@@ -39,9 +44,7 @@ public final class KvselectNode {
         Duration.ofNanos((long) (s.selectionCacheTtlSecs() * 1e9)),
         s.selectionCacheMaxEntries(),
         s.selectionCacheMaxBytes(),
-        s.threads() > 1
-            ? () -> new ShardedBlockIndex(s.threads(), PrefixChainIndex::new)
-            : PrefixChainIndex::new);
+        () -> new ShardedBlockIndex(s.threads(), PrefixChainIndex::new));
     return SelectionService.builder().settings(settings).build();
   }
 
