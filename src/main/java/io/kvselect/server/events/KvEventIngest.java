@@ -67,7 +67,7 @@ public final class KvEventIngest implements AutoCloseable {
     this.context = ZMQ.context(options.ioThreads());
     this.replays = new ReplayLoop(context, options);
     this.loops = IntStream.range(0, options.pollerThreads())
-        .mapToObj(i -> new PollerLoop(i, context, options, sink, replays, clock))
+        .mapToObj(i -> new PollerLoop(i, context, options, replays, clock))
         .toArray(PollerLoop[]::new);
     replays.start();
     for (PollerLoop loop : loops) {

@@ -45,7 +45,6 @@ final class PollerLoop implements Runnable {
 
   private final ZMQ.Context context;
   private final KvEventIngestOptions options;
-  private final BatchSink sink;
   private final ReplayLoop replays;
   private final Clock clock;
   private final Thread thread;
@@ -59,11 +58,10 @@ final class PollerLoop implements Runnable {
   private final Set<RankSession> waiting = new LinkedHashSet<>();
   private ZMQ.Poller poller;
 
-  PollerLoop(int index, ZMQ.Context context, KvEventIngestOptions options, BatchSink sink,
-      ReplayLoop replays, Clock clock) {
+  PollerLoop(int index, ZMQ.Context context, KvEventIngestOptions options, ReplayLoop replays,
+      Clock clock) {
     this.context = context;
     this.options = options;
-    this.sink = sink;
     this.replays = replays;
     this.clock = clock;
     this.thread = new Thread(this, "kvselect-zmq-" + index);
