@@ -5,12 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvselect.core.events.BlockRemoved;
 import io.kvselect.core.events.BlockStored;
 import io.kvselect.core.events.KvEvent;
-import io.kvselect.core.events.KvEventBatch;
-import io.kvselect.core.hash.BlockHasher;
 import io.kvselect.core.index.BlockIndex;
 import io.kvselect.core.index.OverlapScores;
 import io.kvselect.core.index.PrefixChainIndex;
@@ -19,18 +16,10 @@ import io.kvselect.core.index.StorageTier;
 import io.kvselect.core.index.StoredBlock;
 import io.kvselect.core.index.WorkerRank;
 import io.kvselect.core.service.SelectionService;
-import io.kvselect.server.KvselectNode;
-import io.kvselect.server.config.NodeSettings;
-import io.kvselect.tools.mock.KvEventEncoder;
 import io.kvselect.tools.mock.KvEventPublisher;
 import io.kvselect.tools.mock.ReplayLayout;
-import io.kvselect.tools.mock.WireFormat;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -48,8 +37,7 @@ import org.junit.jupiter.api.Test;
  */
 class ReRegistrationRaceTest {
 
-  private static final ObjectMapper JSON = new ObjectMapper();
-  private static final int BS = 4;
+  private static final int BS = EventNode.BS;
 
   /** Holds the first store after {@link #arm} until {@link #release}; everything else passes. */
   static final class GatedIndex implements BlockIndex {
@@ -115,9 +103,8 @@ class ReRegistrationRaceTest {
     }
   }
 
-  private final HttpClient http = HttpClient.newHttpClient();
   private final GatedIndex gate = new GatedIndex(new ShardedBlockIndex(1, PrefixChainIndex::new));
-  private KvselectNode node;
+  private EventNode node;
   private KvEventPublisher oldEngine;
   private KvEventPublisher newEngine;
 
@@ -130,24 +117,21 @@ class ReRegistrationRaceTest {
       }
     }
     if (node != null) {
-      node.close().toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
+      node.close();
     }
   }
 
   @Test
   void aBatchInFlightFromTheOldEndpointDoesNotSurviveTheReRegistration() throws Exception {
-    NodeSettings s = NodeSettings.parse(
-        new String[] {"--host", "127.0.0.1", "--port", "0", "--threads", "1"}, Map.of());
-    SelectionService service = SelectionService.builder().indexFactory(() -> gate).build();
-    node = KvselectNode.start(s, service, 1).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    node = EventNode.start(1, SelectionService.builder().indexFactory(() -> gate).build());
     oldEngine = engine("old-engine");
     newEngine = engine("new-engine");
     String oldEndpoint = endpoint(oldEngine);
     String newEndpoint = endpoint(newEngine);
-    int[] before = tokens(100, 8);
-    int[] inFlight = tokens(200, 8);
-    int[] later = tokens(300, 8);
-    int[] fresh = tokens(400, 8);
+    int[] before = EventNode.tokens(100, 8);
+    int[] inFlight = EventNode.tokens(200, 8);
+    int[] later = EventNode.tokens(300, 8);
+    int[] fresh = EventNode.tokens(400, 8);
 
     register(oldEndpoint);
     awaitListening(oldEngine);
@@ -184,7 +168,7 @@ class ReRegistrationRaceTest {
   }
 
   private void register(String kvEndpoint) throws Exception {
-    HttpResponse<String> r = send("POST", "/workers", Map.of("worker_id", 1, "endpoint", "http://127.0.0.1:1",
+    HttpResponse<String> r = node.send("POST", "/workers", Map.of("worker_id", 1, "endpoint", "http://127.0.0.1:1",
         "block_size", BS, "kv_events_endpoint", kvEndpoint));
     assertEquals(201, r.statusCode(), r.body());
   }
@@ -193,48 +177,20 @@ class ReRegistrationRaceTest {
   private void awaitListening(KvEventPublisher engine) {
     await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(25)).until(() -> {
       engine.publish(0, batch(new BlockRemoved(new long[] {42}, "GPU", null, null)));
-      JsonNode l = JSON.readTree(send("GET", "/workers", null).body()).get(0).get("kv_events").get("0");
+      JsonNode l = node.listener(1, 0);
       return l != null && l.get("batches").asLong() > 0;
     });
   }
 
   private int depth(int[] prompt) throws Exception {
-    JsonNode r = JSON.readTree(send("POST", "/overlap_scores", Map.of("token_ids", prompt)).body());
-    for (JsonNode w : r.get("workers")) {
-      if (w.get("worker_id").asLong() == 1) {
-        return w.get("device_blocks").asInt();
-      }
-    }
-    return 0;
-  }
-
-  private static int[] tokens(int from, int count) {
-    int[] t = new int[count];
-    for (int i = 0; i < count; i++) {
-      t[i] = from + i;
-    }
-    return t;
+    return node.depths(prompt).getOrDefault("1:0", 0);
   }
 
   private static BlockStored stored(int[] tokens) {
-    long[] chain = BlockHasher.sequenceHashes(BlockHasher.localBlockHashes(tokens, tokens.length, BS,
-        BlockHasher.saltSeed(null, null), false, null));
-    return new BlockStored(chain, false, 0, Arrays.copyOf(tokens, chain.length * BS), BS, "GPU", null, null, null,
-        null, null, null);
+    return EventNode.stored(tokens, 0, tokens.length / BS);
   }
 
   private static byte[] batch(KvEvent... events) {
-    return KvEventEncoder.encode(new KvEventBatch(1.0, List.of(events), 0), WireFormat.MAP);
-  }
-
-  private HttpResponse<String> send(String method, String path, Object body) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.port() + path));
-    if (body != null) {
-      b.header("content-type", "application/json");
-      b.method(method, HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
-    } else {
-      b.method(method, HttpRequest.BodyPublishers.noBody());
-    }
-    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    return EventNode.batch(0, events);
   }
 }
