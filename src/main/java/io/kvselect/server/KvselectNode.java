@@ -31,7 +31,12 @@ public final class KvselectNode {
     this.main = main;
   }
 
-  /** Builds the service described by {@code s}. */
+  /**
+   * Builds the service described by {@code s}. Every partition's event index is a
+   * {@link ShardedBlockIndex} of {@code threads} shards (one with {@code --threads 1}): the
+   * KV-event threads write it while selections read it, so even a single shard sits behind its
+   * lock.
+   */
   public static SelectionService service(NodeSettings s) {
     ServiceSettings settings = new ServiceSettings(
         s.router(),

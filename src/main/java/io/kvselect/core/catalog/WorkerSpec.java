@@ -2,12 +2,17 @@ package io.kvselect.core.catalog;
 
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * A worker registration as supplied to {@code POST /workers} (a full replace). Only
  * {@code workerId} is required; nullable fields are absent. Map keys of
  * {@code kvEventsEndpoints} and {@code routerHintSourceControlEndpoints} are global DP ranks.
- * The compact constructor applies Dynamo's defaults and copies collections immutably.
+ * The compact constructor applies Dynamo's defaults, copies collections immutably and rejects a
+ * malformed KV-event or replay endpoint ({@link EndpointSyntax}) with a 422 naming the field
+ * ({@code kv_events_endpoint}, {@code kv_events_endpoints[<rank>]}, {@code replay_endpoint}), so a
+ * spec that exists is one a listener can be started for. A blank {@code kv_events_endpoint} counts
+ * as absent (a schedulability reason, not a syntax error).
  */
 public record WorkerSpec(
     long workerId,
@@ -41,6 +46,15 @@ public record WorkerSpec(
     topologyDomains = topologyDomains == null ? Map.of() : Map.copyOf(topologyDomains);
     routerHintSourceControlEndpoints =
         routerHintSourceControlEndpoints == null ? Map.of() : Map.copyOf(routerHintSourceControlEndpoints);
+    if (kvEventsEndpoint != null && !kvEventsEndpoint.isBlank()) {
+      EndpointSyntax.require("kv_events_endpoint", kvEventsEndpoint);
+    }
+    for (Map.Entry<Integer, String> e : new TreeMap<>(kvEventsEndpoints).entrySet()) {
+      if (e.getValue() != null && !e.getValue().isBlank()) {
+        EndpointSyntax.require("kv_events_endpoints[" + e.getKey() + "]", e.getValue());
+      }
+    }
+    EndpointSyntax.require("replay_endpoint", replayEndpoint);
   }
 
   /** A minimal spec: the given id in the default partition, everything else absent or default. */

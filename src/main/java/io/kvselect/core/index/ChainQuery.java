@@ -16,7 +16,7 @@ import java.util.Arrays;
  * members of the path's sets; lower tiers are skipped while empty. Allocates the result only:
  * one {@code RankOverlap[slots]} (device-only overlaps are shared instances).
  *
- * <p>Not thread-safe: owned by the index, whose owner thread serializes every call.
+ * <p>Not thread-safe: scratch of one querying thread (the index keeps one per thread).
  */
 final class ChainQuery {
 

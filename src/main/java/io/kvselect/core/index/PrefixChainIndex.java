@@ -37,8 +37,11 @@ import java.util.Map;
  * 4-10 bytes when the external hash is the public sequence hash, 16-32 otherwise plus 13-27 on
  * the device tier, which also maps nodes back to those external hashes (see {@link RankEntries}).
  *
- * <p><b>Threading.</b> Not thread-safe: a single owner thread serializes every call, queries
- * included (queries reuse scratch buffers of the instance). Results are immutable.
+ * <p><b>Threading.</b> One writer at a time, and no reader while it writes (a single owner thread,
+ * or {@link ShardedBlockIndex}'s read-write lock). Queries ({@link #findMatches},
+ * {@link #externalHashes}) may run concurrently with each other: each thread uses its own scratch
+ * buffers, and the rank-name snapshot they build lazily is immutable and published through a
+ * volatile field. Results are immutable.
  *
  * <p><b>Known limitation.</b> A rank holding the same node under two external hashes holds it once;
  * removing either hash removes the membership.
@@ -49,15 +52,15 @@ public final class PrefixChainIndex implements BlockIndex {
   private static final long[] NO_HASHES = new long[0];
 
   private final ChainNodes nodes = new ChainNodes();
-  private final ChainQuery query = new ChainQuery();
+  /** Per-thread query scratch, so concurrent readers never share buffers. */
+  private final ThreadLocal<ChainQuery> query = ThreadLocal.withInitial(ChainQuery::new);
   private final Map<WorkerRank, RankEntries> ranks = new HashMap<>();
   private final IntArrayList freeSlots = new IntArrayList();
   private RankEntries[] bySlot = new RankEntries[64];
-  private RankSlots snapshot;
+  private volatile RankSlots snapshot;
   private int slotLimit;
   private long size;
   private final long[] tierMembers = new long[TIERS];
-  private final boolean[] lowerTiers = new boolean[TIERS];
   private final long[] pair = new long[2];
 
   @Override
@@ -153,17 +156,20 @@ public final class PrefixChainIndex implements BlockIndex {
 
   @Override
   public OverlapScores findMatches(long[] localHashes) {
-    if (snapshot == null) {
+    RankSlots snap = snapshot;
+    if (snap == null) {
       WorkerRank[] names = new WorkerRank[slotLimit];
       for (int s = 0; s < slotLimit; s++) {
         names[s] = bySlot[s] == null ? null : bySlot[s].rank;
       }
-      snapshot = new RankSlots(names);
+      snap = new RankSlots(names);
+      snapshot = snap;
     }
+    boolean[] lowerTiers = new boolean[TIERS];
     for (int t = 1; t < TIERS; t++) {
       lowerTiers[t] = tierMembers[t] > 0;
     }
-    return query.find(localHashes, nodes, slotLimit, lowerTiers, snapshot);
+    return query.get().find(localHashes, nodes, slotLimit, lowerTiers, snap);
   }
 
   /**
@@ -179,7 +185,7 @@ public final class PrefixChainIndex implements BlockIndex {
     if (entries == null || n <= 0) {
       return NO_HASHES;
     }
-    return query.externalHashes(localHashes, n, nodes, entries);
+    return query.get().externalHashes(localHashes, n, nodes, entries);
   }
 
   @Override

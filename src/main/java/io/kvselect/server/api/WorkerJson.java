@@ -187,7 +187,7 @@ final class WorkerJson {
         continue;
       }
       g.writeObjectFieldStart(Integer.toString(r.dpRank()));
-      g.writeStringField("state", st.state().name().toLowerCase(java.util.Locale.ROOT));
+      g.writeStringField("state", st.stateName());
       if (st.lastSeq() >= 0) {
         g.writeNumberField("last_seq", st.lastSeq());
       } else {
@@ -203,6 +203,12 @@ final class WorkerJson {
         g.writeStringField("last_event_at", java.time.Instant.ofEpochMilli(st.lastEventAt()).toString());
       } else {
         g.writeNullField("last_event_at");
+      }
+      g.writeNumberField("retries", st.retries());
+      if (st.lastError() != null) {
+        g.writeStringField("last_error", st.lastError());
+      } else {
+        g.writeNullField("last_error");
       }
       g.writeEndObject();
     }

@@ -1,16 +1,14 @@
 package io.kvselect.server.events;
 
+import io.kvselect.core.catalog.EndpointSyntax;
+import io.kvselect.core.index.ShardedBlockIndex;
 import io.kvselect.core.index.WorkerRank;
 import java.time.Clock;
-import java.util.Arrays;
-import java.util.Comparator;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.IntStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,9 +21,15 @@ import org.zeromq.ZMQ;
  * <p>Threads: a fixed set of {@link KvEventIngestOptions#pollerThreads()} threads named
  * {@code kvselect-zmq-<i>}, each multiplexing the SUB sockets of many ranks with one JeroMQ poller,
  * plus one {@code kvselect-zmq-replay} thread for replay requests, plus the JeroMQ context's I/O
- * threads. The thread count does not grow with the number of ranks. A rank is placed on the
- * least-loaded poller when first subscribed and stays there. Every socket is created, used and
- * closed on its own thread; the public methods only post commands and never block on I/O.
+ * threads. The thread count does not grow with the number of ranks.
+ *
+ * <p>Ownership: a subscription names the index shard its batches are written to, and shard
+ * {@code s} is owned by poller {@code s mod pollerThreads} ({@link #pollerOf}): every socket,
+ * batch, reset, {@code afterClose} action and {@link #execute} task of that shard runs on that one
+ * thread, in the order the commands were posted. So a shard has exactly one writing thread, and a
+ * caller that posts "close rank r, then remove r's blocks, then open r again" gets that order.
+ * Every socket is created, used and closed on its own thread; the public methods only post
+ * commands and never block on I/O.
  *
  * <p>Per rank, live messages {@code [topic][seq 8 B BE][payload]} go through a
  * {@link io.kvselect.core.events.SequenceCursor}: a first batch with seq &gt; 0 or a forward gap
@@ -33,7 +37,9 @@ import org.zeromq.ZMQ;
  * delivered after the replayed ones); a replay that cannot cover the range, a gap without a
  * replay endpoint and a backwards jump (publisher restart) produce {@link BatchSink#onReset}
  * before the next batch. Malformed messages are counted and dropped. The sink's threading
- * contract is described on {@link BatchSink}.
+ * contract is described on {@link BatchSink}. A host that does not resolve, or a publisher that
+ * refuses the connection, is not an error: the rank shows {@link RankStats.State#RETRYING} with
+ * the last error and keeps trying (see {@link PollerLoop}).
  *
  * <p>All public methods are thread-safe and may be called from a Vert.x event loop, except
  * {@link #close()}, which joins the threads (call it from a worker, see
@@ -47,7 +53,7 @@ public final class KvEventIngest implements AutoCloseable {
   private final ZMQ.Context context;
   private final PollerLoop[] loops;
   private final ReplayLoop replays;
-  private final Map<WorkerRank, PollerLoop> placement = new ConcurrentHashMap<>();
+  private final BatchSink sink;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   /** Starts the threads, with the system clock for {@code last_event_at}. */
@@ -57,11 +63,11 @@ public final class KvEventIngest implements AutoCloseable {
 
   /** Starts the threads. */
   public KvEventIngest(KvEventIngestOptions options, BatchSink sink, Clock clock) {
-    Objects.requireNonNull(sink, "sink");
+    this.sink = Objects.requireNonNull(sink, "sink");
     this.context = ZMQ.context(options.ioThreads());
     this.replays = new ReplayLoop(context, options);
     this.loops = IntStream.range(0, options.pollerThreads())
-        .mapToObj(i -> new PollerLoop(i, context, options, sink, replays, clock))
+        .mapToObj(i -> new PollerLoop(i, context, options, replays, clock))
         .toArray(PollerLoop[]::new);
     replays.start();
     for (PollerLoop loop : loops) {
@@ -71,17 +77,31 @@ public final class KvEventIngest implements AutoCloseable {
   }
 
   /**
-   * Subscribes rank {@code rank} to the publisher at {@code endpoint} ({@code tcp://host:port},
-   * {@code ipc://...} or {@code inproc://...}); {@code replayEndpoint} is the engine's ROUTER, or
-   * null when it has none. Subscribing again with the same endpoints keeps the subscription (and
-   * its cursor); with different ones replaces it with a fresh one. Returns at once; the socket is
-   * opened on the rank's poller thread.
-   *
-   * @throws IllegalArgumentException for an endpoint of another scheme
-   * @throws IllegalStateException after {@link #close()}
+   * Subscribes {@code rank} with the sink given at construction, on the shard
+   * {@link ShardedBlockIndex#shardOf}{@code (rank, pollerThreads)}; see
+   * {@link #subscribe(WorkerRank, int, String, String, BatchSink)}.
    */
   public void subscribe(WorkerRank rank, String endpoint, String replayEndpoint) {
+    subscribe(rank, defaultShard(rank), endpoint, replayEndpoint, sink);
+  }
+
+  /**
+   * Subscribes rank {@code rank}, whose blocks live on index shard {@code shard}, to the publisher
+   * at {@code endpoint} ({@code tcp://host:port}, {@code ipc://...} or {@code inproc://...});
+   * {@code replayEndpoint} is the engine's ROUTER, or null when it has none. Batches and resets go
+   * to {@code sink} on the shard's poller thread. Subscribing again with the same endpoints and
+   * sink keeps the subscription (and its cursor); otherwise the old one is closed and a fresh one
+   * opened. A rank is subscribed under one shard at a time: unsubscribe it under the same shard.
+   * Returns at once; the socket is opened on the shard's poller thread, and a host that does not
+   * resolve there is retried, never reported here.
+   *
+   * @throws IllegalArgumentException for a malformed endpoint ({@link EndpointSyntax})
+   * @throws IllegalStateException after {@link #close()}
+   */
+  public void subscribe(WorkerRank rank, int shard, String endpoint, String replayEndpoint,
+      BatchSink sink) {
     Objects.requireNonNull(rank, "rank");
+    Objects.requireNonNull(sink, "sink");
     checkEndpoint(endpoint, "endpoint");
     if (replayEndpoint != null) {
       checkEndpoint(replayEndpoint, "replayEndpoint");
@@ -89,30 +109,45 @@ public final class KvEventIngest implements AutoCloseable {
     if (closed.get()) {
       throw new IllegalStateException("KV-event ingest is closed");
     }
-    placement.compute(rank, (r, current) -> {
-      PollerLoop loop = current != null ? current : leastLoaded();
-      if (current == null) {
-        loop.assigned.incrementAndGet();
-      }
-      loop.subscribe(r, endpoint, replayEndpoint);
-      return loop;
-    });
+    loops[pollerOf(shard)].subscribe(rank, endpoint, replayEndpoint, sink);
+  }
+
+  /** Unsubscribes a rank subscribed with {@link #subscribe(WorkerRank, String, String)}. */
+  public CompletableFuture<Void> unsubscribe(WorkerRank rank) {
+    return unsubscribe(rank, defaultShard(rank), null);
   }
 
   /**
-   * Unsubscribes {@code rank}. The future completes (on the rank's poller thread: chain with the
-   * {@code *Async} methods) once its socket is closed; from then on the sink gets nothing more for
-   * this subscription. Completes at once for a rank that is not subscribed.
+   * Unsubscribes {@code rank} (subscribed under {@code shard}): on the shard's poller thread,
+   * closes its socket, then runs {@code afterClose} (nullable; e.g. removing the rank's blocks, so
+   * that no batch already read can re-add them). The future completes there once both are done;
+   * from then on the sink gets nothing more for this subscription. For a rank that is not
+   * subscribed only {@code afterClose} runs.
    */
-  public CompletableFuture<Void> unsubscribe(WorkerRank rank) {
-    AtomicReference<CompletableFuture<Void>> result =
-        new AtomicReference<>(CompletableFuture.completedFuture(null));
-    placement.computeIfPresent(rank, (r, loop) -> {
-      loop.assigned.decrementAndGet();
-      result.set(loop.unsubscribe(r));
-      return null;
-    });
-    return result.get();
+  public CompletableFuture<Void> unsubscribe(WorkerRank rank, int shard, Runnable afterClose) {
+    return loops[pollerOf(shard)].unsubscribe(rank, afterClose);
+  }
+
+  /**
+   * Runs {@code task} on the poller thread that owns {@code shard}, after the commands posted
+   * before it; false (and the task dropped) once the ingest is closed.
+   */
+  public boolean execute(int shard, Runnable task) {
+    return loops[pollerOf(shard)].post(task);
+  }
+
+  /** Whether the calling thread is the poller that owns {@code shard}. */
+  public boolean isOwnerThread(int shard) {
+    return loops[pollerOf(shard)].isOwnThread();
+  }
+
+  /** The poller ({@code kvselect-zmq-<i>}) that owns index shard {@code shard}. */
+  public int pollerOf(int shard) {
+    return Math.floorMod(shard, loops.length);
+  }
+
+  private int defaultShard(WorkerRank rank) {
+    return ShardedBlockIndex.shardOf(rank, loops.length);
   }
 
   /**
@@ -159,17 +194,11 @@ public final class KvEventIngest implements AutoCloseable {
     }
   }
 
-  private PollerLoop leastLoaded() {
-    return Arrays.stream(loops)
-        .min(Comparator.comparingInt(l -> l.assigned.get()))
-        .orElseThrow();
-  }
-
   private static void checkEndpoint(String endpoint, String name) {
     Objects.requireNonNull(endpoint, name);
-    if (!(endpoint.startsWith("tcp://") || endpoint.startsWith("ipc://")
-        || endpoint.startsWith("inproc://"))) {
-      throw new IllegalArgumentException(name + " must be tcp://, ipc:// or inproc://: " + endpoint);
+    String problem = EndpointSyntax.problem(endpoint);
+    if (problem != null) {
+      throw new IllegalArgumentException(name + ": " + problem);
     }
   }
 }

@@ -1,11 +1,13 @@
 package io.kvselect.server.events;
 
 import java.time.Duration;
+import java.util.Objects;
 
 /**
  * Settings of {@link KvEventIngest}. Immutable; {@code with*} methods return a copy.
  *
- * @param pollerThreads number of {@code kvselect-zmq-<i>} threads sharing the SUB sockets
+ * @param pollerThreads number of {@code kvselect-zmq-<i>} threads sharing the SUB sockets; shard
+ *     {@code s} of the index is owned by poller {@code s mod pollerThreads}
  * @param ioThreads JeroMQ I/O threads of the ingest's context
  * @param rcvHwm receive high-water mark of each SUB socket (messages)
  * @param replayTimeout bound of one replay, from sending the request to the last reply
@@ -13,6 +15,10 @@ import java.time.Duration;
  * @param replayBufferLimit live batches kept per rank while its replay runs; more are dropped
  *     (and recovered through the next gap)
  * @param staleWindow see {@link io.kvselect.core.events.SequenceCursor}
+ * @param retryInitial first delay before a rank whose endpoint could not be connected (a host that
+ *     does not resolve) tries again; doubled after every failure
+ * @param retryMax cap of that delay
+ * @param resolver resolves a {@code tcp://} host before the socket connects
  */
 public record KvEventIngestOptions(
     int pollerThreads,
@@ -21,7 +27,10 @@ public record KvEventIngestOptions(
     Duration replayTimeout,
     int maxConcurrentReplays,
     int replayBufferLimit,
-    int staleWindow) {
+    int staleWindow,
+    Duration retryInitial,
+    Duration retryMax,
+    HostResolver resolver) {
 
   /** Dynamo's socket options (§3.1): reconnect 100 ms .. 5 s, heartbeat 5 s, timeout/TTL 15 s. */
   static final int RECONNECT_IVL_MS = 100;
@@ -45,28 +54,48 @@ public record KvEventIngestOptions(
     if (replayTimeout.isNegative() || replayTimeout.isZero()) {
       throw new IllegalArgumentException("replayTimeout must be positive: " + replayTimeout);
     }
+    if (retryInitial.isNegative() || retryInitial.isZero() || retryMax.compareTo(retryInitial) < 0) {
+      throw new IllegalArgumentException("need 0 < retryInitial <= retryMax: " + retryInitial + ", " + retryMax);
+    }
+    Objects.requireNonNull(resolver, "resolver");
   }
 
-  /** 4 pollers, 1 I/O thread, RCVHWM 100,000, 2 s replays, 64 concurrent, 100,000 buffered. */
+  /**
+   * 4 pollers, 1 I/O thread, RCVHWM 100,000, 2 s replays, 64 concurrent, 100,000 buffered,
+   * connect retries from 100 ms doubling to 5 s (Dynamo's reconnect interval), the system resolver.
+   */
   public static KvEventIngestOptions defaults() {
-    return new KvEventIngestOptions(4, 1, 100_000, Duration.ofSeconds(2), 64, 100_000, 64);
+    return new KvEventIngestOptions(4, 1, 100_000, Duration.ofSeconds(2), 64, 100_000, 64,
+        Duration.ofMillis(RECONNECT_IVL_MS), Duration.ofMillis(RECONNECT_IVL_MAX_MS), HostResolver.SYSTEM);
   }
 
   /** A copy with {@code n} poller threads. */
   public KvEventIngestOptions withPollerThreads(int n) {
     return new KvEventIngestOptions(n, ioThreads, rcvHwm, replayTimeout, maxConcurrentReplays,
-        replayBufferLimit, staleWindow);
+        replayBufferLimit, staleWindow, retryInitial, retryMax, resolver);
   }
 
   /** A copy with another replay timeout. */
   public KvEventIngestOptions withReplayTimeout(Duration timeout) {
     return new KvEventIngestOptions(pollerThreads, ioThreads, rcvHwm, timeout, maxConcurrentReplays,
-        replayBufferLimit, staleWindow);
+        replayBufferLimit, staleWindow, retryInitial, retryMax, resolver);
   }
 
   /** A copy with another per-rank buffer limit during replays. */
   public KvEventIngestOptions withReplayBufferLimit(int limit) {
     return new KvEventIngestOptions(pollerThreads, ioThreads, rcvHwm, replayTimeout,
-        maxConcurrentReplays, limit, staleWindow);
+        maxConcurrentReplays, limit, staleWindow, retryInitial, retryMax, resolver);
+  }
+
+  /** A copy whose connect retries start at {@code initial} and double up to {@code max}. */
+  public KvEventIngestOptions withRetryBackoff(Duration initial, Duration max) {
+    return new KvEventIngestOptions(pollerThreads, ioThreads, rcvHwm, replayTimeout,
+        maxConcurrentReplays, replayBufferLimit, staleWindow, initial, max, resolver);
+  }
+
+  /** A copy with another host resolver. */
+  public KvEventIngestOptions withResolver(HostResolver r) {
+    return new KvEventIngestOptions(pollerThreads, ioThreads, rcvHwm, replayTimeout,
+        maxConcurrentReplays, replayBufferLimit, staleWindow, retryInitial, retryMax, r);
   }
 }

@@ -1,15 +1,13 @@
 package io.kvselect.server.events;
 
 import io.kvselect.core.catalog.WorkerRecord;
-import io.kvselect.core.events.EventApplier;
-import io.kvselect.core.events.KvEventBatch;
-import io.kvselect.core.events.KvEventDecoder;
-import io.kvselect.core.events.MalformedEventException;
 import io.kvselect.core.index.BlockIndex;
+import io.kvselect.core.index.ShardedBlockIndex;
 import io.kvselect.core.index.WorkerRank;
 import io.kvselect.core.catalog.CatalogListener;
 import io.kvselect.core.service.SelectionService;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -17,48 +15,87 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Keeps one KV-event subscription per schedulable worker rank in step with the catalog, and turns
- * delivered payloads into index writes: decode, apply to the partition's event index (rank-sharded,
- * so ingest threads write concurrently), drop the rank's blocks on a reset.
+ * Keeps one KV-event subscription per schedulable worker rank in step with the catalog, each
+ * delivering to a {@link RankWriter} that applies the rank's batches to its partition's event
+ * index.
  *
  * <p>Registration rules (Dynamo's "Worker Restarts"): a rank whose event and replay endpoints are
  * unchanged keeps its listener, watermark and blocks; a changed endpoint gets a fresh listener and
  * loses its blocks; a removed worker's listeners are stopped and its blocks removed.
  *
- * <p>Threading: catalog callbacks run under the service lock and only enqueue socket commands;
- * {@link #onBatch}/{@link #onReset} run on ingest threads, per rank in order.
+ * <p>Ownership: a rank's subscription runs on the poller that owns the rank's index shard
+ * ({@link ShardedBlockIndex#shardOf}, see {@link KvEventIngest}), and every write of the rank's
+ * blocks is made there: its batches, its resets, and the removals the catalog asks for. A retired
+ * rank is handled with one ordered sequence on that thread: close the old socket, then remove the
+ * rank's blocks, then (for a changed endpoint) open the new socket; so a batch the old socket had
+ * already read is applied before the removal and nothing from the old listener survives it.
+ *
+ * <p>Threading: catalog callbacks run on the catalog's thread (one at a time for a worker) and only
+ * post commands; they never throw. {@link #stats} and the counters may be read from any thread.
  */
-public final class KvEventsCoordinator implements CatalogListener, BatchSink {
+public final class KvEventsCoordinator implements CatalogListener {
 
   private static final Logger LOG = LoggerFactory.getLogger(KvEventsCoordinator.class);
 
+  /**
+   * Deliveries for a subscription opened without a writer; the coordinator opens none, so this only
+   * logs.
+   */
+  private static final BatchSink UNBOUND = new BatchSink() {
+    @Override
+    public void onBatch(WorkerRank rank, long seq, byte[] payload) {
+      LOG.warn("batch {} of {} has no writer; dropped", seq, rank);
+    }
+
+    @Override
+    public void onReset(WorkerRank rank, String reason) {
+      LOG.warn("reset of {} has no writer; ignored", rank);
+    }
+  };
+
   /** What a rank's batches are applied to, replaced whenever its registration changes. */
-  record Target(long workerId, BlockIndex index, int blockSize, boolean eagle, int firstRank, int rankCount,
-      Map<Integer, String> endpoints, String replayEndpoint) {
+  record Target(long workerId, BlockIndex index, int blockSize, boolean eagle, int firstRank,
+      int rankCount, Map<Integer, String> endpoints, String replayEndpoint) {
 
     boolean hasRank(int r) {
       return r >= firstRank && r < firstRank + rankCount;
+    }
+
+    /** The index shard of {@code rank}: its {@link ShardedBlockIndex} shard, 0 for an unsharded index. */
+    int shardOf(WorkerRank rank) {
+      return index instanceof ShardedBlockIndex sharded ? sharded.shardOf(rank) : 0;
+    }
+
+    /** Whether rank {@code r}'s listener of {@code this} registration serves {@code other} unchanged. */
+    boolean sameListener(Target other, int r) {
+      return other != null && other.index == index && hasRank(r) && other.hasRank(r)
+          && Objects.equals(endpoints.get(r), other.endpoints.get(r))
+          && Objects.equals(replayEndpoint, other.replayEndpoint);
     }
   }
 
   private final SelectionService service;
   private final KvEventIngest ingest;
+  /** Catalog thread. */
   private final Map<Long, Target> targets = new ConcurrentHashMap<>();
+  /** Put by the catalog thread when a subscription opens; removed by the rank's owner when closed. */
+  private final Map<WorkerRank, RankWriter> writers = new ConcurrentHashMap<>();
   private final Map<Long, CompletableFuture<Void>> stopping = new ConcurrentHashMap<>();
   private final Map<WorkerRank, AtomicLong> malformed = new ConcurrentHashMap<>();
   private final LongAdder appliedBlocks = new LongAdder();
   private final LongAdder batches = new LongAdder();
 
-  /** {@code ingestFactory} builds the transport that delivers to this coordinator. */
-  public KvEventsCoordinator(SelectionService service, java.util.function.Function<BatchSink, KvEventIngest> ingestFactory) {
+  /** {@code ingestFactory} builds the transport; the coordinator subscribes with its own sinks. */
+  public KvEventsCoordinator(SelectionService service, Function<BatchSink, KvEventIngest> ingestFactory) {
     this.service = service;
-    this.ingest = ingestFactory.apply(this);
+    this.ingest = ingestFactory.apply(UNBOUND);
   }
-
 
   @Override
   public void workerUpserted(WorkerRecord previous, WorkerRecord current) {
@@ -68,32 +105,23 @@ public final class KvEventsCoordinator implements CatalogListener, BatchSink {
     if (old != null) {
       for (int i = 0; i < old.rankCount(); i++) {
         int r = old.firstRank() + i;
-        boolean keep = next != null && next.index() == old.index() && next.hasRank(r)
-            && Objects.equals(old.endpoints().get(r), next.endpoints().get(r))
-            && Objects.equals(old.replayEndpoint(), next.replayEndpoint());
-        if (!keep) {
-          WorkerRank rank = new WorkerRank(old.workerId(), r);
-          stops.add(ingest.unsubscribe(rank));
-          old.index().removeRank(rank);
+        if (!old.sameListener(next, r)) {
+          stops.add(retire(old, r));
         }
       }
     }
     if (next == null) {
       targets.remove(current.workerId());
-      trackStops(current.workerId(), stops);
-      return;
-    }
-    targets.put(current.workerId(), next);
-    for (int i = 0; i < next.rankCount(); i++) {
-      int r = next.firstRank() + i;
-      boolean running = old != null && old.index() == next.index() && old.hasRank(r)
-          && Objects.equals(old.endpoints().get(r), next.endpoints().get(r))
-          && Objects.equals(old.replayEndpoint(), next.replayEndpoint());
-      if (!running) {
-        ingest.subscribe(new WorkerRank(next.workerId(), r), next.endpoints().get(r), next.replayEndpoint());
+    } else {
+      targets.put(current.workerId(), next);
+      for (int i = 0; i < next.rankCount(); i++) {
+        int r = next.firstRank() + i;
+        if (!next.sameListener(old, r)) {
+          start(next, r);
+        }
       }
     }
-    trackStops(current.workerId(), stops);
+    track(current.workerId(), stops);
   }
 
   @Override
@@ -104,21 +132,50 @@ public final class KvEventsCoordinator implements CatalogListener, BatchSink {
     }
     List<CompletableFuture<Void>> stops = new ArrayList<>();
     for (int i = 0; i < old.rankCount(); i++) {
-      stops.add(ingest.unsubscribe(new WorkerRank(old.workerId(), old.firstRank() + i)));
+      stops.add(retire(old, old.firstRank() + i));
     }
-    BlockIndex index = old.index();
-    CompletableFuture<Void> all = CompletableFuture.allOf(stops.toArray(CompletableFuture[]::new))
-        .whenComplete((v, e) -> index.clearWorker(removed.workerId()));
-    stopping.put(removed.workerId(), all);
-    all.whenComplete((v, e) -> stopping.remove(removed.workerId(), all));
+    track(removed.workerId(), stops);
   }
 
-  private void trackStops(long workerId, List<CompletableFuture<Void>> stops) {
-    if (!stops.isEmpty()) {
-      CompletableFuture<Void> all = CompletableFuture.allOf(stops.toArray(CompletableFuture[]::new));
-      stopping.put(workerId, all);
-      all.whenComplete((v, e) -> stopping.remove(workerId, all));
+  /**
+   * On rank {@code r}'s owner thread: close its socket, then drop its writer and its blocks. Work
+   * posted there afterwards (a new subscription of the rank) runs after this.
+   */
+  private CompletableFuture<Void> retire(Target old, int r) {
+    WorkerRank rank = new WorkerRank(old.workerId(), r);
+    RankWriter writer = writers.get(rank);
+    return ingest.unsubscribe(rank, old.shardOf(rank), () -> {
+      if (writer != null) {
+        writer.open = false;
+        writers.remove(rank, writer);
+      }
+      if (old.index() != null) {
+        old.index().removeRank(rank);
+      }
+    });
+  }
+
+  private void start(Target next, int r) {
+    WorkerRank rank = new WorkerRank(next.workerId(), r);
+    if (next.index() == null) {
+      return;
     }
+    RankWriter writer = new RankWriter(this, next, rank);
+    writers.put(rank, writer);
+    try {
+      ingest.subscribe(rank, writer.shard, next.endpoints().get(r), next.replayEndpoint(), writer);
+    } catch (RuntimeException e) {
+      LOG.error("rank {}: cannot subscribe to {}", rank, next.endpoints().get(r), e);
+    }
+  }
+
+  private void track(long workerId, List<CompletableFuture<Void>> stops) {
+    if (stops.isEmpty()) {
+      return;
+    }
+    CompletableFuture<Void> all = CompletableFuture.allOf(stops.toArray(CompletableFuture[]::new));
+    CompletableFuture<Void> pending = stopping.merge(workerId, all, CompletableFuture::allOf);
+    pending.whenComplete((v, e) -> stopping.remove(workerId, pending));
   }
 
   /** Completes once every listener stopped for {@code workerId} is closed and its blocks are gone. */
@@ -127,9 +184,40 @@ public final class KvEventsCoordinator implements CatalogListener, BatchSink {
     return f == null ? CompletableFuture.completedFuture(null) : f;
   }
 
+  /**
+   * Runs {@code task} with the current writer of {@code rank} on that rank's owner thread (inline
+   * when already there), provided the writer writes the same index as {@code from} and is still
+   * open when the task runs. False when the rank has no such writer.
+   */
+  boolean onOwner(WorkerRank rank, Target from, Consumer<RankWriter> task) {
+    RankWriter w = writers.get(rank);
+    if (w == null || w.target.index() != from.index()) {
+      return false;
+    }
+    Runnable guarded = () -> {
+      if (w.open) {
+        task.accept(w);
+      }
+    };
+    if (ingest.isOwnerThread(w.shard)) {
+      guarded.run();
+      return true;
+    }
+    return ingest.execute(w.shard, guarded);
+  }
+
+  void countMalformed(WorkerRank rank) {
+    malformed.computeIfAbsent(rank, k -> new AtomicLong()).incrementAndGet();
+  }
+
+  void countApplied(long blocks) {
+    appliedBlocks.add(blocks);
+    batches.increment();
+  }
+
   private Target target(WorkerRecord w) {
     var s = w.spec();
-    Map<Integer, String> endpoints = new java.util.HashMap<>();
+    Map<Integer, String> endpoints = new HashMap<>();
     for (WorkerRank r : w.ranks()) {
       endpoints.put(r.dpRank(), s.kvEventsEndpointFor(r.dpRank()));
     }
@@ -137,43 +225,7 @@ public final class KvEventsCoordinator implements CatalogListener, BatchSink {
         s.dataParallelStartRank(), s.dataParallelSize(), Map.copyOf(endpoints), s.replayEndpoint());
   }
 
-  @Override
-  public void onBatch(WorkerRank rank, long seq, byte[] payload) {
-    Target t = targets.get(rank.workerId());
-    if (t == null || t.index() == null) {
-      return;
-    }
-    KvEventBatch batch;
-    try {
-      batch = KvEventDecoder.decode(payload);
-    } catch (MalformedEventException e) {
-      malformed.computeIfAbsent(rank, k -> new AtomicLong()).incrementAndGet();
-      LOG.debug("dropped malformed batch {} of {}: {}", seq, rank, e.getMessage());
-      return;
-    }
-    WorkerRank target = rank;
-    if (batch.dpRank() != null && batch.dpRank() != rank.dpRank()) {
-      if (!t.hasRank(batch.dpRank())) {
-        malformed.computeIfAbsent(rank, k -> new AtomicLong()).incrementAndGet();
-        return;
-      }
-      target = new WorkerRank(rank.workerId(), batch.dpRank());
-    }
-    var stats = EventApplier.apply(t.index(), target, t.blockSize(), t.eagle(), batch);
-    appliedBlocks.add(stats.storedBlocks() + stats.removedBlocks());
-    batches.increment();
-  }
-
-  @Override
-  public void onReset(WorkerRank rank, String reason) {
-    Target t = targets.get(rank.workerId());
-    if (t != null && t.index() != null) {
-      LOG.info("dropping the blocks of {}: {}", rank, reason);
-      t.index().removeRank(rank);
-    }
-  }
-
-  /** Per-rank listener state with this coordinator's count of undecodable payloads. */
+  /** Per-rank listener state, ordered by rank. */
   public Map<WorkerRank, RankStats> stats() {
     return ingest.stats();
   }

@@ -1,6 +1,8 @@
 package io.kvselect.server.events;
 
+import io.kvselect.core.catalog.EndpointSyntax;
 import io.kvselect.core.index.WorkerRank;
+import java.net.UnknownHostException;
 import java.time.Clock;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
@@ -12,7 +14,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zeromq.SocketType;
@@ -22,7 +23,13 @@ import org.zeromq.ZMQ;
  * One {@code kvselect-zmq-<i>} thread multiplexing the SUB sockets of many ranks on one JeroMQ
  * poller. Other threads talk to it only through {@link #post} (a command queue plus a pipe
  * wakeup registered with the poller), so every socket is created, read and closed on this
- * thread. Batches are handed to the sink from here.
+ * thread, and commands run in the order they were posted, between batches. Batches are handed to
+ * each subscription's sink from here.
+ *
+ * <p>Connecting: a {@code tcp://} host is resolved first; a host that does not resolve, or a
+ * {@code connect} that throws, leaves the rank's session without a socket and retries it from
+ * this loop after a delay doubling from {@code retryInitial} to {@code retryMax}. Nothing of it
+ * reaches the caller of {@code subscribe}.
  *
  * <p>Fairness: each readable socket is read for at most {@value #READ_BUDGET} messages per round;
  * a socket with more is revisited in the next round, which then does not wait in poll.
@@ -33,14 +40,11 @@ final class PollerLoop implements Runnable {
   private static final int READ_BUDGET = 256;
   private static final long IDLE_POLL_MS = 1_000;
 
-  /** Ranks placed on this loop, for balancing (maintained by {@link KvEventIngest}). */
-  final AtomicInteger assigned = new AtomicInteger();
   /** Written by this thread, read by {@code stats()} from any thread. */
   final Map<WorkerRank, RankSession> sessions = new ConcurrentHashMap<>();
 
   private final ZMQ.Context context;
   private final KvEventIngestOptions options;
-  private final BatchSink sink;
   private final ReplayLoop replays;
   private final Clock clock;
   private final Thread thread;
@@ -51,13 +55,13 @@ final class PollerLoop implements Runnable {
   // owned by this thread
   private final Map<ZMQ.Socket, RankSession> bySocket = new IdentityHashMap<>();
   private final Set<RankSession> hot = new LinkedHashSet<>();
+  private final Set<RankSession> waiting = new LinkedHashSet<>();
   private ZMQ.Poller poller;
 
-  PollerLoop(int index, ZMQ.Context context, KvEventIngestOptions options, BatchSink sink,
-      ReplayLoop replays, Clock clock) {
+  PollerLoop(int index, ZMQ.Context context, KvEventIngestOptions options, ReplayLoop replays,
+      Clock clock) {
     this.context = context;
     this.options = options;
-    this.sink = sink;
     this.replays = replays;
     this.clock = clock;
     this.thread = new Thread(this, "kvselect-zmq-" + index);
@@ -84,24 +88,40 @@ final class PollerLoop implements Runnable {
     return true;
   }
 
-  /** Any thread. */
-  void subscribe(WorkerRank rank, String endpoint, String replayEndpoint) {
-    post(() -> open(rank, endpoint, replayEndpoint));
+  /** Any thread: opens (or keeps, when unchanged) the rank's subscription delivering to {@code sink}. */
+  void subscribe(WorkerRank rank, String endpoint, String replayEndpoint, BatchSink sink) {
+    post(() -> open(rank, endpoint, replayEndpoint, sink));
   }
 
-  /** Any thread: completes on this loop once the rank's socket is closed. */
-  CompletableFuture<Void> unsubscribe(WorkerRank rank) {
+  /**
+   * Any thread: closes the rank's socket on this loop, then runs {@code afterClose} (nullable)
+   * there; the future completes after both. Once the loop has stopped, {@code afterClose} runs on
+   * the caller (every socket is closed and nothing is delivered any more).
+   */
+  CompletableFuture<Void> unsubscribe(WorkerRank rank, Runnable afterClose) {
     CompletableFuture<Void> done = new CompletableFuture<>();
     boolean posted = post(() -> {
-      RankSession s = sessions.get(rank);
-      if (s != null && !s.isClosed()) {
-        sessions.remove(rank);
-        closeSession(s);
+      try {
+        RankSession s = sessions.get(rank);
+        if (s != null && !s.isClosed()) {
+          sessions.remove(rank);
+          closeSession(s);
+        }
+        if (afterClose != null) {
+          afterClose.run();
+        }
+      } finally {
+        done.complete(null);
       }
-      done.complete(null);
     });
     if (!posted) {
-      done.complete(null); // stopped: every socket is closed or about to be, nothing is delivered
+      try {
+        if (afterClose != null) {
+          afterClose.run();
+        }
+      } finally {
+        done.complete(null);
+      }
     }
     return done;
   }
@@ -126,9 +146,10 @@ final class PollerLoop implements Runnable {
     try {
       poller.register(wakeup.channel(), ZMQ.Poller.POLLIN);
       while (running) {
-        poller.poll(hot.isEmpty() ? IDLE_POLL_MS : 0);
+        poller.poll(hot.isEmpty() ? pollTimeoutMillis() : 0);
         wakeup.clear();
         runCommands();
+        retryDue();
         for (int i = 0; i < poller.getSize(); i++) {
           ZMQ.PollItem item = poller.getItem(i);
           RankSession s = item == null || item.getSocket() == null ? null : bySocket.get(item.getSocket());
@@ -144,7 +165,7 @@ final class PollerLoop implements Runnable {
       LOG.error("{} failed", thread.getName(), e);
     } finally {
       running = false;
-      for (RankSession s : List.copyOf(bySocket.values())) {
+      for (RankSession s : List.copyOf(sessions.values())) {
         closeSession(s);
       }
       synchronized (commands) {
@@ -180,8 +201,9 @@ final class PollerLoop implements Runnable {
       hot.remove(s);
       return;
     }
+    ZMQ.Socket socket = s.socket();
     for (int k = 0; k < READ_BUDGET; k++) {
-      byte[] topic = s.socket.recv(ZMQ.DONTWAIT);
+      byte[] topic = socket.recv(ZMQ.DONTWAIT);
       if (topic == null) {
         hot.remove(s);
         return;
@@ -189,8 +211,8 @@ final class PollerLoop implements Runnable {
       int frames = 1;
       byte[] seq = null;
       byte[] payload = null;
-      while (s.socket.hasReceiveMore()) {
-        byte[] f = s.socket.recv(0);
+      while (socket.hasReceiveMore()) {
+        byte[] f = socket.recv(0);
         frames++;
         if (frames == 2) {
           seq = f;
@@ -203,17 +225,82 @@ final class PollerLoop implements Runnable {
     hot.add(s);
   }
 
-  private void open(WorkerRank rank, String endpoint, String replayEndpoint) {
+  private long pollTimeoutMillis() {
+    long timeout = IDLE_POLL_MS;
+    long now = System.nanoTime();
+    for (RankSession s : waiting) {
+      timeout = Math.min(timeout, Math.max(1, (s.nextAttemptNanos() - now + 999_999) / 1_000_000));
+    }
+    return timeout;
+  }
+
+  private void retryDue() {
+    if (waiting.isEmpty()) {
+      return;
+    }
+    long now = System.nanoTime();
+    for (RankSession s : List.copyOf(waiting)) {
+      if (now - s.nextAttemptNanos() >= 0) {
+        waiting.remove(s);
+        connect(s);
+      }
+    }
+  }
+
+  private void open(WorkerRank rank, String endpoint, String replayEndpoint, BatchSink sink) {
     if (!running) {
       return;
     }
     RankSession old = sessions.get(rank);
     if (old != null) {
-      if (old.endpoint.equals(endpoint) && Objects.equals(old.replayEndpoint, replayEndpoint)) {
+      if (old.endpoint.equals(endpoint) && Objects.equals(old.replayEndpoint, replayEndpoint)
+          && old.sink == sink) {
         return; // unchanged: keep the socket, the cursor and the indexed blocks
       }
       closeSession(old);
     }
+    RankSession s = new RankSession(rank, endpoint, replayEndpoint, sink, this, clock, options);
+    sessions.put(rank, s);
+    connect(s);
+  }
+
+  /** Resolves the host, creates and connects the socket; on failure schedules a retry. */
+  private void connect(RankSession s) {
+    String host = EndpointSyntax.tcpHost(s.endpoint);
+    String error = null;
+    if (host != null) {
+      try {
+        options.resolver().resolve(host);
+      } catch (UnknownHostException | RuntimeException e) {
+        error = "cannot resolve host " + host + ": " + e.getMessage();
+      }
+    }
+    if (error == null) {
+      ZMQ.Socket socket = newSocket(s);
+      try {
+        socket.connect(s.endpoint);
+        s.attach(socket);
+        bySocket.put(socket, s);
+        poller.register(socket, ZMQ.Poller.POLLIN);
+        LOG.debug("rank {}: subscribed to {} (replay {}) on {}", s.rank, s.endpoint, s.replayEndpoint,
+            thread.getName());
+        return;
+      } catch (RuntimeException e) {
+        socket.close();
+        error = "cannot connect to " + s.endpoint + ": " + e.getMessage();
+      }
+    }
+    boolean first = s.stats().retries() == 0;
+    s.connectFailed(error, System.nanoTime());
+    waiting.add(s);
+    if (first) {
+      LOG.warn("rank {}: {}; retrying with backoff", s.rank, error);
+    } else {
+      LOG.debug("rank {}: {}", s.rank, error);
+    }
+  }
+
+  private ZMQ.Socket newSocket(RankSession s) {
     ZMQ.Socket socket = context.socket(SocketType.SUB);
     socket.setLinger(0);
     socket.setReconnectIVL(KvEventIngestOptions.RECONNECT_IVL_MS);
@@ -224,28 +311,21 @@ final class PollerLoop implements Runnable {
     socket.setHeartbeatTimeout(KvEventIngestOptions.HEARTBEAT_TIMEOUT_MS);
     socket.setHeartbeatTtl(KvEventIngestOptions.HEARTBEAT_TIMEOUT_MS);
     socket.setRcvHWM(options.rcvHwm());
-    socket.setIPv6(endpoint.startsWith("tcp://["));
+    socket.setIPv6(s.endpoint.startsWith("tcp://["));
+    socket.setEventHook(s::onLinkEvent,
+        ZMQ.EVENT_CONNECTED | ZMQ.EVENT_CONNECT_RETRIED | ZMQ.EVENT_DISCONNECTED);
     socket.subscribe(new byte[0]);
-    try {
-      socket.connect(endpoint);
-    } catch (RuntimeException e) {
-      LOG.error("rank {}: cannot connect to {}", rank, endpoint, e);
-      socket.close();
-      sessions.remove(rank);
-      return;
-    }
-    RankSession s = new RankSession(rank, endpoint, replayEndpoint, socket, this, sink, clock, options);
-    sessions.put(rank, s);
-    bySocket.put(socket, s);
-    poller.register(socket, ZMQ.Poller.POLLIN);
-    LOG.debug("rank {}: subscribed to {} (replay {}) on {}", rank, endpoint, replayEndpoint,
-        thread.getName());
+    return socket;
   }
 
   private void closeSession(RankSession s) {
-    bySocket.remove(s.socket);
+    ZMQ.Socket socket = s.socket();
+    if (socket != null) {
+      bySocket.remove(socket);
+      poller.unregister(socket);
+    }
     hot.remove(s);
-    poller.unregister(s.socket);
+    waiting.remove(s);
     s.close();
   }
 }

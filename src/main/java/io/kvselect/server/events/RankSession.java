@@ -6,16 +6,21 @@ import io.kvselect.server.events.RankStats.State;
 import java.nio.ByteBuffer;
 import java.time.Clock;
 import java.util.ArrayDeque;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.zeromq.ZEvent;
 import org.zeromq.ZMQ;
 
 /**
- * One subscribed rank: its SUB socket, sequence cursor, the live batches held while a replay runs,
- * and its counters. Owned by one {@link PollerLoop} thread; every method except {@link #stats()}
- * runs there. Counters are volatile with that single writer so that {@code stats()} can read them
- * from any thread; they are updated before the sink is called, so a sink that has seen a batch
- * also sees it counted.
+ * One subscribed rank: its SUB socket (absent while a connection attempt waits for its retry),
+ * sequence cursor, the live batches held while a replay runs, and its counters. Owned by one
+ * {@link PollerLoop} thread; every method except {@link #stats()} and {@link #onLinkEvent} runs
+ * there. Counters are volatile with that single writer so that {@code stats()} can read them from
+ * any thread; they are updated before the sink is called, so a sink that has seen a batch also
+ * sees it counted. The connection fields ({@code linkDown}, {@code lastError}, {@code retries})
+ * are also written by the JeroMQ I/O thread that reports the socket's connection events; each is
+ * a single volatile or atomic value, and the last writer wins.
  *
  * <p>Ordering: while a replay is in flight, the batch that triggered it is held and later live
  * messages are buffered undecided; when the outcome arrives the rank delivers, in order, the reset
@@ -29,18 +34,26 @@ final class RankSession {
   final WorkerRank rank;
   final String endpoint;
   final String replayEndpoint;
-  final ZMQ.Socket socket;
+  final BatchSink sink;
   private final PollerLoop owner;
-  private final BatchSink sink;
   private final Clock clock;
   private final int bufferLimit;
+  private final long retryInitialNanos;
+  private final long retryMaxNanos;
   private final SequenceCursor cursor;
   private final ArrayDeque<Batch> buffered = new ArrayDeque<>();
+  private ZMQ.Socket socket;
   private Batch held;
   private boolean replaying;
   private boolean closed;
+  private long retryDelayNanos;
+  private long nextAttemptNanos;
 
   private volatile State state = State.CONNECTING;
+  private volatile boolean waitingToRetry;
+  private volatile boolean linkDown;
+  private volatile String lastError;
+  private final AtomicLong retries = new AtomicLong();
   private volatile long lastSeq = -1;
   private volatile long batches;
   private volatile long gaps;
@@ -50,17 +63,73 @@ final class RankSession {
   private volatile long stale;
   private volatile long lastEventAt;
 
-  RankSession(WorkerRank rank, String endpoint, String replayEndpoint, ZMQ.Socket socket,
-      PollerLoop owner, BatchSink sink, Clock clock, KvEventIngestOptions options) {
+  RankSession(WorkerRank rank, String endpoint, String replayEndpoint, BatchSink sink,
+      PollerLoop owner, Clock clock, KvEventIngestOptions options) {
     this.rank = rank;
     this.endpoint = endpoint;
     this.replayEndpoint = replayEndpoint;
-    this.socket = socket;
-    this.owner = owner;
     this.sink = sink;
+    this.owner = owner;
     this.clock = clock;
     this.bufferLimit = options.replayBufferLimit();
+    this.retryInitialNanos = options.retryInitial().toNanos();
+    this.retryMaxNanos = options.retryMax().toNanos();
     this.cursor = new SequenceCursor(replayEndpoint != null, options.staleWindow());
+  }
+
+  /** The connected socket, or null while waiting to retry. */
+  ZMQ.Socket socket() {
+    return socket;
+  }
+
+  /** The socket connected; resets the retry backoff. */
+  void attach(ZMQ.Socket connected) {
+    socket = connected;
+    waitingToRetry = false;
+    retryDelayNanos = 0;
+  }
+
+  /**
+   * A connection attempt failed before a socket existed (the host does not resolve, or connect
+   * threw): remembers {@code error} and schedules the next attempt {@code retryInitial} after the
+   * first failure, doubling up to {@code retryMax}.
+   */
+  void connectFailed(String error, long nowNanos) {
+    retryDelayNanos = retryDelayNanos == 0 ? retryInitialNanos : Math.min(retryMaxNanos, retryDelayNanos * 2);
+    nextAttemptNanos = nowNanos + retryDelayNanos;
+    retries.incrementAndGet();
+    lastError = error + "; retrying in " + retryDelayNanos / 1_000_000 + " ms";
+    waitingToRetry = true;
+  }
+
+  /** {@link System#nanoTime()} at which the next connection attempt is due. */
+  long nextAttemptNanos() {
+    return nextAttemptNanos;
+  }
+
+  /**
+   * JeroMQ I/O thread: a connection event of the socket. A refused or lost TCP connection is
+   * retried by JeroMQ itself (reconnect interval 100 ms doubling to 5 s); this only records it.
+   */
+  void onLinkEvent(ZEvent event) {
+    switch (event.getEvent()) {
+      case CONNECTED -> {
+        linkDown = false;
+        lastError = null;
+      }
+      case CONNECT_RETRIED -> {
+        retries.incrementAndGet();
+        linkDown = true;
+        Object next = event.getValue();
+        lastError = "cannot connect to " + endpoint + " (refused or unreachable); retrying"
+            + (next instanceof java.time.Duration d ? " in " + d.toMillis() + " ms" : "");
+      }
+      case DISCONNECTED -> {
+        linkDown = true;
+        lastError = "disconnected from " + endpoint;
+      }
+      default -> { }
+    }
   }
 
   /**
@@ -168,22 +237,32 @@ final class RankSession {
     }
   }
 
-  /** Closes the socket; no batch is delivered afterwards. */
+  /** Closes the socket (if any); no batch is delivered afterwards. */
   void close() {
     closed = true;
     state = State.CLOSED;
+    waitingToRetry = false;
     buffered.clear();
     held = null;
-    socket.close();
+    if (socket != null) {
+      socket.close();
+    }
   }
 
   boolean isClosed() {
     return closed;
   }
 
-  /** Any thread. */
+  /**
+   * Any thread. The state shows {@code RETRYING} while the rank waits for its next connection
+   * attempt or its TCP connection is down, unless it is replaying or closed.
+   */
   RankStats stats() {
-    return new RankStats(state, lastSeq, batches, gaps, replays, resets, droppedFrames, stale,
-        lastEventAt);
+    State s = state;
+    if ((s == State.CONNECTING || s == State.LIVE) && (waitingToRetry || linkDown)) {
+      s = State.RETRYING;
+    }
+    return new RankStats(s, lastSeq, batches, gaps, replays, resets, droppedFrames, stale,
+        lastEventAt, retries.get(), lastError);
   }
 }

@@ -104,8 +104,13 @@ public final class ServiceMetrics {
     }
   }
 
-  private static final List<String> RANK_STATS =
-      List.of("last_seq", "batches", "gaps", "replays", "resets", "dropped_frames", "malformed_payloads", "live");
+  /**
+   * Per-rank gauges: counters, {@code live} (1 while delivering live batches) and {@code retrying}
+   * (1 while the listener is not connected and trying again: a host that does not resolve yet, a
+   * refused or lost connection; the reason is {@code last_error} in {@code GET /workers}).
+   */
+  private static final List<String> RANK_STATS = List.of("last_seq", "batches", "gaps", "replays", "resets",
+      "dropped_frames", "malformed_payloads", "live", "retrying", "connect_retries");
 
   private void refreshRankGauges() {
     KvEventsCoordinator ev = events;
@@ -118,7 +123,8 @@ public final class ServiceMetrics {
       RankStats st = e.getValue();
       Tags tags = Tags.of("worker_id", Long.toUnsignedString(r.workerId()), "dp_rank", Integer.toString(r.dpRank()));
       double[] values = {st.lastSeq(), st.batches(), st.gaps(), st.replays(), st.resets(), st.droppedFrames(),
-          ev.malformedPayloads(r), st.state() == RankStats.State.LIVE ? 1 : 0};
+          ev.malformedPayloads(r), st.state() == RankStats.State.LIVE ? 1 : 0,
+          st.state() == RankStats.State.RETRYING ? 1 : 0, st.retries()};
       for (int i = 0; i < RANK_STATS.size(); i++) {
         rows.computeIfAbsent(RANK_STATS.get(i), k -> new ArrayList<>()).add(MultiGauge.Row.of(tags, values[i]));
       }

@@ -145,7 +145,8 @@ class KvEventIngestTest {
       pub.publish(2);
       pub.publish(3);
       sink.assertQuiet(A, Duration.ofMillis(200));
-      assertTrue(ingest.unsubscribe(A).isDone(), "unknown rank completes at once");
+      ingest.unsubscribe(A).get(5, TimeUnit.SECONDS);
+      assertFalse(ingest.stats().containsKey(A), "unsubscribing an unknown rank is a no-op");
     }
   }
 
@@ -168,9 +169,51 @@ class KvEventIngestTest {
   }
 
   @Test
+  void ranksArePlacedOnThePollerThatOwnsTheirShard() throws Exception {
+    ingest.close();
+    ingest = new KvEventIngest(KvEventIngestOptions.defaults().withPollerThreads(3), sink);
+    try (TestPublisher pub = new TestPublisher("shards")) {
+      for (int r = 0; r < 6; r++) {
+        ingest.subscribe(new WorkerRank(9, r), r % 5, pub.endpoint(), null, sink);
+      }
+      pub.awaitSubscribers(6);
+      pub.publish(0);
+      for (int r = 0; r < 6; r++) {
+        Delivery d = sink.take(new WorkerRank(9, r), 1).get(0);
+        assertEquals("kvselect-zmq-" + (r % 5) % 3, d.thread(), "rank " + r + " on shard " + r % 5);
+        assertEquals((r % 5) % 3, ingest.pollerOf(r % 5));
+      }
+    }
+  }
+
+  @Test
+  void afterCloseRunsOnTheOwnerBetweenTheOldSocketsLastBatchAndTheNewSocketsFirst() throws Exception {
+    try (TestPublisher old = new TestPublisher("old"); TestPublisher fresh = new TestPublisher("new")) {
+      ingest.subscribe(A, 2, old.endpoint(), null, sink);
+      old.awaitSubscribers(1);
+      old.publish(0);
+      old.publish(1);
+      assertEquals("0 1", sink.trace(A, 2));
+      ingest.unsubscribe(A, 2, () -> sink.onReset(A, "after close"));
+      ingest.subscribe(A, 2, fresh.endpoint(), null, sink);
+      fresh.awaitSubscribers(1);
+      fresh.publish(7);
+      old.publish(2);
+      List<Delivery> got = sink.take(A, 2);
+      assertEquals("R 7", RecordingSink.trace(got));
+      assertEquals("after close", got.get(0).reason());
+      assertEquals("kvselect-zmq-" + ingest.pollerOf(2), got.get(0).thread());
+      assertEquals("new-7", got.get(1).text());
+      sink.assertQuiet(A, Duration.ofMillis(100));
+    }
+  }
+
+  @Test
   void rejectsUnknownSchemesAndUseAfterClose() {
     assertThrows(IllegalArgumentException.class, () -> ingest.subscribe(A, "http://x:1", null));
     assertThrows(IllegalArgumentException.class, () -> ingest.subscribe(A, "tcp://x:1", "udp://x:2"));
+    assertThrows(IllegalArgumentException.class, () -> ingest.subscribe(A, "garbage", null));
+    assertThrows(IllegalArgumentException.class, () -> ingest.subscribe(A, "tcp://x:1", "7"));
     ingest.close();
     assertThrows(IllegalStateException.class, () -> ingest.subscribe(A, "tcp://127.0.0.1:1", null));
   }

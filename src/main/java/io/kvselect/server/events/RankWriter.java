@@ -1,0 +1,158 @@
+package io.kvselect.server.events;
+
+import io.kvselect.core.events.ApplyStats;
+import io.kvselect.core.events.EventApplier;
+import io.kvselect.core.events.KvEventBatch;
+import io.kvselect.core.events.KvEventDecoder;
+import io.kvselect.core.events.MalformedEventException;
+import io.kvselect.core.index.BlockIndex;
+import io.kvselect.core.index.OverlapScores;
+import io.kvselect.core.index.StorageTier;
+import io.kvselect.core.index.StoredBlock;
+import io.kvselect.core.index.WorkerRank;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The sink of one rank's subscription: decodes its batches and writes them, and its resets, to the
+ * index shard the rank lives on, from that shard's owner thread (the poller the subscription runs
+ * on). Bound to the registration it was opened for ({@link KvEventsCoordinator.Target}): batches
+ * of an old registration never reach a newer one's index.
+ *
+ * <p>Writes for another rank stay on that rank's owner: a batch stamped with another DP rank of
+ * the worker, and the per-rank removals that an {@code AllBlocksCleared} means for the worker's
+ * other ranks, are handed to the other rank's writer on its own thread
+ * ({@link KvEventsCoordinator#onOwner}).
+ *
+ * <p>Threading: every method runs on the owner thread of {@link #shard}; {@link #open} is
+ * cleared there when the subscription is closed and its blocks removed, so work handed over
+ * afterwards is dropped.
+ */
+final class RankWriter implements BatchSink {
+
+  private static final Logger LOG = LoggerFactory.getLogger(RankWriter.class);
+
+  final KvEventsCoordinator.Target target;
+  final WorkerRank rank;
+  final int shard;
+  /** Owner thread; true from construction (before the writer is published) until closed. */
+  boolean open = true;
+  private final KvEventsCoordinator coordinator;
+  private final BlockIndex scoped = new OwnerScoped();
+
+  RankWriter(KvEventsCoordinator coordinator, KvEventsCoordinator.Target target, WorkerRank rank) {
+    this.coordinator = coordinator;
+    this.target = target;
+    this.rank = rank;
+    this.shard = target.shardOf(rank);
+  }
+
+  @Override
+  public void onBatch(WorkerRank from, long seq, byte[] payload) {
+    if (!open) {
+      return;
+    }
+    KvEventBatch batch;
+    try {
+      batch = KvEventDecoder.decode(payload);
+    } catch (MalformedEventException e) {
+      coordinator.countMalformed(rank);
+      LOG.debug("dropped malformed batch {} of {}: {}", seq, rank, e.getMessage());
+      return;
+    }
+    Integer stamped = batch.dpRank();
+    if (stamped == null || stamped == rank.dpRank()) {
+      apply(batch);
+      return;
+    }
+    if (!target.hasRank(stamped)) {
+      coordinator.countMalformed(rank);
+      return;
+    }
+    boolean handed = coordinator.onOwner(new WorkerRank(rank.workerId(), stamped), target,
+        other -> other.apply(batch));
+    if (!handed) {
+      coordinator.countMalformed(rank);
+    }
+  }
+
+  @Override
+  public void onReset(WorkerRank from, String reason) {
+    if (open) {
+      LOG.info("dropping the blocks of {}: {}", rank, reason);
+      target.index().removeRank(rank);
+    }
+  }
+
+  /** Owner thread: applies a decoded batch of this rank. */
+  void apply(KvEventBatch batch) {
+    if (!open) {
+      return;
+    }
+    ApplyStats stats = EventApplier.apply(scoped, rank, target.blockSize(), target.eagle(), batch);
+    coordinator.countApplied(stats.storedBlocks() + stats.removedBlocks());
+  }
+
+  /** Owner thread: drops this rank's blocks (one rank's share of an {@code AllBlocksCleared}). */
+  void removeBlocks() {
+    if (open) {
+      target.index().removeRank(rank);
+    }
+  }
+
+  /**
+   * The index as this rank's events see it: writes of this rank pass through; clearing the
+   * worker becomes a removal of each of its ranks on that rank's owner thread.
+   */
+  private final class OwnerScoped implements BlockIndex {
+
+    @Override
+    public boolean store(WorkerRank r, StorageTier tier, boolean hasParent, long parentExternalHash,
+        long[] externalHashes, long[] localHashes) {
+      return target.index().store(r, tier, hasParent, parentExternalHash, externalHashes, localHashes);
+    }
+
+    @Override
+    public void remove(WorkerRank r, StorageTier tier, long[] externalHashes) {
+      target.index().remove(r, tier, externalHashes);
+    }
+
+    @Override
+    public void clearWorker(long workerId) {
+      for (int i = 0; i < target.rankCount(); i++) {
+        WorkerRank r = new WorkerRank(workerId, target.firstRank() + i);
+        if (r.equals(rank)) {
+          target.index().removeRank(r);
+        } else {
+          coordinator.onOwner(r, target, RankWriter::removeBlocks);
+        }
+      }
+    }
+
+    @Override
+    public void removeRank(WorkerRank r) {
+      target.index().removeRank(r);
+    }
+
+    @Override
+    public OverlapScores findMatches(long[] localHashes) {
+      return target.index().findMatches(localHashes);
+    }
+
+    @Override
+    public long[] externalHashes(WorkerRank r, long[] localHashes, int depth) {
+      return target.index().externalHashes(r, localHashes, depth);
+    }
+
+    @Override
+    public long size() {
+      return target.index().size();
+    }
+
+    @Override
+    public List<StoredBlock> dump() {
+      return target.index().dump();
+    }
+  }
+}
