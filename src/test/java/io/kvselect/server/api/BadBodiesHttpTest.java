@@ -1,0 +1,113 @@
+package io.kvselect.server.api;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Request bodies that once reached a 500: a JSON {@code null} (or another wrong element) inside a
+ * typed array or map, and form-encoded bodies on JSON routes, which the body handler decoded
+ * before any content-type check. Each answers a 4xx with the error envelope naming the field.
+ */
+class BadBodiesHttpTest {
+
+  private static NodeHarness n;
+
+  @BeforeAll
+  static void start() throws Exception {
+    n = NodeHarness.approximate();
+    assertEquals(201, n.worker(1).status());
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    n.close();
+  }
+
+  private static final String PROMPT = "\"token_ids\":[1,2,3,4,5,6,7,8]";
+
+  static Stream<Arguments> badElements() {
+    return Stream.of(
+        Arguments.of("/select", "{" + PROMPT + ",\"allowed_worker_ids\":[1,7,null]}", "allowed_worker_ids[2]"),
+        Arguments.of("/select", "{" + PROMPT + ",\"allowed_worker_ids\":[null]}", "allowed_worker_ids[0]"),
+        Arguments.of("/select", "{" + PROMPT + ",\"allowed_worker_ids\":[1,[2]]}", "allowed_worker_ids[1]"),
+        Arguments.of("/select", "{" + PROMPT + ",\"allowed_worker_ids\":[1,2.5]}", "allowed_worker_ids[1]"),
+        Arguments.of("/select", "{" + PROMPT + ",\"allowed_worker_ids\":[\"1\"]}", "allowed_worker_ids[0]"),
+        Arguments.of("/select", "{" + PROMPT + ",\"allowed_worker_ids\":[-1]}", "allowed_worker_ids[0]"),
+        Arguments.of("/select", "{" + PROMPT + ",\"allowed_worker_ids\":[18446744073709551616]}", "allowed_worker_ids[0]"),
+        Arguments.of("/overlap_scores", "{\"token_ids\":[1,null,3]}", "token_ids[1]"),
+        Arguments.of("/overlap_scores", "{\"token_ids\":[1,2,3.0]}", "token_ids[2]"),
+        Arguments.of("/potential_loads", "{\"block_hashes\":[1,null],\"sequence_hashes\":[1,2],\"isl_tokens\":8}",
+            "block_hashes[1]"),
+        Arguments.of("/potential_loads", "{\"block_hashes\":[1,2],\"sequence_hashes\":[[1],2],\"isl_tokens\":8}",
+            "sequence_hashes[0]"),
+        Arguments.of("/select", "{" + PROMPT + ",\"mm_routing_info\":{\"block_mm_infos\":[{\"mm_objects\":"
+            + "[{\"mm_hash\":null}]}]}}", "mm_routing_info.block_mm_infos[0].mm_objects[0].mm_hash"),
+        Arguments.of("/select", "{" + PROMPT + ",\"block_mm_infos\":[{\"mm_objects\":[{\"mm_hash\":1},7]}]}",
+            "block_mm_infos[0].mm_objects[1]"),
+        Arguments.of("/select", "{" + PROMPT + ",\"session_context\":{\"session_id\":\"s\",\"agent_headers\":"
+            + "{\"x-agent\":null}}}", "session_context.agent_headers.x-agent"),
+        Arguments.of("/select", "{" + PROMPT + ",\"session_context\":{\"session_id\":\"s\",\"agent_headers\":"
+            + "{\"x-agent\":[\"a\",null]}}}", "session_context.agent_headers.x-agent[1]"),
+        Arguments.of("/select", "{" + PROMPT + ",\"routing_constraints\":{\"required_taints\":[\"a\",null]}}",
+            "routing_constraints.required_taints[1]"),
+        Arguments.of("/select", "{" + PROMPT + ",\"routing_constraints\":{\"preferred_taints\":{\"a\":\"x\"}}}",
+            "routing_constraints.preferred_taints.a"),
+        Arguments.of("/workers", "{\"worker_id\":3,\"taints\":[\"a\",null]}", "taints"),
+        Arguments.of("/workers", "{\"worker_id\":3,\"kv_events_endpoints\":{\"0\":null}}", "kv_events_endpoints.0"));
+  }
+
+  @ParameterizedTest(name = "{0} {1}")
+  @MethodSource("badElements")
+  void wrongElementInsideATypedArrayIs422NamingTheElement(String path, String body, String field) throws Exception {
+    String workersBefore = n.get("/workers").raw();
+    NodeHarness.Reply r = n.post(path, body);
+    assertEquals(422, r.status(), r.raw());
+    assertTrue(r.error() != null && r.error().contains(field), "should name " + field + ": " + r.raw());
+    assertEquals(workersBefore, n.get("/workers").raw(), "a rejected request changes nothing");
+  }
+
+  static Stream<Arguments> formBodies() {
+    String big = "x".repeat(64 * 1024);
+    String boundary = "kvselectBoundary";
+    String multipart = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"token_ids\"\r\n\r\n" + big
+        + "\r\n--" + boundary + "--\r\n";
+    Stream.Builder<Arguments> out = Stream.builder();
+    for (String path : new String[] {"/select", "/select_and_reserve", "/workers", "/reservations",
+        "/potential_loads", "/overlap_scores", "/reservations/r/output_block", "/replica_sync/register_peer"}) {
+      out.add(Arguments.of("POST", path, "application/x-www-form-urlencoded", "token_ids=" + big));
+      out.add(Arguments.of("POST", path, "multipart/form-data; boundary=" + boundary, multipart));
+    }
+    out.add(Arguments.of("PATCH", "/workers/1", "application/x-www-form-urlencoded", "taints=" + big));
+    out.add(Arguments.of("PATCH", "/workers/1", "multipart/form-data; boundary=" + boundary, multipart));
+    out.add(Arguments.of("POST", "/select", "text/plain", "{" + PROMPT + "}"));
+    out.add(Arguments.of("POST", "/select", "application/x-www-form-urlencoded", "a=" + "x".repeat(6 << 20)));
+    return out.build();
+  }
+
+  @ParameterizedTest(name = "{0} {1} as {2}")
+  @MethodSource("formBodies")
+  void nonJsonBodyIs415BeforeAnyDecoding(String method, String path, String contentType, String body)
+      throws Exception {
+    NodeHarness.Reply r = n.call(method, path, body, contentType);
+    assertEquals(415, r.status(), r.raw().length() > 300 ? r.raw().substring(0, 300) : r.raw());
+    assertTrue(r.error() != null && r.error().contains("Content-Type: application/json"), r.raw());
+  }
+
+  @Test
+  void bodilessRequestsNeedNoContentType() throws Exception {
+    assertEquals(200, n.post("/select_and_reserve", "{\"selection_id\":\"b-1\"," + PROMPT + "}").status());
+    assertEquals(200, n.call("POST", "/reservations/b-1/prefill_complete", null, null).status());
+    assertEquals(200, n.call("POST", "/reservations/b-1/prefill_complete", "",
+        "application/x-www-form-urlencoded").status(), "curl -d '' sends an empty form");
+    assertEquals(200, n.call("POST", "/reservations/b-1/output_block", null, null).status());
+    assertEquals(200, n.call("DELETE", "/reservations/b-1", null, null).status());
+  }
+}
