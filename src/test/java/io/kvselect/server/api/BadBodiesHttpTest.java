@@ -74,6 +74,34 @@ class BadBodiesHttpTest {
     assertEquals(workersBefore, n.get("/workers").raw(), "a rejected request changes nothing");
   }
 
+  static Stream<Arguments> loneSurrogates() {
+    return Stream.of(
+        Arguments.of("/workers", "{\"worker_id\":4,\"model_name\":\"m\\ud800\",\"endpoint\":\"http://w\",\"block_size\":4}",
+            "model_name"),
+        Arguments.of("/workers", "{\"worker_id\":4,\"taints\":[\"\\udc00\"]}", "taints[0]"),
+        Arguments.of("/workers", "{\"worker_id\":4,\"topology_domains\":{\"zone\":\"\\ud83d\"}}", "topology_domains.zone"),
+        Arguments.of("/select", "{" + PROMPT + ",\"session_id\":\"\\ud800x\"}", "session_id"),
+        Arguments.of("/select", "{" + PROMPT + ",\"selection_id\":\"\\udfff\"}", "selection_id"),
+        Arguments.of("/select", "{" + PROMPT + ",\"\\ud800\":1}", "a field name"),
+        Arguments.of("/reservations", "{\"selection_id\":\"\\ud800\"}", "selection_id"));
+  }
+
+  /**
+   * A string with a lone surrogate escape is not Unicode: it is refused before anything is stored,
+   * so that no answer (the error included) ever has to write it back.
+   */
+  @ParameterizedTest(name = "{0} {1}")
+  @MethodSource("loneSurrogates")
+  void loneSurrogateIs400NamingTheField(String path, String body, String field) throws Exception {
+    String workersBefore = n.get("/workers").raw();
+    NodeHarness.Reply r = n.post(path, body);
+    assertEquals(400, r.status(), r.raw());
+    assertTrue(r.error() != null && r.error().contains(field) && r.error().contains("surrogate"), r.raw());
+    NodeHarness.Reply after = n.get("/workers");
+    assertEquals(200, after.status(), after.raw());
+    assertEquals(workersBefore, after.raw(), "a rejected request changes nothing");
+  }
+
   static Stream<Arguments> formBodies() {
     String big = "x".repeat(64 * 1024);
     String boundary = "kvselectBoundary";
