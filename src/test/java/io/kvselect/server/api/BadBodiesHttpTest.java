@@ -129,6 +129,31 @@ class BadBodiesHttpTest {
     assertTrue(r.error() != null && r.error().contains("Content-Type: application/json"), r.raw());
   }
 
+  static Stream<Arguments> bodilessFormRequests() {
+    Stream.Builder<Arguments> out = Stream.builder();
+    for (String ct : new String[] {"multipart/form-data", "multipart/form-data; boundary=", "Multipart/Form-Data",
+        "multipart/form-data; boundary=x; charset=bogus", "application/x-www-form-urlencoded; charset=bogus"}) {
+      out.add(Arguments.of("GET", "/health", ct, 200));
+      out.add(Arguments.of("GET", "/workers", ct, 200));
+      out.add(Arguments.of("DELETE", "/reservations/none", ct, 404));
+      out.add(Arguments.of("POST", "/reservations/none/prefill_complete", ct, 404));
+      out.add(Arguments.of("POST", "/reservations/none/output_block", ct, 404));
+    }
+    return out.build();
+  }
+
+  /**
+   * A form content type on a request without a body (which some clients send by default) must not
+   * start Vert.x's form decoder, which fails on a missing boundary or an unknown charset.
+   */
+  @ParameterizedTest(name = "{0} {1} as {2}")
+  @MethodSource("bodilessFormRequests")
+  void bodilessRequestWithAFormContentTypeIsNotDecoded(String method, String path, String contentType, int status)
+      throws Exception {
+    NodeHarness.Reply r = n.call(method, path, "", contentType);
+    assertEquals(status, r.status(), r.raw());
+  }
+
   @Test
   void bodilessRequestsNeedNoContentType() throws Exception {
     assertEquals(200, n.post("/select_and_reserve", "{\"selection_id\":\"b-1\"," + PROMPT + "}").status());
