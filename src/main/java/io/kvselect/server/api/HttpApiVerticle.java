@@ -16,6 +16,7 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 import io.kvselect.server.sync.IndexRecovery;
+import java.util.Locale;
 import java.util.function.IntConsumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -88,21 +89,38 @@ public final class HttpApiVerticle extends VerticleBase {
   }
 
   /**
-   * Answers 415 to a request that carries a body not declared as JSON, before the body handler
-   * reads a byte of it. No route takes anything but JSON, and Vert.x's body handler decodes form
-   * and multipart bodies (into size-limited attributes) whenever their content type says so, which
-   * must never happen here. A request without a body passes whatever its content type (a bodiless
-   * {@code POST .../prefill_complete} sent as an empty form by {@code curl -d ''} is fine); a body
-   * without a content type passes too, and the route that reads it answers 415.
+   * Keeps every body away from Vert.x's form decoder, which the body handler switches on whenever
+   * the content type names a form ({@code application/x-www-form-urlencoded},
+   * {@code multipart/form-data}) and which fails (size-limited attributes, a missing boundary, an
+   * unknown charset) with a 500. No route takes anything but JSON, so:
+   * <ul>
+   *   <li>a request that carries a body not declared as JSON gets 415 here, before the body
+   *       handler reads a byte of it;
+   *   <li>a request without a body passes whatever its content type (a bodiless
+   *       {@code POST .../prefill_complete} sent as an empty form by {@code curl -d ''} is fine),
+   *       but a form content type is removed from it first, so that nothing decodes the empty form;
+   *   <li>a body without a content type passes, and the route that reads it answers 415.
+   * </ul>
    */
   private static void requireJsonBody(RoutingContext ctx) {
     HttpServerRequest req = ctx.request();
     String contentType = req.getHeader(HttpHeaders.CONTENT_TYPE);
-    if (contentType != null && !Routes.isJson(contentType) && hasBody(req)) {
-      ctx.fail(new SelectionException(ErrorCode.UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_MEDIA_TYPE));
-      return;
+    if (contentType != null && !Routes.isJson(contentType)) {
+      if (hasBody(req)) {
+        ctx.fail(new SelectionException(ErrorCode.UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_MEDIA_TYPE));
+        return;
+      }
+      if (isForm(contentType)) {
+        req.headers().remove(HttpHeaders.CONTENT_TYPE);
+      }
     }
     ctx.next();
+  }
+
+  /** The content types for which the body handler starts Vert.x's form decoder. */
+  private static boolean isForm(String contentType) {
+    String ct = contentType.trim().toLowerCase(Locale.ROOT);
+    return ct.startsWith("application/x-www-form-urlencoded") || ct.startsWith("multipart/");
   }
 
   /** Whether the request announces a body: chunked, or a Content-Length other than zero. */
