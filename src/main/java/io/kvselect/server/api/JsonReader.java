@@ -76,7 +76,10 @@ final class JsonReader implements AutoCloseable {
   void readObjectFields(String path, FieldHandler h) throws IOException {
     JsonToken t;
     while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {
-      String name = wellFormed(p.currentName(), path.isEmpty() ? "a field name" : "a field name in `" + path + "`");
+      String name = p.currentName();
+      if (!isWellFormed(name)) {
+        throw loneSurrogate(name, path.isEmpty() ? "a field name" : "a field name in `" + path + "`");
+      }
       p.nextToken();
       h.field(name, this);
     }
@@ -130,25 +133,46 @@ final class JsonReader implements AutoCloseable {
 
   /** The current string token, checked to be well-formed UTF-16. */
   private String text(String field) throws IOException {
-    return wellFormed(p.getText(), "field `" + field + "`");
+    return wellFormed(p.getText(), field, -1);
   }
 
-  /**
-   * {@code s} if it is well-formed UTF-16; otherwise a 400 naming {@code where} (never quoting
-   * {@code s}, so that the error itself can be written as JSON).
-   */
-  private static String wellFormed(String s, String where) {
+  /** {@code s} if well-formed; else a 400 naming the field (element {@code index} when >= 0). */
+  private static String wellFormed(String s, String field, int index) {
+    if (!isWellFormed(s)) {
+      throw loneSurrogate(s, "field `" + (index < 0 ? field : element(field, index)) + "`");
+    }
+    return s;
+  }
+
+  /** Whether every surrogate in {@code s} is half of a pair. */
+  private static boolean isWellFormed(String s) {
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);
       if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
         i++;
       } else if (Character.isSurrogate(c)) {
-        throw new SelectionException(ErrorCode.SYNTAX, "Failed to parse the request body as JSON: " + where
-            + " holds a lone surrogate \\u" + Integer.toHexString(c).toUpperCase(java.util.Locale.ROOT)
-            + " at index " + i + ", which is not valid Unicode");
+        return false;
       }
     }
-    return s;
+    return true;
+  }
+
+  /** A 400 naming {@code where}; never quotes {@code s}, so that the error itself can be written as JSON. */
+  private static SelectionException loneSurrogate(String s, String where) {
+    int i = 0;
+    while (i < s.length()) {
+      char c = s.charAt(i);
+      if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+        i += 2;
+      } else if (Character.isSurrogate(c)) {
+        break;
+      } else {
+        i++;
+      }
+    }
+    String code = i < s.length() ? Integer.toHexString(s.charAt(i)).toUpperCase(java.util.Locale.ROOT) : "?";
+    return new SelectionException(ErrorCode.SYNTAX, "Failed to parse the request body as JSON: " + where
+        + " holds a lone surrogate \\u" + code + " at index " + i + ", which is not valid Unicode");
   }
 
   /** The path of element {@code i} of array {@code field}. */
@@ -318,14 +342,13 @@ final class JsonReader implements AutoCloseable {
     expect(JsonToken.START_ARRAY, field, "an array of strings");
     List<String> out = new ArrayList<>();
     while (p.nextToken() != JsonToken.END_ARRAY) {
-      String e = element(field, out.size());
       if (p.currentToken() != JsonToken.VALUE_STRING) {
-        throw type(e, "a string");
+        throw type(element(field, out.size()), "a string");
       }
       if (out.size() >= MAX_ARRAY) {
         throw tooMany(field);
       }
-      out.add(text(e));
+      out.add(wellFormed(p.getText(), field, out.size()));
     }
     return out;
   }
