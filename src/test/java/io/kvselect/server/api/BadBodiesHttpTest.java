@@ -53,9 +53,9 @@ class BadBodiesHttpTest {
         Arguments.of("/select", "{" + PROMPT + ",\"block_mm_infos\":[{\"mm_objects\":[{\"mm_hash\":1},7]}]}",
             "block_mm_infos[0].mm_objects[1]"),
         Arguments.of("/select", "{" + PROMPT + ",\"session_context\":{\"session_id\":\"s\",\"agent_headers\":"
-            + "{\"x-agent\":null}}}", "session_context.agent_headers.x-agent"),
+            + "{\"x-trace\":null}}}", "session_context.agent_headers.x-trace"),
         Arguments.of("/select", "{" + PROMPT + ",\"session_context\":{\"session_id\":\"s\",\"agent_headers\":"
-            + "{\"x-agent\":[\"a\",null]}}}", "session_context.agent_headers.x-agent[1]"),
+            + "{\"x-trace\":[\"a\",null]}}}", "session_context.agent_headers.x-trace[1]"),
         Arguments.of("/select", "{" + PROMPT + ",\"routing_constraints\":{\"required_taints\":[\"a\",null]}}",
             "routing_constraints.required_taints[1]"),
         Arguments.of("/select", "{" + PROMPT + ",\"routing_constraints\":{\"preferred_taints\":{\"a\":\"x\"}}}",

@@ -15,9 +15,9 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.time.Duration;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -51,8 +51,8 @@ import net.jqwik.api.statistics.Statistics;
  * succeed often enough that the accepting paths are covered too.
  *
  * <p>Seeded and bounded: {@value #TRIES} tries per property, seeds {@value #SEED} followed by the
- * property's number. The node's TTLs are
- * an hour, so nothing expires while the class runs and any difference is the request's doing.
+ * property's number. The node's TTLs are an hour, so nothing expires while the class runs and any
+ * difference is the request's doing. Properties run one at a time on one thread.
  */
 class HttpRoutesPropertyTest {
 
@@ -148,7 +148,11 @@ class HttpRoutesPropertyTest {
     }
   }
 
-  /** Sends {@code q} and checks every rule; returns the status. */
+  /**
+   * Sends {@code q} and checks every rule; returns the status. The state before is the one read
+   * after the last request that may have changed it (every 2xx and every setup forgets it), so a
+   * failed request is compared with the state that every failed request since then has left.
+   */
   private static int check(Req q) throws Exception {
     State before = state();
     NodeHarness.Reply r = n.call(q.method(), q.path(), q.sent().body(), q.sent().contentType());
@@ -422,7 +426,7 @@ class HttpRoutesPropertyTest {
         Arbitraries.of("a", "b").list().ofMaxSize(2).injectNull(0.5))
         .as((id, parent, fin, trigger, header) -> obj("session_id", id, "parent_session_id", parent,
             "session_final", fin, "input_trigger", trigger,
-            "agent_headers", header == null ? null : JsonDoc.map("x-agent", header)));
+            "agent_headers", header == null ? null : JsonDoc.map("x-trace", header)));
     Arbitrary<J> target = Arbitraries.of(
         obj("worker_id", 11, "dp_rank", 0), obj("worker_id", 12, "dp_rank", 1), JsonDoc.raw("11"));
     Arbitrary<J> constraints = Combinators.combine(Arbitraries.of("gpu", "a100").list().ofMaxSize(1).injectNull(0.5),
@@ -604,7 +608,7 @@ class HttpRoutesPropertyTest {
     return Arbitraries.of(calls);
   }
 
-  // ---------------------------------------------------------------- helpers
+  // ---------------------------------------------------------------- building requests
 
   /** A request without a body, declaring {@code contentType} (nullable) nonetheless. */
   private static Applied bodiless(String contentType) {
