@@ -8,12 +8,15 @@ import io.kvselect.server.metrics.ServiceMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.http.HttpServerRequest;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 import io.kvselect.server.sync.IndexRecovery;
+import java.util.Locale;
 import java.util.function.IntConsumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -28,6 +31,8 @@ import org.slf4j.LoggerFactory;
 public final class HttpApiVerticle extends VerticleBase {
 
   private static final Logger LOG = LoggerFactory.getLogger(HttpApiVerticle.class);
+
+  private static final String UNSUPPORTED_MEDIA_TYPE = "Expected request with `Content-Type: application/json`";
 
   /** Dynamo's request body limit. */
   public static final long BODY_LIMIT = 8L * 1024 * 1024;
@@ -57,7 +62,8 @@ public final class HttpApiVerticle extends VerticleBase {
   public Future<?> start() {
     Router router = Router.router(vertx);
     router.route().handler(this::timed);
-    router.route().handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT));
+    router.route().handler(HttpApiVerticle::requireJsonBody);
+    router.route().handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT).setMergeFormAttributes(false));
     new Routes(vertx, service, metrics, events, recovery).mount(router);
     router.route().failureHandler(this::failure);
     router.errorHandler(404, ctx -> writeError(ctx, 404, "route not found"));
@@ -82,6 +88,57 @@ public final class HttpApiVerticle extends VerticleBase {
     ctx.next();
   }
 
+  /**
+   * Keeps every body away from Vert.x's form decoder, which the body handler switches on whenever
+   * the content type names a form ({@code application/x-www-form-urlencoded},
+   * {@code multipart/form-data}) and which fails (size-limited attributes, a missing boundary, an
+   * unknown charset) with a 500. No route takes anything but JSON, so:
+   * <ul>
+   *   <li>a request that carries a body not declared as JSON gets 415 here, before the body
+   *       handler reads a byte of it;
+   *   <li>a request without a body passes whatever its content type (a bodiless
+   *       {@code POST .../prefill_complete} sent as an empty form by {@code curl -d ''} is fine),
+   *       but a form content type is removed from it first, so that nothing decodes the empty form;
+   *   <li>a body without a content type passes, and the route that reads it answers 415.
+   * </ul>
+   */
+  private static void requireJsonBody(RoutingContext ctx) {
+    HttpServerRequest req = ctx.request();
+    String contentType = req.getHeader(HttpHeaders.CONTENT_TYPE);
+    if (contentType != null && !Routes.isJson(contentType)) {
+      if (hasBody(req)) {
+        ctx.fail(new SelectionException(ErrorCode.UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_MEDIA_TYPE));
+        return;
+      }
+      if (isForm(contentType)) {
+        req.headers().remove(HttpHeaders.CONTENT_TYPE);
+      }
+    }
+    ctx.next();
+  }
+
+  /** The content types for which the body handler starts Vert.x's form decoder. */
+  private static boolean isForm(String contentType) {
+    String ct = contentType.trim().toLowerCase(Locale.ROOT);
+    return ct.startsWith("application/x-www-form-urlencoded") || ct.startsWith("multipart/");
+  }
+
+  /** Whether the request announces a body: chunked, or a Content-Length other than zero. */
+  private static boolean hasBody(HttpServerRequest req) {
+    if (req.headers().contains(HttpHeaders.TRANSFER_ENCODING)) {
+      return true;
+    }
+    String length = req.getHeader(HttpHeaders.CONTENT_LENGTH);
+    if (length == null) {
+      return false;
+    }
+    try {
+      return Long.parseLong(length.trim()) != 0;
+    } catch (NumberFormatException e) {
+      return true;
+    }
+  }
+
   private void failure(RoutingContext ctx) {
     Throwable t = ctx.failure();
     if (t instanceof SelectionException se) {
@@ -92,7 +149,7 @@ public final class HttpApiVerticle extends VerticleBase {
         case 404 -> "route not found";
         case 405 -> "method not allowed";
         case 413 -> "request body exceeds the limit of " + BODY_LIMIT + " bytes";
-        case 415 -> "Expected request with `Content-Type: application/json`";
+        case 415 -> UNSUPPORTED_MEDIA_TYPE;
         default -> "request failed";
       });
     } else {
@@ -106,6 +163,26 @@ public final class HttpApiVerticle extends VerticleBase {
       return;
     }
     ctx.response().setStatusCode(status).putHeader("content-type", "application/json")
-        .end(Buffer.buffer(ResponseJson.error(message)));
+        .end(Buffer.buffer(ResponseJson.error(wellFormed(message))));
+  }
+
+  /**
+   * {@code s} with every lone surrogate replaced by U+FFFD: a message may quote request text that
+   * the JSON parser did not vet (its own syntax errors do), and the envelope must still be written.
+   */
+  static String wellFormed(String s) {
+    StringBuilder out = null;
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+        i++;
+      } else if (Character.isSurrogate(c)) {
+        if (out == null) {
+          out = new StringBuilder(s);
+        }
+        out.setCharAt(i, '\uFFFD');
+      }
+    }
+    return out == null ? s : out.toString();
   }
 }

@@ -18,8 +18,11 @@ import java.util.Map;
 /**
  * A thin streaming reader over Jackson's {@link JsonParser} that decodes request bodies straight
  * into primitive arrays and typed values (no JSON tree per request). Every type error names the
- * field ({@code 422}); a syntax error is {@code 400}. Arrays are bounded by {@link #MAX_ARRAY}.
- * One instance per request, confined to the calling thread.
+ * field ({@code 422}), down to the element ({@code field[i]}) for an element of an array; a syntax
+ * error is {@code 400}. Arrays are bounded by {@link #MAX_ARRAY}. A JSON {@code null} stands for
+ * an absent field, never for an element of an array or a value of a map. Strings are well-formed
+ * UTF-16 (a lone surrogate escape is rejected, as a strict UTF-8 decoder does), so everything read
+ * can be written back as JSON. One instance per request, confined to the calling thread.
  */
 final class JsonReader implements AutoCloseable {
 
@@ -30,6 +33,7 @@ final class JsonReader implements AutoCloseable {
       .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(64).build())
       .build();
   private static final BigInteger U64_MAX = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE);
+  private static final BigInteger I64_MIN = BigInteger.valueOf(Long.MIN_VALUE);
 
   private final JsonParser p;
 
@@ -73,6 +77,9 @@ final class JsonReader implements AutoCloseable {
     JsonToken t;
     while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {
       String name = p.currentName();
+      if (!isWellFormed(name)) {
+        throw loneSurrogate(name, path.isEmpty() ? "a field name" : "a field name in `" + path + "`");
+      }
       p.nextToken();
       h.field(name, this);
     }
@@ -121,7 +128,56 @@ final class JsonReader implements AutoCloseable {
       return null;
     }
     expect(JsonToken.VALUE_STRING, field, "a string");
-    return p.getText();
+    return text(field);
+  }
+
+  /** The current string token, checked to be well-formed UTF-16. */
+  private String text(String field) throws IOException {
+    return wellFormed(p.getText(), field, -1);
+  }
+
+  /** {@code s} if well-formed; else a 400 naming the field (element {@code index} when >= 0). */
+  private static String wellFormed(String s, String field, int index) {
+    if (!isWellFormed(s)) {
+      throw loneSurrogate(s, "field `" + (index < 0 ? field : element(field, index)) + "`");
+    }
+    return s;
+  }
+
+  /** Whether every surrogate in {@code s} is half of a pair. */
+  private static boolean isWellFormed(String s) {
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+        i++;
+      } else if (Character.isSurrogate(c)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** A 400 naming {@code where}; never quotes {@code s}, so that the error itself can be written as JSON. */
+  private static SelectionException loneSurrogate(String s, String where) {
+    int i = 0;
+    while (i < s.length()) {
+      char c = s.charAt(i);
+      if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+        i += 2;
+      } else if (Character.isSurrogate(c)) {
+        break;
+      } else {
+        i++;
+      }
+    }
+    String code = i < s.length() ? Integer.toHexString(s.charAt(i)).toUpperCase(java.util.Locale.ROOT) : "?";
+    return new SelectionException(ErrorCode.SYNTAX, "Failed to parse the request body as JSON: " + where
+        + " holds a lone surrogate \\u" + code + " at index " + i + ", which is not valid Unicode");
+  }
+
+  /** The path of element {@code i} of array {@code field}. */
+  static String element(String field, int i) {
+    return field + "[" + i + "]";
   }
 
   Boolean bool(String field) throws IOException {
@@ -166,9 +222,11 @@ final class JsonReader implements AutoCloseable {
 
   /** An unsigned 64-bit integer (worker ids) carried in a long's bits; null when JSON null. */
   Long u64(String field) throws IOException {
-    if (isNull()) {
-      return null;
-    }
+    return isNull() ? null : u64Value(field);
+  }
+
+  /** An unsigned 64-bit integer carried in a long's bits; JSON null is a type error. */
+  private long u64Value(String field) throws IOException {
     if (p.currentToken() != JsonToken.VALUE_NUMBER_INT) {
       throw type(field, "an unsigned 64-bit integer");
     }
@@ -189,12 +247,12 @@ final class JsonReader implements AutoCloseable {
   /** A 64-bit hash: signed i64 on the wire, or an unsigned value above i64 max, as raw bits. */
   private long hash(String field) throws IOException {
     if (p.currentToken() != JsonToken.VALUE_NUMBER_INT) {
-      throw type(field, "an array of 64-bit integer hashes");
+      throw type(field, "a 64-bit integer hash");
     }
     if (p.getNumberType() == JsonParser.NumberType.BIG_INTEGER) {
       BigInteger b = p.getBigIntegerValue();
-      if (b.signum() < 0 || b.compareTo(U64_MAX) > 0) {
-        throw type(field, "an array of 64-bit integer hashes");
+      if (b.compareTo(I64_MIN) < 0 || b.compareTo(U64_MAX) > 0) {
+        throw type(field, "a 64-bit integer hash (signed 64-bit, or unsigned 64-bit)");
       }
       return b.longValue();
     }
@@ -211,20 +269,17 @@ final class JsonReader implements AutoCloseable {
     int n = 0;
     JsonToken t;
     while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
-      if (t != JsonToken.VALUE_NUMBER_INT || p.getNumberType() == JsonParser.NumberType.BIG_INTEGER) {
-        throw type(field, "an array of unsigned 32-bit integers");
+      if (t != JsonToken.VALUE_NUMBER_INT) {
+        throw type(element(field, n), "an unsigned 32-bit integer");
       }
-      long v = p.getLongValue();
-      if (v < 0 || v > 0xFFFF_FFFFL) {
-        throw type(field, "an array of unsigned 32-bit integers (value " + v + " is out of range)");
+      if (p.getNumberType() == JsonParser.NumberType.BIG_INTEGER || p.getLongValue() < 0
+          || p.getLongValue() > 0xFFFF_FFFFL) {
+        throw type(element(field, n), "an unsigned 32-bit integer (" + p.getText() + " is out of range)");
       }
       if (n == out.length) {
-        if (n >= MAX_ARRAY) {
-          throw tooMany(field);
-        }
-        out = Arrays.copyOf(out, Math.min(MAX_ARRAY, n * 2));
+        out = grow(out, n, field);
       }
-      out[n++] = (int) v;
+      out[n++] = (int) p.getLongValue();
     }
     return n == out.length ? out : Arrays.copyOf(out, n);
   }
@@ -238,19 +293,16 @@ final class JsonReader implements AutoCloseable {
     long[] out = new long[64];
     int n = 0;
     while (p.nextToken() != JsonToken.END_ARRAY) {
-      long v = hash(field);
+      long v = hash(element(field, n));
       if (n == out.length) {
-        if (n >= MAX_ARRAY) {
-          throw tooMany(field);
-        }
-        out = Arrays.copyOf(out, Math.min(MAX_ARRAY, n * 2));
+        out = grow(out, n, field);
       }
       out[n++] = v;
     }
     return n == out.length ? out : Arrays.copyOf(out, n);
   }
 
-  /** An array of unsigned 64-bit ids; null when JSON null. */
+  /** An array of unsigned 64-bit ids; null when JSON null; a null element is a type error. */
   long[] u64Array(String field) throws IOException {
     if (isNull()) {
       return null;
@@ -259,17 +311,30 @@ final class JsonReader implements AutoCloseable {
     long[] out = new long[16];
     int n = 0;
     while (p.nextToken() != JsonToken.END_ARRAY) {
+      long v = u64Value(element(field, n));
       if (n == out.length) {
-        if (n >= MAX_ARRAY) {
-          throw tooMany(field);
-        }
-        out = Arrays.copyOf(out, n * 2);
+        out = grow(out, n, field);
       }
-      out[n++] = u64(field);
+      out[n++] = v;
     }
     return Arrays.copyOf(out, n);
   }
 
+  private static int[] grow(int[] a, int n, String field) {
+    if (n >= MAX_ARRAY) {
+      throw tooMany(field);
+    }
+    return Arrays.copyOf(a, (int) Math.min(MAX_ARRAY, 2L * n));
+  }
+
+  private static long[] grow(long[] a, int n, String field) {
+    if (n >= MAX_ARRAY) {
+      throw tooMany(field);
+    }
+    return Arrays.copyOf(a, (int) Math.min(MAX_ARRAY, 2L * n));
+  }
+
+  /** An array of strings; null when JSON null; a null element is a type error. */
   List<String> stringArray(String field) throws IOException {
     if (isNull()) {
       return null;
@@ -278,12 +343,12 @@ final class JsonReader implements AutoCloseable {
     List<String> out = new ArrayList<>();
     while (p.nextToken() != JsonToken.END_ARRAY) {
       if (p.currentToken() != JsonToken.VALUE_STRING) {
-        throw type(field, "an array of strings");
+        throw type(element(field, out.size()), "a string");
       }
       if (out.size() >= MAX_ARRAY) {
         throw tooMany(field);
       }
-      out.add(p.getText());
+      out.add(wellFormed(p.getText(), field, out.size()));
     }
     return out;
   }

@@ -74,27 +74,24 @@ final class RequestParsers {
     return s == null || s.isEmpty() ? null : s;
   }
 
-  /** {@code [ {"mm_objects": [{"mm_hash": u64}, ...]} | null, ... ]} into per-block hash arrays. */
+  /**
+   * {@code [ {"mm_objects": [{"mm_hash": u64}, ...]} | null, ... ]} into per-block hash arrays (a
+   * null block has no multimodal objects). Every object needs its {@code mm_hash}.
+   */
   private static long[][] mmInfos(JsonReader r, String field) throws IOException {
     if (r.isNull()) {
       return null;
     }
     List<long[]> blocks = new ArrayList<>();
-    JsonArrays.forEach(r, field, rr -> {
+    JsonArrays.forEach(r, field, (rr, block) -> {
       if (rr.isNull()) {
         blocks.add(null);
         return;
       }
       List<Long> hashes = new ArrayList<>();
-      rr.object(field, (k, r3) -> {
+      rr.object(block, (k, r3) -> {
         if (k.equals("mm_objects")) {
-          JsonArrays.forEach(r3, field + ".mm_objects", r4 -> r4.object(field + ".mm_objects", (k2, r5) -> {
-            if (k2.equals("mm_hash")) {
-              hashes.add(r5.u64(field + ".mm_objects.mm_hash"));
-            } else {
-              r5.skip();
-            }
-          }));
+          JsonArrays.forEach(r3, block + ".mm_objects", (r4, obj) -> hashes.add(mmHash(r4, obj)));
         } else {
           r3.skip();
         }
@@ -102,6 +99,29 @@ final class RequestParsers {
       blocks.add(hashes.stream().mapToLong(Long::longValue).toArray());
     });
     return blocks.toArray(new long[0][]);
+  }
+
+  /** The {@code mm_hash} of one {@code {"mm_hash": u64, ...}} object at {@code path}. */
+  private static long mmHash(JsonReader r, String path) throws IOException {
+    if (!r.isObjectStart()) {
+      throw JsonReader.type(path, "an object");
+    }
+    String field = path + ".mm_hash";
+    Long[] hash = new Long[1];
+    r.object(path, (k, rr) -> {
+      if (k.equals("mm_hash")) {
+        hash[0] = rr.u64(field);
+        if (hash[0] == null) {
+          throw JsonReader.type(field, "an unsigned 64-bit integer");
+        }
+      } else {
+        rr.skip();
+      }
+    });
+    if (hash[0] == null) {
+      throw JsonReader.missing(field);
+    }
+    return hash[0];
   }
 
   static RouterConfigOverride override(JsonReader r) throws IOException {
@@ -236,7 +256,13 @@ final class RequestParsers {
             throw JsonReader.type(f, "one of user_message, tool_result, other");
           }
         }
-        case "agent_headers" -> rr.object(f, (h, r3) -> headers.put(h, r3.stringArray(f + "." + h)));
+        case "agent_headers" -> rr.object(f, (h, r3) -> {
+          List<String> values = r3.stringArray(f + "." + h);
+          if (values == null) {
+            throw JsonReader.type(f + "." + h, "an array of strings");
+          }
+          headers.put(h, values);
+        });
         default -> rr.skip();
       }
     });

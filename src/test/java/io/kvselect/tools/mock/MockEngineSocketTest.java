@@ -203,29 +203,43 @@ class MockEngineSocketTest {
     }
   }
 
+  /**
+   * The modelled prefill and decode are waited out on timers, in order: the prompt's blocks are
+   * published once the prefill is over, while the response still waits out the decode (1 s
+   * modelled, at speed 1), during which the engine keeps answering. Checked by the order of
+   * observable events, never by elapsed time.
+   */
   @Test
   void prefillAndDecodeWaitOnTimersWithoutBlockingTheEngine() throws Exception {
-    MockerOptions o = MockerOptions.local(1, 1, 64, 4, WireFormat.MAP).withTiming(new TimingModel(1_000, 10_000, 1));
-    try (MockFleet fleet = MockFleet.start(o)) {
+    MockerOptions o = MockerOptions.local(1, 1, 64, 4, WireFormat.MAP).withTiming(new TimingModel(1_000, 100_000, 1));
+    try (MockFleet fleet = MockFleet.start(o);
+        MockClient.Sub sub = MockClient.Sub.ready(fleet.engines().get(0), 0)) {
       EngineInfo e = fleet.engines().get(0);
-      long t0 = System.nanoTime();
+      int[] prompt = tokens(0, 200);
       var slow = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
         try {
-          return generate(e, Map.of("token_ids", tokens(0, 200), "output_tokens", 10));
+          return generate(e, Map.of("token_ids", prompt, "output_tokens", 10));
         } catch (Exception ex) {
           throw new IllegalStateException(ex);
         }
       });
-      Thread.sleep(50);
-      JsonNode st = state(e);
-      boolean answeredWhileWaiting = !slow.isDone();
+      MockClient.Frames stored = sub.next();
+      boolean pendingWhenPublished = !slow.isDone();
+      JsonNode during = state(e);
+      boolean pendingAfterState = !slow.isDone();
       JsonNode r = slow.get(10, java.util.concurrent.TimeUnit.SECONDS);
-      long totalMs = (System.nanoTime() - t0) / 1_000_000;
+
+      @SuppressWarnings("unchecked")
+      Map<Object, Object> event = (Map<Object, Object>) stored.events().get(0);
+      assertEquals("BlockStored", event.get("type"));
+      assertEquals(longs(chain(prompt, 4)), event.get("block_hashes"), "the prompt's 50 blocks, after its prefill");
+      assertTrue(pendingWhenPublished, "the response waits out the decode after the blocks are published");
+      assertTrue(pendingAfterState, "GET /state answered while the request was waiting out its decode");
+      assertEquals(50, during.get("ranks").get(0).get("cached_blocks").asInt(), "the state seen during the decode");
       assertEquals(200.0, r.get("prefill_ms").asDouble(), 1e-9);
-      assertEquals(100.0, r.get("decode_ms").asDouble(), 1e-9);
-      assertTrue(totalMs >= 290, "waited " + totalMs + " ms");
-      assertTrue(answeredWhileWaiting, "GET /state answered while the request was waiting");
-      assertEquals(1, st.get("ranks").size());
+      assertEquals(1000.0, r.get("decode_ms").asDouble(), 1e-9);
+      assertEquals(200, r.get("uncached_tokens").asInt());
+      assertNull(sub.recv(200), "one batch per request");
     }
   }
 
