@@ -1,5 +1,6 @@
 package io.kvselect.core.catalog;
 
+import io.kvselect.core.error.SelectionException;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -55,6 +56,11 @@ public record WorkerSpec(
       }
     }
     EndpointSyntax.require("replay_endpoint", replayEndpoint);
+    if (dataParallelStartRank < 0 || dataParallelSize < 0
+        || (long) dataParallelStartRank + dataParallelSize - 1 > Integer.MAX_VALUE) {
+      throw SelectionException.unprocessable("data_parallel_start_rank (" + dataParallelStartRank
+          + ") + data_parallel_size (" + dataParallelSize + ") must stay within 0.." + Integer.MAX_VALUE);
+    }
   }
 
   /** A minimal spec: the given id in the default partition, everything else absent or default. */

@@ -39,10 +39,13 @@ final class Reservations {
     this.rng = rng;
   }
 
-  /** The explicit form: books {@code worker_id}/{@code dp_rank}; discards a cached selection of the id. */
+  /**
+   * The explicit form: books {@code worker_id}/{@code dp_rank}. A booking discards a cached
+   * selection of the same id ({@link Booker#commit}); a request that fails leaves it in place.
+   */
   CompletionStage<Reservation> explicit(ReservationRequest req) {
     String id = req.selectionId();
-    return pending.remove(new PendingKey(req.partition(), id)).thenCompose(v -> claimed(id, () -> {
+    return claimed(id, () -> {
       Partition p = service.readyPartition(req.partition());
       Partition.Members m = p.members();
       WorkerRecord w = m.schedulableWorker(req.workerId());
@@ -74,7 +77,7 @@ final class Reservations {
       String endpoint = cur.schedulableWorker(rank.workerId()).spec().endpoint();
       return booker.commit(p, a, cur.blockSize())
           .thenApply(x -> new Reservation(id, p.key, rank.workerId(), rank.dpRank(), endpoint));
-    }));
+    });
   }
 
   /** Replays the selection cached under the id; the entry is consumed only by a booking. */

@@ -98,7 +98,7 @@ final class WorkerJson {
         case "kv_events_endpoint" -> kvEventsEndpoint = r.string(k);
         case "kv_events_endpoints" -> kvEventsEndpoints = r.rankMap(k);
         case "replay_endpoint" -> replayEndpoint = r.string(k);
-        case "block_size" -> blockSize = intOrNull(r.unsigned(k, 0xFFFF_FFFFL), k);
+        case "block_size" -> blockSize = intOrNull(r.unsigned(k, Integer.MAX_VALUE), k);
         case "data_parallel_start_rank" -> dpStart = intOr(r.unsigned(k, Integer.MAX_VALUE), 0);
         case "data_parallel_size" -> dpSize = intOr(r.unsigned(k, 65_536), 1);
         case "max_num_batched_tokens" -> maxBatched = r.unsigned(k, Long.MAX_VALUE);

@@ -462,24 +462,12 @@ class HttpRoutesPropertyTest {
   // ---------------------------------------------------------------- reservations
 
   /**
-   * TEMPORARY FILTER (remove once the core is fixed): {@code Bookings.explicit} removes the pending
-   * selection of the request's {@code selection_id} before it validates the request, so an explicit
-   * {@code POST /reservations} that then fails (unknown worker or rank, empty or missing prompt,
-   * {@code effective_prefill_tokens} above the prompt) answers 4xx and still consumes a pending
-   * selection of the same id. While this is true, {@link #reservations} does not generate an
-   * explicit reservation over an existing pending selection.
-   */
-  static final boolean SKIP_EXPLICIT_RESERVATION_OVER_PENDING = true;
-
-  /**
    * {@code POST /reservations} in both forms; the id is fresh, and a pending selection of that id
    * exists first for the cached-replay form and for {@code pendingFirst}.
    */
   @Property(tries = TRIES, seed = SEED + "8", whenFixedSeed = FixedSeedMode.ALLOW)
   void reservations(@ForAll("reservationBodies") Obj body, @ForAll("mutations") BodyMutation m,
       @ForAll boolean pendingFirst) throws Exception {
-    boolean explicit = JsonDoc.json(body).contains("\"worker_id\"");
-    Assume.that(!(SKIP_EXPLICIT_RESERVATION_OVER_PENDING && pendingFirst && explicit));
     String id = fresh("res");
     Obj withId = (Obj) JsonDoc.update(body, List.of(0), v -> JsonDoc.str(id));
     if (pendingFirst || body.members().size() == 1) {
