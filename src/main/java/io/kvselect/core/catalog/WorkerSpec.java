@@ -56,8 +56,7 @@ public record WorkerSpec(
       }
     }
     EndpointSyntax.require("replay_endpoint", replayEndpoint);
-    if (dataParallelStartRank < 0 || dataParallelSize < 0
-        || (long) dataParallelStartRank + dataParallelSize - 1 > Integer.MAX_VALUE) {
+    if (dataParallelSize > 0 && (long) dataParallelStartRank + dataParallelSize - 1 > Integer.MAX_VALUE) {
       throw SelectionException.unprocessable("data_parallel_start_rank (" + dataParallelStartRank
           + ") + data_parallel_size (" + dataParallelSize + ") must stay within 0.." + Integer.MAX_VALUE);
     }

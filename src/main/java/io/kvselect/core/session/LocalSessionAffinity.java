@@ -152,8 +152,8 @@ public final class LocalSessionAffinity implements SessionAffinity {
       b = null;
     }
     WorkerRank current = b == null ? null : b.target;
-    if (!Objects.equals(current, expected) && !target.equals(current)) {
-      return current == null ? target : current;
+    if (current != null && !current.equals(expected) && !current.equals(target)) {
+      return current;
     }
     if (b == null) {
       if (table == null) {

@@ -111,12 +111,9 @@ class LocalSessionAffinityRulesTest {
   /**
    * The contract of {@code bindAndLease}: the result is the binding in effect afterwards. A
    * caller that looked up W1 while the binding was alive and binds after it expired (or after
-   * its worker was removed) gets W2 back, but no binding and no lease exist.
+   * its worker was removed) finds no binding: nobody else won, so it binds W2 with its lease.
    */
   @Test
-  @org.junit.jupiter.api.Disabled("bug: bindAndLease(expected=W1, target=W2) on an expired or removed binding answers"
-      + " W2 (the caller believes it won) but binds nothing; LocalSessionAffinity.bindNow returns `target` when"
-      + " current == null without binding")
   void theResultIsTheBindingInEffectEvenWhenTheExpectedOneExpired() {
     LocalSessionAffinity t = new LocalSessionAffinity(clock, TTL);
     done(t.bindAndLease("a", "s", null, W1, "l1"));
