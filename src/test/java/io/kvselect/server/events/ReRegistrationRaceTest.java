@@ -1,5 +1,6 @@
 package io.kvselect.server.events;
 
+import io.kvselect.testing.ForwardingBlockIndex;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,18 +10,15 @@ import io.kvselect.core.events.BlockRemoved;
 import io.kvselect.core.events.BlockStored;
 import io.kvselect.core.events.KvEvent;
 import io.kvselect.core.index.BlockIndex;
-import io.kvselect.core.index.OverlapScores;
 import io.kvselect.core.index.PrefixChainIndex;
 import io.kvselect.core.index.ShardedBlockIndex;
 import io.kvselect.core.index.StorageTier;
-import io.kvselect.core.index.StoredBlock;
 import io.kvselect.core.index.WorkerRank;
 import io.kvselect.core.service.SelectionService;
 import io.kvselect.tools.mock.KvEventPublisher;
 import io.kvselect.tools.mock.ReplayLayout;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -40,14 +38,13 @@ class ReRegistrationRaceTest {
   private static final int BS = EventNode.BS;
 
   /** Holds the first store after {@link #arm} until {@link #release}; everything else passes. */
-  static final class GatedIndex implements BlockIndex {
-    private final BlockIndex inner;
+  static final class GatedIndex extends ForwardingBlockIndex {
     private final AtomicBoolean armed = new AtomicBoolean();
     final CountDownLatch entered = new CountDownLatch(1);
     private final CountDownLatch released = new CountDownLatch(1);
 
     GatedIndex(BlockIndex inner) {
-      this.inner = inner;
+      super(inner);
     }
 
     void arm() {
@@ -72,40 +69,6 @@ class ReRegistrationRaceTest {
       return inner.store(rank, tier, hasParent, parent, ext, local);
     }
 
-    @Override
-    public void remove(WorkerRank rank, StorageTier tier, long[] ext) {
-      inner.remove(rank, tier, ext);
-    }
-
-    @Override
-    public void clearWorker(long workerId) {
-      inner.clearWorker(workerId);
-    }
-
-    @Override
-    public void removeRank(WorkerRank rank) {
-      inner.removeRank(rank);
-    }
-
-    @Override
-    public OverlapScores findMatches(long[] localHashes) {
-      return inner.findMatches(localHashes);
-    }
-
-    @Override
-    public long[] externalHashes(WorkerRank rank, long[] localHashes, int depth) {
-      return inner.externalHashes(rank, localHashes, depth);
-    }
-
-    @Override
-    public long size() {
-      return inner.size();
-    }
-
-    @Override
-    public List<StoredBlock> dump() {
-      return inner.dump();
-    }
   }
 
   private final GatedIndex gate = new GatedIndex(new ShardedBlockIndex(1, PrefixChainIndex::new));

@@ -1,5 +1,6 @@
 package io.kvselect.server.events;
 
+import io.kvselect.testing.ForwardingBlockIndex;
 import static io.kvselect.server.events.EventNode.batch;
 import static io.kvselect.server.events.EventNode.stored;
 import static io.kvselect.server.events.EventNode.tokens;
@@ -9,12 +10,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kvselect.core.events.AllBlocksCleared;
 import io.kvselect.core.events.BlockRemoved;
-import io.kvselect.core.index.BlockIndex;
-import io.kvselect.core.index.OverlapScores;
 import io.kvselect.core.index.PrefixChainIndex;
 import io.kvselect.core.index.ShardedBlockIndex;
 import io.kvselect.core.index.StorageTier;
-import io.kvselect.core.index.StoredBlock;
 import io.kvselect.core.index.WorkerRank;
 import io.kvselect.core.service.SelectionService;
 import io.kvselect.tools.mock.KvEventPublisher;
@@ -47,9 +45,12 @@ class ShardOwnershipTest {
   private static final int WORKERS = 6;
 
   /** One shard of the index, recording which threads write it. */
-  static final class RecordingShard implements BlockIndex {
-    private final BlockIndex inner = new PrefixChainIndex();
+  static final class RecordingShard extends ForwardingBlockIndex {
     final Set<String> writers = ConcurrentHashMap.newKeySet();
+
+    RecordingShard() {
+      super(new PrefixChainIndex());
+    }
 
     private void wrote() {
       writers.add(Thread.currentThread().getName());
@@ -80,25 +81,6 @@ class ShardOwnershipTest {
       inner.removeRank(rank);
     }
 
-    @Override
-    public OverlapScores findMatches(long[] localHashes) {
-      return inner.findMatches(localHashes);
-    }
-
-    @Override
-    public long[] externalHashes(WorkerRank rank, long[] localHashes, int depth) {
-      return inner.externalHashes(rank, localHashes, depth);
-    }
-
-    @Override
-    public long size() {
-      return inner.size();
-    }
-
-    @Override
-    public List<StoredBlock> dump() {
-      return inner.dump();
-    }
   }
 
   private final List<RecordingShard> shards = new CopyOnWriteArrayList<>();
