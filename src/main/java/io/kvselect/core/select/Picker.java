@@ -79,16 +79,16 @@ public final class Picker {
     // Dividing first keeps the range finite when max - min would overflow.
     double magnitude = Double.isFinite(max - min) ? 1.0 : Math.max(Math.abs(min), Math.abs(max));
     double lo = min / magnitude;
-    double factor = -1.0 / ((max / magnitude - lo) * temperature);
+    double span = max / magnitude - lo;
     double sum = 0.0;
     for (int i = 0; i < n; i++) {
-      sum += Math.exp((logits[i] / magnitude - lo) * factor);
+      sum += weight(logits[i], magnitude, lo, span, temperature);
     }
     double target = u * sum;
     double cumulative = 0.0;
     int lastPositive = 0;
     for (int i = 0; i < n; i++) {
-      double w = Math.exp((logits[i] / magnitude - lo) * factor);
+      double w = weight(logits[i], magnitude, lo, span, temperature);
       if (w > 0.0) {
         lastPositive = i;
         cumulative += w;
@@ -98,5 +98,16 @@ public final class Picker {
       }
     }
     return lastPositive;
+  }
+
+  /**
+   * {@code exp(-x / T)} for the logit's position {@code x} in {@code [0, 1]} of the range. The
+   * position is divided by {@code T} rather than multiplied by a precomputed {@code 1 / T}, so a
+   * temperature too small for the range gives {@code exp(-0) = 1} for the best rank and
+   * {@code exp(-inf) = 0} for the others instead of {@code 0 * inf = NaN}.
+   */
+  private static double weight(
+      double logit, double magnitude, double lo, double span, double temperature) {
+    return Math.exp(-((logit / magnitude - lo) / span) / temperature);
   }
 }
