@@ -1,6 +1,8 @@
 package io.kvselect.server;
 
+import io.kvselect.core.config.RouterConfig;
 import io.kvselect.core.index.PrefixChainIndex;
+import io.kvselect.core.queue.QueueConfig;
 import io.kvselect.core.index.ShardedBlockIndex;
 import io.kvselect.core.service.SelectionService;
 import io.kvselect.core.service.ServiceSettings;
@@ -45,7 +47,30 @@ public final class KvselectNode {
         s.selectionCacheMaxEntries(),
         s.selectionCacheMaxBytes(),
         () -> new ShardedBlockIndex(Math.max(1, s.threads()), PrefixChainIndex::new));
-    return SelectionService.builder().settings(settings).build();
+    return SelectionService.builder().settings(settings)
+        .queue(queueConfig(s.router()), Duration.ofNanos((long) (s.routerQueueTimeoutSecs() * 1e9)))
+        .build();
+  }
+
+  /**
+   * The router queue's classes and ISL tiers from {@code router_policy_config}: a YAML file when
+   * the value names one, else the YAML text itself; absent means one class with
+   * {@code router_queue_policy}. A bad document stops the node with a message naming the field.
+   */
+  static QueueConfig queueConfig(RouterConfig router) {
+    String v = router.policyConfig();
+    if (v == null || v.isBlank()) {
+      return QueueConfig.defaults(router.queuePolicy());
+    }
+    try {
+      java.nio.file.Path path = java.nio.file.Path.of(v);
+      String yaml = java.nio.file.Files.isRegularFile(path) ? java.nio.file.Files.readString(path) : v;
+      return QueueConfig.parse(yaml, router.queuePolicy());
+    } catch (java.io.IOException | java.nio.file.InvalidPathException e) {
+      throw new io.kvselect.server.config.CliException("router_policy_config: cannot read " + v + ": " + e.getMessage());
+    } catch (io.kvselect.core.config.ConfigException e) {
+      throw new io.kvselect.server.config.CliException("router_policy_config: " + e.getMessage());
+    }
   }
 
   /** Starts a standalone (non-clustered) node. */

@@ -77,12 +77,11 @@ public final class RouterConfigLoader {
   }
 
   /**
-   * Dynamo knobs that kvselect parses and validates but does not act on yet (router queueing,
-   * policy classes, remote indexer, shared-cache credit, AIC prefill model, LRU approximate
+   * Dynamo knobs that kvselect parses and validates but does not act on yet (remote indexer, shared-cache credit, AIC prefill model, LRU approximate
    * cache, event thread count, minimum initial workers, active/output block tracking switches).
    */
   private static final java.util.Set<RouterKnob> NOT_ACTED_ON = java.util.EnumSet.of(
-      RouterKnob.QUEUE_THRESHOLD, RouterKnob.QUEUE_POLICY, RouterKnob.POLICY_CONFIG, RouterKnob.EVENT_THREADS,
+      RouterKnob.EVENT_THREADS,
       RouterKnob.USE_REMOTE_INDEXER, RouterKnob.SHARED_CACHE_MULTIPLIER, RouterKnob.SHARED_CACHE_TYPE,
       RouterKnob.PREFILL_LOAD_MODEL, RouterKnob.APPROXIMATE_CACHE_POLICY, RouterKnob.MIN_INITIAL_WORKERS,
       RouterKnob.TRACK_ACTIVE_BLOCKS, RouterKnob.TRACK_OUTPUT_BLOCKS);

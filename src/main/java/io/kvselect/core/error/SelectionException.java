@@ -1,17 +1,32 @@
 package io.kvselect.core.error;
 
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
 /** The one exception type of the core: a message for the caller and its {@link ErrorCode}. */
 public final class SelectionException extends RuntimeException {
 
   private final ErrorCode code;
+  private final Map<String, Object> details;
 
   public SelectionException(ErrorCode code, String message) {
+    this(code, message, null);
+  }
+
+  /** A failure with a structured {@code details} object for the error body (ordered keys). */
+  public SelectionException(ErrorCode code, String message, Map<String, Object> details) {
     super(message, null, false, false);
     this.code = code;
+    this.details = details == null ? null : Collections.unmodifiableMap(new LinkedHashMap<>(details));
   }
 
   public ErrorCode code() {
     return code;
+  }
+
+  /** The structured details of the failure (Dynamo's queue rejection), or null. */
+  public Map<String, Object> details() {
+    return details;
   }
 
   public static SelectionException badRequest(String message) {

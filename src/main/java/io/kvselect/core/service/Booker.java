@@ -25,13 +25,16 @@ final class Booker {
   private final SessionAffinity affinity;
   private final PendingStore<PendingKey, PendingSelection> pending;
   private final LoadSync loadSync;
+  private final java.util.function.Consumer<Partition> capacityFreed;
 
+  /** {@code capacityFreed} runs (outside the lock) after a step gave admitted load back. */
   Booker(Bookings bookings, SessionAffinity affinity, PendingStore<PendingKey, PendingSelection> pending,
-      LoadSync loadSync) {
+      LoadSync loadSync, java.util.function.Consumer<Partition> capacityFreed) {
     this.bookings = bookings;
     this.affinity = affinity;
     this.pending = pending;
     this.loadSync = loadSync;
+    this.capacityFreed = capacityFreed;
   }
 
   /** One request's booking inputs, fixed once its rank is chosen. */
@@ -46,10 +49,11 @@ final class Booker {
   }
 
   /** Takes an admitted request back out of the load (a later step failed). */
-  static void unadmit(Partition p, String id) {
+  void unadmit(Partition p, String id) {
     synchronized (p.lock) {
       p.load.free(id);
     }
+    capacityFreed.accept(p);
   }
 
   /**
@@ -80,6 +84,7 @@ final class Booker {
       }
     }
     if (!ok) {
+      capacityFreed.accept(p);
       release(p.key.toString(), a.sessionId(), a.id());
       throw SelectionException.notReady("worker " + Long.toUnsignedString(a.rank().workerId())
           + " left while reservation " + a.id() + " was being made");

@@ -35,14 +35,18 @@ public final class Inspection {
         continue;
       }
       List<PotentialLoad> rows = new ArrayList<>();
+      int pendingCount;
+      long pendingIsl;
       synchronized (p.lock) {
         for (WorkerRank r : p.members().pool().ranks()) {
           RankLoad l = p.load.load(r);
           rows.add(new PotentialLoad(r.workerId(), r.dpRank(), l.activePrefillTokens(), l.activeDecodeBlocks(),
               l.activeRequests()));
         }
+        pendingCount = p.queue.size();
+        pendingIsl = p.queue.pendingIslTokens();
       }
-      out.add(new PartitionLoads(p.key, rows, 0, 0));
+      out.add(new PartitionLoads(p.key, rows, pendingCount, pendingIsl));
     }
     return out;
   }
@@ -91,6 +95,17 @@ public final class Inspection {
           o.totalBlocks(), o.hostExtension(), diskExt, credit));
     }
     return new OverlapReport(m.blockSize(), q.prompt().numBlocks(), rows);
+  }
+
+  /** Requests waiting in each partition's router queue, by policy class ("partition/class" keys). */
+  public java.util.Map<String, Integer> queueDepths() {
+    java.util.Map<String, Integer> out = new java.util.TreeMap<>();
+    for (Partition p : registry.partitions()) {
+      synchronized (p.lock) {
+        p.queue.depthByClass().forEach((cls, n) -> out.put(p.key + "/" + cls, n));
+      }
+    }
+    return out;
   }
 
   /** Every partition's indexed blocks, for {@code /dump} and peer recovery. */

@@ -8,6 +8,9 @@ import io.kvselect.core.index.OverlapScores;
 import io.kvselect.core.index.TtlBlockIndex;
 import io.kvselect.core.index.WorkerRank;
 import io.kvselect.core.load.ActiveLoad;
+import io.kvselect.core.queue.QueueConfig;
+import io.kvselect.core.queue.QueuedRequest;
+import io.kvselect.core.queue.RouterQueue;
 import io.kvselect.core.select.CandidatePool;
 import java.time.Clock;
 import java.time.Duration;
@@ -24,7 +27,8 @@ import java.util.TreeMap;
  *
  * <p>Ownership:
  * <ul>
- *   <li>{@link #load}, {@link #approximate} and {@link #predicted} (plain single-threaded
+ *   <li>{@link #load}, {@link #approximate}, {@link #predicted}, {@link #queue} and
+ *       {@link #waiters} (plain single-threaded
  *       structures) are owned by {@link #lock}: every read and write holds it. Critical sections
  *       are in-memory, bounded by the request and the partition's ranks, and never call out.
  *   <li>{@link #primary} in event mode is a thread-safe {@code ShardedBlockIndex} (each shard
@@ -57,10 +61,14 @@ final class Partition {
   final ActiveLoad load;
   /** Every member (schedulable or not), by unsigned id. Catalog writer only. */
   final TreeMap<Long, WorkerRecord> workers = new TreeMap<>(Long::compareUnsigned);
+  /** Requests waiting for capacity, in policy order, and how each resumes. Owned by {@link #lock}. */
+  final RouterQueue queue;
+  final Map<QueuedRequest, RouterQueueing.Waiter> waiters = new HashMap<>();
   private volatile Members members;
 
-  Partition(PartitionKey key, ServiceSettings s, Clock clock) {
+  Partition(PartitionKey key, ServiceSettings s, Clock clock, QueueConfig queueConfig) {
     this.key = key;
+    this.queue = new RouterQueue(queueConfig);
     var cfg = s.router();
     if (cfg.useKvEvents()) {
       this.approximate = null;

@@ -118,7 +118,7 @@ final class Reservations {
       }
       return booker.bind(p, a, b).handle((won, err) -> {
         if (err != null || !won.equals(ps.rank())) {
-          Booker.unadmit(p, id);
+          booker.unadmit(p, id);
           if (err != null) {
             return CompletableFuture.<Reservation>failedFuture(SelectionException.unwrap(err));
           }

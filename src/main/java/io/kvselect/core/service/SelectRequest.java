@@ -9,7 +9,9 @@ import java.util.Set;
 /**
  * A {@code /select} or {@code /select_and_reserve} request. Nullable fields are absent.
  * {@code affinityTarget} may leave the rank open ({@code dpRank < 0}) to target any rank of the
- * worker. {@link #effectiveSessionId()} applies "structured form wins".
+ * worker. {@link #effectiveSessionId()} applies "structured form wins". {@code policyClass},
+ * {@code priorityJump} (seconds) and {@code strictPriority} only matter when the request waits in
+ * the router queue.
  */
 public record SelectRequest(
     PartitionKey partition,
@@ -24,7 +26,19 @@ public record SelectRequest(
     long[] allowedWorkerIds,
     Set<String> requiredTaints,
     Map<String, Double> preferredTaints,
-    boolean advisory) {
+    boolean advisory,
+    String policyClass,
+    Double priorityJump,
+    Long strictPriority) {
+
+  /** A request without queue hints (policy class, {@code priority_jump}, {@code strict_priority}). */
+  public SelectRequest(PartitionKey partition, String selectionId, PromptInput prompt, RouterConfigOverride override,
+      Long expectedOutputTokens, String sessionId, SessionContext sessionContext, WorkerRank affinityTarget,
+      WorkerRank pinnedWorker, long[] allowedWorkerIds, Set<String> requiredTaints,
+      Map<String, Double> preferredTaints, boolean advisory) {
+    this(partition, selectionId, prompt, override, expectedOutputTokens, sessionId, sessionContext, affinityTarget,
+        pinnedWorker, allowedWorkerIds, requiredTaints, preferredTaints, advisory, null, null, null);
+  }
 
   public SelectRequest {
     override = override == null ? RouterConfigOverride.NONE : override;
@@ -41,7 +55,14 @@ public record SelectRequest(
   public SelectRequest withSelectionId(String id) {
     return new SelectRequest(partition, id, prompt, override, expectedOutputTokens, sessionId,
         sessionContext, affinityTarget, pinnedWorker, allowedWorkerIds, requiredTaints,
-        preferredTaints, advisory);
+        preferredTaints, advisory, policyClass, priorityJump, strictPriority);
+  }
+
+  /** The same request in the router queue's policy class {@code name} (null: the default class). */
+  public SelectRequest withPolicyClass(String name) {
+    return new SelectRequest(partition, selectionId, prompt, override, expectedOutputTokens, sessionId,
+        sessionContext, affinityTarget, pinnedWorker, allowedWorkerIds, requiredTaints,
+        preferredTaints, advisory, name, priorityJump, strictPriority);
   }
 
   public String effectiveSessionId() {

@@ -14,6 +14,8 @@ import io.kvselect.core.index.WorkerRank;
 import io.kvselect.core.load.LoadEvent;
 import io.kvselect.core.load.LoadSync;
 import io.kvselect.core.pending.PendingStore;
+import io.kvselect.core.queue.QueueConfig;
+import java.time.Duration;
 import io.kvselect.core.session.SessionAffinity;
 import io.kvselect.core.select.SelectionPipeline;
 import java.time.Clock;
@@ -56,22 +58,24 @@ public final class SelectionService {
   private final CatalogSync catalogSync;
   private final Bookings bookings = new Bookings();
   private final Booker booker;
+  private final RouterQueueing queueing;
   private final Selector selector;
   private final Inspection inspection;
   private volatile boolean shuttingDown;
 
   SelectionService(ServiceSettings settings, Clock clock, RandomGenerator rng, SelectionPipeline pipeline,
       SessionAffinity affinity, PendingStore<PendingKey, PendingSelection> pending, LoadSync loadSync,
-      CatalogSync catalogSync) {
+      CatalogSync catalogSync, QueueConfig queueConfig, Duration queueTimeout) {
     this.settings = settings;
     this.rng = rng;
-    this.registry = new WorkerRegistry(settings, clock);
+    this.registry = new WorkerRegistry(settings, clock, queueConfig);
+    this.queueing = new RouterQueueing(queueTimeout);
     this.pending = pending;
     this.affinity = affinity;
     this.loadSync = loadSync;
     this.catalogSync = catalogSync;
     this.selector = new Selector(pipeline, rng);
-    this.booker = new Booker(bookings, affinity, pending, loadSync);
+    this.booker = new Booker(bookings, affinity, pending, loadSync, this::drain);
     this.inspection = new Inspection(this, registry);
   }
 
@@ -93,11 +97,20 @@ public final class SelectionService {
     registry.addListener(l);
   }
 
+  /** Registers an observer of how requests leave the router queues (metrics). */
+  public void addQueueObserver(QueueObserver o) {
+    queueing.addObserver(o);
+  }
+
   // ---- workers ----
 
   /** {@code POST /workers}: inserts or fully replaces a worker record. */
   public CompletionStage<WorkerRecord> upsertWorker(WorkerSpec spec) {
-    return attempt(() -> published(registry.upsert(spec, droppedBookings()), new CatalogSync.CatalogChange.Upserted(spec)));
+    return attempt(() -> {
+      WorkerRecord r = registry.upsert(spec, droppedBookings());
+      drainAll();
+      return published(r, new CatalogSync.CatalogChange.Upserted(spec));
+    });
   }
 
   /**
@@ -108,6 +121,7 @@ public final class SelectionService {
   public CompletionStage<WorkerRecord> patchWorker(long workerId, UnaryOperator<WorkerSpec> patch) {
     return attempt(() -> {
       WorkerRecord w = registry.patch(workerId, patch, droppedBookings());
+      drainAll();
       return published(w, new CatalogSync.CatalogChange.Upserted(w.spec()));
     });
   }
@@ -116,6 +130,7 @@ public final class SelectionService {
   public CompletionStage<WorkerRecord> deleteWorker(long workerId) {
     return attempt(() -> {
       WorkerRecord removed = registry.remove(workerId, droppedBookings());
+      drainAll();
       CompletionStage<Void> unbound = affinity == null
           ? CompletableFuture.completedFuture(null) : affinity.removeWorker(workerId);
       return unbound.thenCompose(v -> published(removed, new CatalogSync.CatalogChange.Removed(workerId)));
@@ -166,7 +181,19 @@ public final class SelectionService {
    * ({@code reserve=true}: books atomically; a missing selection id is generated).
    */
   public CompletionStage<Selection> select(SelectRequest req, boolean reserve) {
+    return select(req, reserve, null);
+  }
+
+  /**
+   * As {@link #select(SelectRequest, boolean)}; when {@code gone} completes (the caller went
+   * away), a request still waiting in the router queue leaves it at once.
+   */
+  public CompletionStage<Selection> select(SelectRequest req, boolean reserve, CompletionStage<?> gone) {
     return attempt(() -> {
+      if (req.priorityJump() != null && !(req.priorityJump() >= 0 && req.priorityJump() < 1e12)) {
+        throw SelectionException.unprocessable("priority_jump must be a non-negative number of seconds, got "
+            + req.priorityJump());
+      }
       Partition p = readyPartition(req.partition());
       Partition.Members m = p.members();
       RouterConfig cfg = settings.router().with(req.override());
@@ -174,12 +201,12 @@ public final class SelectionService {
           cfg.assumeKvReuse(), true, rng);
       String session = sessionOf(req.effectiveSessionId());
       if (!reserve) {
-        return lookup(p, session).thenCompose(bound -> selectOnly(p, m, cfg, np, req, bound, session));
+        return lookup(p, session).thenCompose(bound -> selectOnly(p, m, cfg, np, req, bound, session, gone));
       }
       String id = req.selectionId() != null ? req.selectionId() : UUID.randomUUID().toString();
       bookings.claim(id);
       return lookup(p, session)
-          .thenCompose(bound -> selectAndBook(p, m, cfg, np, req, id, session, bound, false))
+          .thenCompose(bound -> selectAndBook(p, m, cfg, np, req, id, session, bound, false, gone))
           .whenComplete((s, e) -> {
             if (e != null) {
               bookings.unclaim(id);
@@ -188,61 +215,102 @@ public final class SelectionService {
     });
   }
 
-  private CompletionStage<Selection> selectOnly(Partition p, Partition.Members m, RouterConfig cfg,
-      NormalizedPrompt np, SelectRequest req, WorkerRank bound, String session) {
+  /** What a booking admits once its rank is chosen; null for a query-only selection. */
+  private record BookingSpec(String id, String session, boolean track) {}
+
+  /**
+   * One try at choosing (and, for a booking, admitting) under the partition lock: null when the
+   * request may queue and every eligible rank is busy. {@code ev} is the event overlap read before
+   * the lock, or null to read it now (a request leaving the queue sees refreshed overlap).
+   */
+  private Selector.Choice attemptLocked(Partition p, Partition.Members m, RouterConfig cfg, NormalizedPrompt np,
+      SelectRequest req, WorkerRank bound, OverlapScores ev, BookingSpec booking) {
+    Partition.Members cur = current(p, m);
+    List<WorkerRank> ranks = selector.filter(cur, req, bound);
+    Double threshold = RouterQueueing.threshold(p, cfg, req);
+    if (threshold != null && (booking != null || !req.advisory())
+        && RouterQueueing.allBusyLocked(p, cur, ranks, threshold)) {
+      return null;
+    }
+    Selector.Choice c = selector.chooseAmongLocked(p, cur, cfg, np, req, ranks,
+        ev != null ? ev : p.eventOverlap(np.blockHashes()));
+    if (booking != null) {
+      Booker.admitLocked(p, admission(c, np, req, booking), cur.blockSize());
+    }
+    return c;
+  }
+
+  private static Booker.Admission admission(Selector.Choice c, NormalizedPrompt np, SelectRequest req, BookingSpec b) {
+    return new Booker.Admission(b.id(), c.rank(), np, req.expectedOutputTokens(), b.track(),
+        c.effectivePrefillTokens(), b.session());
+  }
+
+  /** Chooses now, or parks the request until {@link #attemptLocked} succeeds for it. */
+  private CompletionStage<Selector.Choice> choose(Partition p, Partition.Members m, RouterConfig cfg,
+      NormalizedPrompt np, SelectRequest req, WorkerRank bound, BookingSpec booking, CompletionStage<?> gone) {
     OverlapScores ev = p.eventOverlap(np.blockHashes());
-    Selector.Choice c;
-    Partition.Members cur;
+    RouterQueueing.Waiter w;
     synchronized (p.lock) {
-      cur = current(p, m);
-      c = selector.chooseLocked(p, cur, cfg, np, req, bound, ev);
+      Selector.Choice c = attemptLocked(p, m, cfg, np, req, bound, ev, booking);
+      if (c != null) {
+        return CompletableFuture.completedFuture(c);
+      }
+      Partition.Members cur = p.members();
+      long uncached = Selector.bestUncachedLocked(p, cur, cfg, np, selector.filter(cur, req, bound), ev);
+      w = queueing.parkLocked(p, req, np.isl(), uncached, System.nanoTime(),
+          () -> attemptLocked(p, m, cfg, np, req, bound, null, booking));
     }
+    if (gone != null) {
+      gone.thenRun(() -> queueing.cancel(p, w, System.nanoTime()));
+    }
+    return RouterQueueing.served(w);
+  }
+
+  private CompletionStage<Selection> selectOnly(Partition p, Partition.Members m, RouterConfig cfg,
+      NormalizedPrompt np, SelectRequest req, WorkerRank bound, String session, CompletionStage<?> gone) {
     boolean track = cfg.trackPrefillTokens();
-    Selection s = Selector.response(p, cur, cfg, np, req, c, req.selectionId(), false, track);
-    if (req.selectionId() == null) {
-      return CompletableFuture.completedFuture(s);
-    }
-    PendingSelection ps = new PendingSelection(c.rank(), np, c.effectivePrefillTokens(),
-        req.expectedOutputTokens(), track, session);
-    return pending.put(new PendingKey(p.key, req.selectionId()), ps, ps.approximateBytes(req.selectionId(), p.key))
-        .thenApply(g -> s);
+    return choose(p, m, cfg, np, req, bound, null, gone).thenCompose(c -> {
+      Selection s = Selector.response(p, cfg, np, req, c, req.selectionId(), false, track);
+      if (req.selectionId() == null) {
+        return CompletableFuture.completedFuture(s);
+      }
+      PendingSelection ps = new PendingSelection(c.rank(), np, c.effectivePrefillTokens(),
+          req.expectedOutputTokens(), track, session);
+      return pending.put(new PendingKey(p.key, req.selectionId()), ps, ps.approximateBytes(req.selectionId(), p.key))
+          .thenApply(g -> s);
+    });
   }
 
   /**
-   * Chooses and admits under the partition lock, then binds the session expecting {@code bound}.
-   * When another booking bound the session first, the admission is undone and the choice made
-   * again with the winner as the binding (once; a second loss answers 503).
+   * Chooses and admits under the partition lock (waiting in the router queue when every rank is
+   * busy), then binds the session expecting {@code bound}. When another booking bound the session
+   * first, the admission is undone and the choice made again with the winner as the binding (once;
+   * a second loss answers 503).
    */
   private CompletionStage<Selection> selectAndBook(Partition p, Partition.Members m, RouterConfig cfg,
-      NormalizedPrompt np, SelectRequest req, String id, String session, WorkerRank bound, boolean retried) {
-    OverlapScores ev = p.eventOverlap(np.blockHashes());
+      NormalizedPrompt np, SelectRequest req, String id, String session, WorkerRank bound, boolean retried,
+      CompletionStage<?> gone) {
     boolean track = cfg.trackPrefillTokens();
-    Selector.Choice c;
-    Partition.Members cur;
-    Booker.Admission a;
-    synchronized (p.lock) {
-      cur = current(p, m);
-      c = selector.chooseLocked(p, cur, cfg, np, req, bound, ev);
-      a = new Booker.Admission(id, c.rank(), np, req.expectedOutputTokens(), track, c.effectivePrefillTokens(), session);
-      Booker.admitLocked(p, a, cur.blockSize());
-    }
-    Partition.Members chosenIn = cur;
-    return booker.bind(p, a, bound).handle((won, err) -> {
-      if (err != null) {
-        Booker.unadmit(p, id);
-        return CompletableFuture.<Selection>failedFuture(SelectionException.unwrap(err));
-      }
-      if (!won.equals(c.rank())) {
-        Booker.unadmit(p, id);
-        if (retried) {
-          return CompletableFuture.<Selection>failedFuture(SelectionException.notReady(
-              "session " + session + " is being bound by concurrent requests; retry"));
+    BookingSpec spec = new BookingSpec(id, session, track);
+    return choose(p, m, cfg, np, req, bound, spec, gone).thenCompose(c -> {
+      Booker.Admission a = admission(c, np, req, spec);
+      return booker.bind(p, a, bound).handle((won, err) -> {
+        if (err != null) {
+          booker.unadmit(p, id);
+          return CompletableFuture.<Selection>failedFuture(SelectionException.unwrap(err));
         }
-        return selectAndBook(p, m, cfg, np, req, id, session, won, true);
-      }
-      return booker.commit(p, a, chosenIn.blockSize())
-          .thenApply(v -> Selector.response(p, chosenIn, cfg, np, req, c, id, true, track));
-    }).thenCompose(s -> s);
+        if (!won.equals(c.rank())) {
+          booker.unadmit(p, id);
+          if (retried) {
+            return CompletableFuture.<Selection>failedFuture(SelectionException.notReady(
+                "session " + session + " is being bound by concurrent requests; retry"));
+          }
+          return selectAndBook(p, m, cfg, np, req, id, session, won, true, gone);
+        }
+        return booker.commit(p, a, c.members().blockSize())
+            .thenApply(v -> Selector.response(p, cfg, np, req, c, id, true, track));
+      }).thenCompose(s -> s);
+    });
   }
 
   /**
@@ -316,6 +384,7 @@ public final class SelectionService {
       if (!ok) {
         dropStale(id, b);
       }
+      drain(p);
       return loadSync.publish(new LoadEvent.PrefillCompleted(b.partition(), id));
     });
   }
@@ -369,6 +438,7 @@ public final class SelectionService {
         throw SelectionException.notFound("reservation " + id + " not found");
       }
       booker.release(b.partition().toString(), b.sessionId(), id);
+      drain(p);
       return loadSync.publish(new LoadEvent.Freed(b.partition(), id));
     });
   }
@@ -439,10 +509,23 @@ public final class SelectionService {
       }
     }
     freed.forEach(loadSync::publish);
+    drainAll();
     if (affinity != null) {
       affinity.sweep();
     }
     return n;
+  }
+
+  /** Serves what a partition's freed capacity allows from its router queue. */
+  private void drain(Partition p) {
+    queueing.drain(p, System.nanoTime());
+  }
+
+  /** After a catalog change or expiry: every partition's queue gets a chance. */
+  private void drainAll() {
+    for (Partition p : registry.partitions()) {
+      drain(p);
+    }
   }
 
   RandomGenerator rng() {

@@ -8,6 +8,7 @@ import io.kvselect.core.index.ShardedBlockIndex;
 import io.kvselect.core.load.LoadSync;
 import io.kvselect.core.pending.LocalPendingStore;
 import io.kvselect.core.pending.PendingStore;
+import io.kvselect.core.queue.QueueConfig;
 import io.kvselect.core.select.KvCostPolicy;
 import io.kvselect.core.select.SelectionPipeline;
 import io.kvselect.core.select.SelectionPolicy;
@@ -44,6 +45,8 @@ public final class SelectionServiceBuilder {
   private Function<Clock, SessionAffinity> affinity;
   private LoadSync loadSync = LoadSync.LOCAL;
   private CatalogSync catalogSync = CatalogSync.LOCAL;
+  private QueueConfig queueConfig;
+  private Duration queueTimeout = Duration.ofSeconds(30);
 
   public SelectionServiceBuilder routerConfig(RouterConfig c) {
     this.router = c;
@@ -114,6 +117,18 @@ public final class SelectionServiceBuilder {
     return this;
   }
 
+  /**
+   * The router queue: policy classes and ISL tiers (by default one class with the router's
+   * {@code router_queue_policy}) and the longest a request waits before a 429 (30 s by default).
+   * Queueing itself is on when {@code router_queue_threshold} (or a class's
+   * {@code prefill_busy_threshold}) is set.
+   */
+  public SelectionServiceBuilder queue(QueueConfig config, Duration timeout) {
+    this.queueConfig = config;
+    this.queueTimeout = timeout;
+    return this;
+  }
+
   public SelectionServiceBuilder settings(ServiceSettings s) {
     this.router = s.router();
     this.sessionAffinityTtl = s.sessionAffinityTtl();
@@ -131,7 +146,8 @@ public final class SelectionServiceBuilder {
         : affinity != null ? affinity.apply(clock) : new LocalSessionAffinity(clock, sessionAffinityTtl);
     PendingStore<PendingKey, PendingSelection> store = new LocalPendingStore<>(clock, selectionCacheTtl,
         selectionCacheMaxEntries, selectionCacheMaxBytes);
+    QueueConfig queue = queueConfig != null ? queueConfig : QueueConfig.defaults(router.queuePolicy());
     return new SelectionService(settings, clock, rng, SelectionPipeline.standard(policy), sessions, store,
-        loadSync, catalogSync);
+        loadSync, catalogSync, queue, queueTimeout);
   }
 }

@@ -37,15 +37,20 @@ final class Selector {
   }
 
   /**
-   * The chosen rank with the per-rank overlap the decision used, and the rank's active prefill
-   * load when it was chosen (for advisory responses).
+   * The chosen rank with the per-rank overlap the decision used, the rank's active prefill load
+   * when it was chosen (for advisory responses), and the membership it was chosen from.
    */
   record Choice(WorkerRank rank, OverlapScores overlap, long effectivePrefillTokens, long potentialDecodeBlocks,
-      long activePrefillTokens) {}
+      long activePrefillTokens, Partition.Members members) {}
 
   static SelectionConstraints constraints(SelectRequest req, WorkerRank bound) {
     return new SelectionConstraints(req.allowedWorkerIds(), req.requiredTaints(), req.pinnedWorker(),
         req.affinityTarget(), bound);
+  }
+
+  /** The filter stages: the ranks the request may land on (never empty: fails instead). */
+  List<WorkerRank> filter(Partition.Members m, SelectRequest req, WorkerRank bound) {
+    return pipeline.filter(m.pool(), constraints(req, bound));
   }
 
   /**
@@ -54,7 +59,12 @@ final class Selector {
    */
   Choice chooseLocked(Partition p, Partition.Members m, RouterConfig cfg, NormalizedPrompt np, SelectRequest req,
       WorkerRank bound, OverlapScores eventScores) {
-    List<WorkerRank> ranks = pipeline.filter(m.pool(), constraints(req, bound));
+    return chooseAmongLocked(p, m, cfg, np, req, filter(m, req, bound), eventScores);
+  }
+
+  /** Scores and picks among filtered {@code ranks}. Caller holds {@code p.lock}. */
+  Choice chooseAmongLocked(Partition p, Partition.Members m, RouterConfig cfg, NormalizedPrompt np, SelectRequest req,
+      List<WorkerRank> ranks, OverlapScores eventScores) {
     OverlapScores overlap = p.overlapLocked(np.blockHashes(), eventScores);
     boolean allDecode = true;
     for (WorkerRank r : ranks) {
@@ -67,7 +77,21 @@ final class Selector {
         new PolicyContext(cfg, cr, rng));
     long cached = CostFunction.effectiveCachedTokens(cfg, c.overlap(), bs);
     return new Choice(c.rank(), overlap, CostFunction.effectivePrefillTokens(np.isl(), cached),
-        c.potentialDecodeBlocks(), c.activePrefillTokens());
+        c.potentialDecodeBlocks(), c.activePrefillTokens(), m);
+  }
+
+  /**
+   * The prompt's prefill on its best-cached rank among {@code ranks}: the cache-aware uncached
+   * prefill the router queue's WSPT policy weighs. Caller holds {@code p.lock}.
+   */
+  static long bestUncachedLocked(Partition p, Partition.Members m, RouterConfig cfg, NormalizedPrompt np,
+      List<WorkerRank> ranks, OverlapScores eventScores) {
+    OverlapScores overlap = p.overlapLocked(np.blockHashes(), eventScores);
+    long cached = 0;
+    for (WorkerRank r : ranks) {
+      cached = Math.max(cached, CostFunction.effectiveCachedTokens(cfg, overlap.of(r), m.blockSize()));
+    }
+    return CostFunction.effectivePrefillTokens(np.isl(), cached);
   }
 
   private static Candidate candidate(Partition p, NormalizedPrompt np, OverlapScores overlap, WorkerRank r,
@@ -99,8 +123,9 @@ final class Selector {
   }
 
   /** Builds the response of a selection (no lock needed: reads snapshots and the event index). */
-  static Selection response(Partition p, Partition.Members m, RouterConfig cfg, NormalizedPrompt np,
+  static Selection response(Partition p, RouterConfig cfg, NormalizedPrompt np,
       SelectRequest req, Choice c, String id, boolean booked, boolean track) {
+    Partition.Members m = c.members();
     WorkerRecord w = m.schedulableWorker(c.rank().workerId());
     int bs = m.blockSize();
     OverlapSummary summary = summary(w, c.overlap(), bs);

@@ -8,6 +8,7 @@ import io.kvselect.core.catalog.WorkerRecord;
 import io.kvselect.core.catalog.WorkerSpec;
 import io.kvselect.core.error.SelectionException;
 import io.kvselect.core.index.WorkerRank;
+import io.kvselect.core.queue.QueueConfig;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -39,9 +40,12 @@ final class WorkerRegistry {
   private final ConcurrentSkipListMap<PartitionKey, Partition> partitions = new ConcurrentSkipListMap<>();
   private final List<CatalogListener> listeners = new CopyOnWriteArrayList<>();
 
-  WorkerRegistry(ServiceSettings settings, Clock clock) {
+  private final QueueConfig queueConfig;
+
+  WorkerRegistry(ServiceSettings settings, Clock clock, QueueConfig queueConfig) {
     this.settings = settings;
     this.clock = clock;
+    this.queueConfig = queueConfig;
   }
 
   void addListener(CatalogListener l) {
@@ -62,7 +66,7 @@ final class WorkerRegistry {
    * with another block size.
    */
   synchronized Partition ensurePartition(PartitionKey key, int blockSize) {
-    Partition p = partitions.computeIfAbsent(key, k -> new Partition(k, settings, clock));
+    Partition p = partitions.computeIfAbsent(key, k -> new Partition(k, settings, clock, queueConfig));
     p.adoptBlockSize(blockSize);
     return p.members().blockSize() == blockSize ? p : null;
   }
@@ -133,7 +137,7 @@ final class WorkerRegistry {
       detach(previous, freed, true);
       previous = null;
     }
-    Partition p = partitions.computeIfAbsent(spec.partition(), k -> new Partition(k, settings, clock));
+    Partition p = partitions.computeIfAbsent(spec.partition(), k -> new Partition(k, settings, clock, queueConfig));
     Partition.Members m = p.members();
     Integer bs = m.blockSize();
     Boolean eagle = m.eagle();

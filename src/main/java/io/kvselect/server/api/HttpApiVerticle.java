@@ -142,7 +142,7 @@ public final class HttpApiVerticle extends VerticleBase {
   private void failure(RoutingContext ctx) {
     Throwable t = ctx.failure();
     if (t instanceof SelectionException se) {
-      writeError(ctx, se.code().httpStatus(), se.getMessage());
+      writeError(ctx, se.code().httpStatus(), se.getMessage(), se.details());
     } else if (t == null && ctx.statusCode() >= 400) {
       int s = ctx.statusCode();
       writeError(ctx, s, switch (s) {
@@ -159,11 +159,15 @@ public final class HttpApiVerticle extends VerticleBase {
   }
 
   static void writeError(RoutingContext ctx, int status, String message) {
-    if (ctx.response().ended()) {
+    writeError(ctx, status, message, null);
+  }
+
+  static void writeError(RoutingContext ctx, int status, String message, java.util.Map<String, Object> details) {
+    if (ctx.response().ended() || ctx.response().closed()) {
       return;
     }
     ctx.response().setStatusCode(status).putHeader("content-type", "application/json")
-        .end(Buffer.buffer(ResponseJson.error(wellFormed(message))));
+        .end(Buffer.buffer(ResponseJson.error(wellFormed(message), details)));
   }
 
   /**

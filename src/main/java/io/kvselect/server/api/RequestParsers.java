@@ -186,6 +186,7 @@ final class RequestParsers {
     Long[] expected = new Long[1];
     Object[] o = new Object[6];
     boolean[] advisory = new boolean[1];
+    Object[] queue = new Object[2];
     readWithPrompt(raw, scan, prompt, (k, r) -> {
       switch (k) {
         case "model_name" -> s[0] = r.string(k);
@@ -200,15 +201,16 @@ final class RequestParsers {
         case "allowed_worker_ids" -> o[4] = r.u64Array(k);
         case "routing_constraints" -> o[5] = constraints(r);
         case "advisory" -> advisory[0] = Boolean.TRUE.equals(r.bool(k));
-        case "priority_jump" -> r.number(k);
-        case "strict_priority" -> r.unsigned(k, 0xFFFF_FFFFL);
+        case "priority_jump" -> queue[0] = r.number(k);
+        case "strict_priority" -> queue[1] = r.unsigned(k, 0xFFFF_FFFFL);
         default -> r.skip();
       }
     });
     Constraints c = (Constraints) o[5];
     return new SelectRequest(new PartitionKey(s[0], s[1]), s[2], prompt.build(), (RouterConfigOverride) o[0],
         expected[0], s[3], (SessionContext) o[1], (WorkerRank) o[2], (WorkerRank) o[3], (long[]) o[4],
-        c == null ? null : c.required, c == null ? null : c.preferred, advisory[0]);
+        c == null ? null : c.required, c == null ? null : c.preferred, advisory[0], null, (Double) queue[0],
+        (Long) queue[1]);
   }
 
   /** Parses a {@code POST /reservations} body. */

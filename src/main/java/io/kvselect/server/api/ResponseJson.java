@@ -62,9 +62,28 @@ final class ResponseJson {
   }
 
   static byte[] error(String message) {
+    return error(message, null);
+  }
+
+  /** Dynamo's error envelope, with a {@code details} object when the failure carries one. */
+  static byte[] error(String message, java.util.Map<String, Object> details) {
     return write(g -> {
       g.writeStartObject();
       g.writeStringField("error", message);
+      if (details != null) {
+        g.writeObjectFieldStart("details");
+        for (var e : details.entrySet()) {
+          Object v = e.getValue();
+          if (v == null) {
+            g.writeNullField(e.getKey());
+          } else if (v instanceof Number n) {
+            g.writeNumberField(e.getKey(), n.longValue());
+          } else {
+            g.writeStringField(e.getKey(), v.toString());
+          }
+        }
+        g.writeEndObject();
+      }
       g.writeEndObject();
     });
   }

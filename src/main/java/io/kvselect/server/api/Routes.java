@@ -10,7 +10,9 @@ import io.kvselect.server.sync.IndexRecovery;
 import java.util.HashMap;
 import java.util.function.Supplier;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import io.kvselect.core.service.SelectRequest;
 import java.util.function.Function;
 import io.kvselect.core.catalog.WorkerSpec;
 import io.kvselect.core.error.ErrorCode;
@@ -31,6 +33,9 @@ import io.vertx.ext.web.RoutingContext;
 final class Routes {
 
   private static final String JSON = "application/json";
+
+  /** Dynamo's header naming the router-queue policy class of a selection. */
+  static final String POLICY_CLASS_HEADER = "x-dynamo-meta-policy-class";
 
   private final Vertx vertx;
   private final SelectionService service;
@@ -129,7 +134,15 @@ final class Routes {
   private void select(RoutingContext ctx, boolean reserve) {
     String kind = reserve ? "select_and_reserve" : "select";
     ctx.addBodyEndHandler(v -> metrics.selection(kind, ctx.response().getStatusCode()));
-    reply(ctx, 200, service.select(RequestParsers.select(jsonBody(ctx)), reserve), ResponseJson::selection);
+    SelectRequest req = RequestParsers.select(jsonBody(ctx));
+    String cls = ctx.request().getHeader(POLICY_CLASS_HEADER);
+    if (cls != null && !cls.isBlank()) {
+      req = req.withPolicyClass(cls.trim());
+    }
+    // a request parked in the router queue leaves it when its client goes away
+    CompletableFuture<Void> gone = new CompletableFuture<>();
+    ctx.response().closeHandler(v -> gone.complete(null));
+    reply(ctx, 200, service.select(req, reserve, gone), ResponseJson::selection);
   }
 
   private void countReservation(RoutingContext ctx, String op) {

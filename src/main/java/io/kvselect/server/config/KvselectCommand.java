@@ -52,6 +52,10 @@ public final class KvselectCommand {
       description = "Session affinity TTL, 1..31536000 s; unset disables affinity.")
   Long sessionAffinityTtlSecs;
 
+  @Option(names = "--router-queue-timeout-secs", paramLabel = "SECS",
+      description = "Longest wait in the router queue before a 429, > 0 (30; DYN_ROUTER_QUEUE_TIMEOUT_SECS).")
+  Double routerQueueTimeoutSecs;
+
   @Option(names = "--selection-cache-ttl-secs", paramLabel = "SECS",
       description = "Pending-selection TTL in seconds, > 0 (120).")
   Double selectionCacheTtlSecs;

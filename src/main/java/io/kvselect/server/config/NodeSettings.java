@@ -31,6 +31,7 @@ import picocli.CommandLine;
  * @param selectionCacheTtlSecs pending-selection TTL in seconds
  * @param selectionCacheMaxEntries pending-selection entry cap
  * @param selectionCacheMaxBytes pending-selection byte budget
+ * @param routerQueueTimeoutSecs longest wait in the router queue before a 429
  * @param configFile the {@code --config} file, or null
  * @param router the scheduling knobs, including the tracking-hash settings
  * @param help whether {@code --help} was given
@@ -46,6 +47,7 @@ public record NodeSettings(
     double selectionCacheTtlSecs,
     int selectionCacheMaxEntries,
     long selectionCacheMaxBytes,
+    double routerQueueTimeoutSecs,
     Path configFile,
     RouterConfig router,
     boolean help) {

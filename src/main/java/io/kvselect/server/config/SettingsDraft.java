@@ -43,6 +43,7 @@ final class SettingsDraft {
       "index", Set.of("threads"),
       "selection_cache", Set.of("ttl_secs", "max_entries", "max_bytes"),
       "session_affinity", Set.of("ttl_secs"),
+      "router_queue", Set.of("timeout_secs"),
       "replica_sync", Set.of("port", "peers"));
 
   private String host;
@@ -53,6 +54,7 @@ final class SettingsDraft {
   private List<String> replicaSyncPeers = List.of();
   private Long sessionAffinityTtlSecs;
   private double cacheTtlSecs;
+  private double queueTimeoutSecs;
   private int cacheMaxEntries;
   private long cacheMaxBytes;
   private Path configFile;
@@ -126,6 +128,11 @@ final class SettingsDraft {
       threads = (int) range("config field index.threads",
           integer("config field index.threads", index.get("threads")), 1, Integer.MAX_VALUE);
     }
+    Map<String, Object> queue = section(root, "router_queue");
+    if (queue.containsKey("timeout_secs")) {
+      queueTimeoutSecs = ttl("config field router_queue.timeout_secs", number(
+          "config field router_queue.timeout_secs", queue.get("timeout_secs")));
+    }
     Map<String, Object> cache = section(root, "selection_cache");
     if (cache.containsKey("ttl_secs")) {
       cacheTtlSecs = ttl("config field selection_cache.ttl_secs", number(
@@ -176,7 +183,18 @@ final class SettingsDraft {
     } catch (ConfigException e) {
       throw new CliException(e.getMessage());
     }
+    String timeout = env.get(QUEUE_TIMEOUT_ENV);
+    if (timeout != null && !timeout.isBlank()) {
+      try {
+        queueTimeoutSecs = ttl(QUEUE_TIMEOUT_ENV, Double.parseDouble(timeout.trim()));
+      } catch (NumberFormatException e) {
+        throw new CliException(QUEUE_TIMEOUT_ENV + " must be a number of seconds, got '" + timeout + "'");
+      }
+    }
   }
+
+  /** The longest a request waits in the router queue before a 429 (kvselect's addition). */
+  static final String QUEUE_TIMEOUT_ENV = "DYN_ROUTER_QUEUE_TIMEOUT_SECS";
 
   /**
    * Applies the flags that were given (non-null). {@code --router-assume-kv-reuse} goes through
@@ -205,6 +223,9 @@ final class SettingsDraft {
     if (c.sessionAffinityTtlSecs != null) {
       sessionAffinityTtlSecs =
           range("--session-affinity-ttl-secs", c.sessionAffinityTtlSecs, 1, MAX_AFFINITY_TTL_SECS);
+    }
+    if (c.routerQueueTimeoutSecs != null) {
+      queueTimeoutSecs = ttl("--router-queue-timeout-secs", c.routerQueueTimeoutSecs);
     }
     if (c.selectionCacheTtlSecs != null) {
       cacheTtlSecs = ttl("--selection-cache-ttl-secs", c.selectionCacheTtlSecs);
@@ -273,7 +294,7 @@ final class SettingsDraft {
   /** Freezes the draft; {@code help} only records that {@code --help} was asked for. */
   NodeSettings build(boolean help) {
     return new NodeSettings(host, port, threads, indexerPeers, replicaSyncPort, replicaSyncPeers,
-        sessionAffinityTtlSecs, cacheTtlSecs, cacheMaxEntries, cacheMaxBytes, configFile, router,
+        sessionAffinityTtlSecs, cacheTtlSecs, cacheMaxEntries, cacheMaxBytes, queueTimeoutSecs, configFile, router,
         help);
   }
 

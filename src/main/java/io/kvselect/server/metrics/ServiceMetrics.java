@@ -29,6 +29,7 @@ public final class ServiceMetrics {
   private final PrometheusMeterRegistry registry;
   private final ConcurrentMap<String, Counter> counters = new ConcurrentHashMap<>();
   private final ConcurrentMap<String, Timer> timers = new ConcurrentHashMap<>();
+  private final java.util.Set<String> queueGauges = ConcurrentHashMap.newKeySet();
   private final Map<String, MultiGauge> rankGauges = new ConcurrentHashMap<>();
   private volatile KvEventsCoordinator events;
 
@@ -50,6 +51,13 @@ public final class ServiceMetrics {
         .description("Cached selections awaiting a replayed reservation").register(registry);
     Gauge.builder("kvselect_schedulable_workers", service, s -> s.ready().schedulableWorkers())
         .description("Workers in the schedulable lifecycle").register(registry);
+    service.addQueueObserver((partition, cls, waitedNanos, outcome) -> {
+      queueDepthGauge(service, partition, cls);
+      timers.computeIfAbsent("queue " + partition + ' ' + cls + ' ' + outcome, k -> Timer.builder("kvselect_router_queue_wait")
+          .description("Time requests spent in the router queue, by how they left it")
+          .tag("partition", partition).tag("policy_class", cls).tag("outcome", outcome)
+          .publishPercentileHistogram().register(registry)).record(waitedNanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+    });
   }
 
   /** Counts a selection ({@code select}, {@code select_and_reserve}) by outcome (HTTP status class). */
@@ -92,6 +100,16 @@ public final class ServiceMetrics {
    * Exposes KV-event ingestion: blocks applied, and per (worker, rank) listener counters and
    * state, refreshed at every scrape.
    */
+  /** Registers (once) the depth gauge of one partition's policy class. */
+  private void queueDepthGauge(SelectionService service, String partition, String cls) {
+    String key = partition + "/" + cls;
+    if (queueGauges.add(key)) {
+      Gauge.builder("kvselect_router_queue_depth", service, s -> s.inspection().queueDepths().getOrDefault(key, 0))
+          .description("Requests waiting in the router queue").tag("partition", partition).tag("policy_class", cls)
+          .register(registry);
+    }
+  }
+
   public void bindKvEvents(KvEventsCoordinator events) {
     this.events = events;
     FunctionCounter.builder("kvselect_kv_event_blocks_applied", events, KvEventsCoordinator::appliedBlocks)

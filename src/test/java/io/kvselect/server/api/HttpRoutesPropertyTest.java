@@ -101,7 +101,7 @@ class HttpRoutesPropertyTest {
     List<CompletableFuture<String>> views = new ArrayList<>();
     for (String path : new String[] {"/metrics", "/workers", "/loads", "/dump"}) {
       views.add(CLIENT.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + n.node.port() + path))
-          .timeout(Duration.ofSeconds(20)).build(), HttpResponse.BodyHandlers.ofString())
+          .timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofString())
           .thenApply(r -> {
             if (r.statusCode() != 200) {
               throw new IllegalStateException("GET " + path + " -> " + r.statusCode() + " " + r.body());
@@ -109,15 +109,15 @@ class HttpRoutesPropertyTest {
             return r.body();
           }));
     }
-    String metrics = views.get(0).get(30, TimeUnit.SECONDS);
+    String metrics = views.get(0).get(90, TimeUnit.SECONDS);
     Map<String, String> gauges = new TreeMap<>();
     for (String g : GAUGES) {
       int at = metrics.indexOf("\n" + g + " ");
       int end = at < 0 ? -1 : metrics.indexOf('\n', at + 1);
       gauges.put(g, at < 0 ? "absent" : metrics.substring(at + g.length() + 2, end < 0 ? metrics.length() : end));
     }
-    return new State(views.get(1).get(30, TimeUnit.SECONDS), views.get(2).get(30, TimeUnit.SECONDS),
-        views.get(3).get(30, TimeUnit.SECONDS), gauges);
+    return new State(views.get(1).get(90, TimeUnit.SECONDS), views.get(2).get(90, TimeUnit.SECONDS),
+        views.get(3).get(90, TimeUnit.SECONDS), gauges);
   }
 
   private static State state() throws Exception {

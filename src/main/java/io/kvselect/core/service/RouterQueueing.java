@@ -1,0 +1,187 @@
+package io.kvselect.core.service;
+
+import io.kvselect.core.catalog.WorkerRecord;
+import io.kvselect.core.config.RouterConfig;
+import io.kvselect.core.error.ErrorCode;
+import io.kvselect.core.error.SelectionException;
+import io.kvselect.core.index.WorkerRank;
+import io.kvselect.core.queue.QueueClass;
+import io.kvselect.core.queue.QueueRejection;
+import io.kvselect.core.queue.QueuedRequest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * Dynamo's router queue around a partition's selections: a request whose eligible ranks are all
+ * busy (active prefill tokens above {@code threshold x max_num_batched_tokens}) waits in the
+ * partition's {@link io.kvselect.core.queue.RouterQueue} and is served in policy order when
+ * capacity frees ({@link #drain}: a prefill completes, a booking is freed or expires, the catalog
+ * changes). Serving a request re-runs its choice (and admission, when it books) under the
+ * partition lock with refreshed overlap and load, so the response reflects the dequeue-time
+ * values. A request that waits longer than the timeout, or is refused by a queue limit, fails
+ * with 429 and Dynamo's {@code details}; a request whose caller went away leaves the queue.
+ *
+ * <p>Ownership: the queue and the waiters of a partition are owned by its lock. Waiters are
+ * completed outside the lock. Timeouts fire on the JDK's delayed executor (plain Java, no
+ * scheduler of ours), take the lock, and fail the waiter only if it is still queued.
+ */
+final class RouterQueueing {
+
+  /** What a parked request resumes with: the choice made (and admitted) when it was served. */
+  static final class Waiter {
+    final QueuedRequest request;
+    final Supplier<Selector.Choice> attempt;
+    final CompletableFuture<Selector.Choice> served = new CompletableFuture<>();
+    Selector.Choice choice;
+    RuntimeException failure;
+
+    Waiter(QueuedRequest request, Supplier<Selector.Choice> attempt) {
+      this.request = request;
+      this.attempt = attempt;
+    }
+  }
+
+  private final Duration timeout;
+  private final List<QueueObserver> observers = new java.util.concurrent.CopyOnWriteArrayList<>();
+  private final QueueObserver observer = (partition, cls, waited, outcome) -> {
+    for (QueueObserver o : observers) {
+      o.dequeued(partition, cls, waited, outcome);
+    }
+  };
+
+  RouterQueueing(Duration timeout) {
+    this.timeout = timeout;
+  }
+
+  void addObserver(QueueObserver o) {
+    observers.add(o);
+  }
+
+  /** The threshold that makes a rank busy for this request, or null when it never queues. */
+  static Double threshold(Partition p, RouterConfig cfg, SelectRequest req) {
+    QueueClass c = p.queue.config().classFor(req.policyClass());
+    return c.prefillBusyThreshold() != null ? c.prefillBusyThreshold() : cfg.queueThreshold();
+  }
+
+  /** True when every rank is busy at {@code threshold}. Caller holds {@code p.lock}. */
+  static boolean allBusyLocked(Partition p, Partition.Members m, List<WorkerRank> ranks, double threshold) {
+    for (WorkerRank r : ranks) {
+      WorkerRecord w = m.schedulableWorker(r.workerId());
+      long capacity = w.spec().maxNumBatchedTokens() != null ? w.spec().maxNumBatchedTokens()
+          : Selector.DEFAULT_PREFILL_CAPACITY;
+      if (p.load.load(r).activePrefillTokens() <= threshold * capacity) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Parks a request (caller holds {@code p.lock}); fails with 429 when a queue limit refuses it.
+   * {@code attempt} is run under the lock when the request is served: it returns the choice, or
+   * null while every rank is still busy.
+   */
+  Waiter parkLocked(Partition p, SelectRequest req, long isl, long uncached, long nowNanos,
+      Supplier<Selector.Choice> attempt) {
+    QueuedRequest q = new QueuedRequest(req.policyClass(), isl, uncached,
+        req.priorityJump() == null ? 0.0 : req.priorityJump(), req.strictPriority(), nowNanos);
+    QueueRejection rej = p.queue.offer(q, p.members().pool().workers().size());
+    if (rej != null) {
+      observer.dequeued(p.key.toString(), rej.policyClass(), 0, "rejected");
+      throw rejected(rej, "the router queue of " + p.key + " is full");
+    }
+    Waiter w = new Waiter(q, attempt);
+    p.waiters.put(q, w);
+    CompletableFuture.delayedExecutor(timeout.toNanos(), TimeUnit.NANOSECONDS).execute(() -> timeOut(p, w));
+    return w;
+  }
+
+  static SelectionException rejected(QueueRejection rej, String message) {
+    Map<String, Object> details = new LinkedHashMap<>();
+    details.put("policy_class", rej.policyClass());
+    details.put("limit_kind", rej.limitKind());
+    details.put("current", rej.current());
+    details.put("limit", rej.limit());
+    return new SelectionException(ErrorCode.OVERLOADED, message + " (" + rej.limitKind() + ": " + rej.current()
+        + " of " + rej.limit() + ")", details);
+  }
+
+  private void timeOut(Partition p, Waiter w) {
+    boolean removed;
+    synchronized (p.lock) {
+      removed = p.queue.remove(w.request);
+      if (removed) {
+        p.waiters.remove(w.request);
+      }
+    }
+    if (removed) {
+      String cls = p.queue.config().classFor(w.request.policyClass()).name();
+      long waited = timeout.toNanos();
+      observer.dequeued(p.key.toString(), cls, waited, "timeout");
+      w.served.completeExceptionally(rejected(new QueueRejection(cls, "timeout", timeout.toMillis(),
+          timeout.toMillis()), "every eligible worker of " + p.key + " stayed busy for " + timeout.toMillis() + " ms"));
+    }
+  }
+
+  /** The caller went away: the request leaves the queue if it is still waiting. */
+  void cancel(Partition p, Waiter w, long nowNanos) {
+    boolean removed;
+    synchronized (p.lock) {
+      removed = p.queue.remove(w.request);
+      if (removed) {
+        p.waiters.remove(w.request);
+      }
+    }
+    if (removed) {
+      observer.dequeued(p.key.toString(), p.queue.config().classFor(w.request.policyClass()).name(),
+          nowNanos - w.request.enqueuedNanos(), "cancelled");
+      w.served.completeExceptionally(SelectionException.notReady("the request was cancelled while queued"));
+    }
+  }
+
+  /** Serves what the freed capacity allows, in policy order; completes the waiters outside the lock. */
+  void drain(Partition p, long nowNanos) {
+    if (p == null) {
+      return;
+    }
+    List<Waiter> ready = new ArrayList<>();
+    synchronized (p.lock) {
+      if (p.queue.size() == 0) {
+        return;
+      }
+      for (QueuedRequest q : p.queue.drain(q -> {
+        Waiter w = p.waiters.get(q);
+        try {
+          w.choice = w.attempt.get();
+        } catch (RuntimeException e) {
+          w.failure = e;
+          return true;
+        }
+        return w.choice != null;
+      })) {
+        ready.add(p.waiters.remove(q));
+      }
+    }
+    for (Waiter w : ready) {
+      observer.dequeued(p.key.toString(), p.queue.config().classFor(w.request.policyClass()).name(),
+          nowNanos - w.request.enqueuedNanos(), w.failure == null ? "served" : "failed");
+      if (w.failure != null) {
+        w.served.completeExceptionally(w.failure);
+      } else {
+        w.served.complete(w.choice);
+      }
+    }
+  }
+
+  /** Completes when the waiter is served (with its choice) or fails. */
+  static CompletionStage<Selector.Choice> served(Waiter w) {
+    return w.served;
+  }
+}
