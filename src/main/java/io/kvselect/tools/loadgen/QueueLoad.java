@@ -87,8 +87,9 @@ public final class QueueLoad implements Callable<Integer> {
   @Option(names = "--prefix-groups", paramLabel = "N", description = "Distinct shared prefixes (8).")
   int prefixGroups = 8;
 
-  @Option(names = "--pool", paramLabel = "N", description = "Pre-encoded bodies; request i sends body i mod N (2048).")
-  int pool = 2048;
+  @Option(names = "--pool", paramLabel = "N",
+      description = "Pre-encoded bodies; request i sends body i mod N (0 = one per request, at most 8192).")
+  int pool = 0;
 
   @Option(names = "--prefill-tokens-per-sec", paramLabel = "R",
       description = "Prefill speed of each simulated worker, one request after another (20000).")
@@ -144,11 +145,11 @@ public final class QueueLoad implements Callable<Integer> {
 
   void validate() {
     if (!(rate > 0) || !(duration > 0) || workers < 1 || batchTokens < 1 || isl < 1 || !(threshold >= 0)
-        || !(queueTimeoutSecs > 0) || !(sharedPrefix >= 0 && sharedPrefix <= 1) || prefixGroups < 1 || pool < 1
+        || !(queueTimeoutSecs > 0) || !(sharedPrefix >= 0 && sharedPrefix <= 1) || prefixGroups < 1 || pool < 0
         || !(prefillTokensPerSec > 0) || decodeMs < 0 || eventLoops < 1 || connections < 1) {
       throw new IllegalArgumentException("--rate, --duration, --queue-timeout-secs and --prefill-tokens-per-sec "
-          + "must be > 0; --workers, --batch-tokens, --isl, --prefix-groups, --pool, --event-loops and "
-          + "--connections >= 1; --threshold and --decode-ms >= 0; --shared-prefix within [0, 1]");
+          + "must be > 0; --workers, --batch-tokens, --isl, --prefix-groups, --event-loops and "
+          + "--connections >= 1; --pool, --threshold and --decode-ms >= 0; --shared-prefix within [0, 1]");
     }
     if (rate * duration > 10_000_000) {
       throw new IllegalArgumentException("--rate x --duration must be at most 10,000,000 requests");
@@ -161,10 +162,15 @@ public final class QueueLoad implements Callable<Integer> {
     }
   }
 
+  /** Bodies to pre-encode: {@code --pool}, or one per request up to 8192. */
+  int bodies() {
+    return pool > 0 ? pool : (int) Math.min(8192, Math.max(1, Math.round(rate * duration)));
+  }
+
   /** Runs the load and returns what it measured; stops everything it started. */
   Result measure() throws Exception {
     validate();
-    QueueLoadWorkload work = QueueLoadWorkload.encode(seed, pool, isl, sharedPrefix, prefixGroups, BLOCK_SIZE);
+    QueueLoadWorkload work = QueueLoadWorkload.encode(seed, bodies(), isl, sharedPrefix, prefixGroups, BLOCK_SIZE);
     KvselectNode node = null;
     Vertx vertx = null;
     try {
@@ -319,8 +325,9 @@ public final class QueueLoad implements Callable<Integer> {
     out.printf("- fleet: %s; each prefills %s tokens/s, one request after another, then decodes %d ms%n",
         register ? workers + " simulated workers, max_num_batched_tokens " + batchTokens + ", block size " + BLOCK_SIZE
             : "the target's workers", fmt(prefillTokensPerSec), decodeMs);
-    out.printf("- prompts: %d tokens (%d shared with one of %d prefixes), %d pre-encoded bodies of about %d bytes%n",
-        isl, r.prefixTokens(), prefixGroups, pool, r.meanBodyBytes());
+    out.printf("- prompts: %d tokens (%d shared with one of %d prefixes), %d pre-encoded bodies of about %d bytes%s%n",
+        isl, r.prefixTokens(), prefixGroups, bodies(), r.meanBodyBytes(), bodies() < r.sent()
+            ? " (request i sends body i mod " + bodies() + ": a repeated body may be cached whole)" : ", one per request");
     if (register) {
       out.printf("- prefill capacity: about %s req/s with no cached prefix, %s req/s with every shared prefix cached%n",
           fmt(workers * prefillTokensPerSec / isl), fmt(workers * prefillTokensPerSec / Math.max(1, isl - r.prefixTokens())));
