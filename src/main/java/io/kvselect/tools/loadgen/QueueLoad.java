@@ -9,7 +9,7 @@ import io.vertx.core.VerticleBase;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.http.HttpClientAgent;
+import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.RequestOptions;
 import io.vertx.core.json.JsonArray;
@@ -186,7 +186,7 @@ public final class QueueLoad implements Callable<Integer> {
         port = u.getPort();
       }
       vertx = Vertx.builder().with(new VertxOptions().setEventLoopPoolSize(eventLoops)).build();
-      HttpClientAgent admin = vertx.createHttpClient();
+      HttpClient admin = vertx.createHttpClient();
       if (register) {
         for (int w = 1; w <= workers; w++) {
           JsonObject spec = new JsonObject().put("worker_id", w).put("endpoint", "http://sim-worker-" + w + ":8000")
@@ -261,7 +261,7 @@ public final class QueueLoad implements Callable<Integer> {
   /** An HTTP answer: status and body. */
   record Answer(int status, Buffer body) {}
 
-  static Future<Answer> call(HttpClientAgent client, String host, int port, HttpMethod method, String uri,
+  static Future<Answer> call(HttpClient client, String host, int port, HttpMethod method, String uri,
       Buffer body) {
     RequestOptions ro = new RequestOptions().setMethod(method).setHost(host).setPort(port).setURI(uri)
         .setIdleTimeout(30_000);
@@ -395,7 +395,7 @@ public final class QueueLoad implements Callable<Integer> {
   static final class PendingSampler extends VerticleBase {
     private final String host;
     private final int port;
-    private HttpClientAgent client;
+    private HttpClient client;
     private long timer = -1;
     private boolean busy;
     private long max;

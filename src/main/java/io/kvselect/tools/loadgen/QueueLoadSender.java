@@ -4,7 +4,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.http.HttpClientAgent;
+import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpClientResponse;
 import io.vertx.core.http.HttpMethod;
@@ -53,8 +53,8 @@ final class QueueLoadSender extends VerticleBase {
   private final int index;
   private final Plan plan;
   private final QueueLoadStats stats = new QueueLoadStats();
-  private HttpClientAgent selects;
-  private HttpClientAgent control;
+  private HttpClient selects;
+  private HttpClient control;
   private long next;
   private long timer = -1;
 
