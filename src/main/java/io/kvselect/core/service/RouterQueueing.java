@@ -113,15 +113,19 @@ final class RouterQueueing {
         + " of " + rej.limit() + ")", details);
   }
 
-  private void timeOut(Partition p, Waiter w) {
-    boolean removed;
+  /** Takes {@code w} out of the queue if it is still waiting; true if it was. */
+  private static boolean take(Partition p, Waiter w) {
     synchronized (p.lock) {
-      removed = p.queue.remove(w.request);
-      if (removed) {
-        p.waiters.remove(w.request);
+      if (!p.queue.remove(w.request)) {
+        return false;
       }
+      p.waiters.remove(w.request);
+      return true;
     }
-    if (removed) {
+  }
+
+  private void timeOut(Partition p, Waiter w) {
+    if (take(p, w)) {
       String cls = p.queue.config().classFor(w.request.policyClass()).name();
       long waited = timeout.toNanos();
       observer.dequeued(p.key.toString(), cls, waited, "timeout");
@@ -132,14 +136,7 @@ final class RouterQueueing {
 
   /** The caller went away: the request leaves the queue if it is still waiting. */
   void cancel(Partition p, Waiter w, long nowNanos) {
-    boolean removed;
-    synchronized (p.lock) {
-      removed = p.queue.remove(w.request);
-      if (removed) {
-        p.waiters.remove(w.request);
-      }
-    }
-    if (removed) {
+    if (take(p, w)) {
       observer.dequeued(p.key.toString(), p.queue.config().classFor(w.request.policyClass()).name(),
           nowNanos - w.request.enqueuedNanos(), "cancelled");
       w.served.completeExceptionally(SelectionException.notReady("the request was cancelled while queued"));
