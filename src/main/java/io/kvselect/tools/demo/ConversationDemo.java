@@ -2,6 +2,8 @@ package io.kvselect.tools.demo;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvselect.tools.Unreachable;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -76,8 +78,25 @@ public final class ConversationDemo implements Callable<Integer> {
   record Turn(int conversation, int turn, int isl, long worker, long overlapTokens, long effectivePrefill,
       long engineCached) {}
 
+  /** Plays the conversations; any failure ends the run with one line on stderr and exit code 1. */
   @Override
-  public Integer call() throws Exception {
+  public Integer call() {
+    try {
+      return play();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      System.err.println("kvselect-demo: interrupted");
+      return 1;
+    } catch (Exception e) {
+      System.err.println("kvselect-demo: " + Unreachable.message(e));
+      return 1;
+    }
+  }
+
+  private int play() throws Exception {
+    while (kvselect.endsWith("/")) {
+      kvselect = kvselect.substring(0, kvselect.length() - 1);
+    }
     SplittableRandom rnd = new SplittableRandom(seed);
     List<List<Integer>> histories = new ArrayList<>();
     for (int c = 0; c < conversations; c++) {
@@ -121,14 +140,18 @@ public final class ConversationDemo implements Callable<Integer> {
     Map<String, Object> select = new LinkedHashMap<>();
     select.put("selection_id", id);
     select.put("token_ids", tokens);
-    JsonNode s = post(kvselect + "/select_and_reserve", select);
+    String selectUrl = kvselect + "/select_and_reserve";
+    JsonNode s = post(selectUrl, select);
+    if (!s.hasNonNull("endpoint") || !s.hasNonNull("worker_id")) {
+      throw new IllegalStateException(selectUrl + " answered without endpoint or worker_id: " + s);
+    }
     String endpoint = s.get("endpoint").asText();
     JsonNode g = post(endpoint + "/generate", Map.of("token_ids", tokens, "output_tokens", outputTokens,
         "dp_rank", s.get("dp_rank").asInt()));
     post(kvselect + "/reservations/" + id + "/prefill_complete", null);
     delete(kvselect + "/reservations/" + id);
     return new Turn(conversation, turn, tokens.length, s.get("worker_id").asLong(),
-        s.get("overlap").get("longest_matched").asLong(), s.get("effective_prefill_tokens").asLong(),
+        s.path("overlap").path("longest_matched").asLong(), s.path("effective_prefill_tokens").asLong(),
         g.path("cached_tokens").asLong());
   }
 
@@ -162,16 +185,24 @@ public final class ConversationDemo implements Callable<Integer> {
     } else {
       b.header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
     }
-    return answer(url, http.send(b.build(), HttpResponse.BodyHandlers.ofString()));
+    return answer(url, send(url, b.build()));
   }
 
   private void delete(String url) throws Exception {
-    answer(url, http.send(HttpRequest.newBuilder(URI.create(url)).DELETE().build(), HttpResponse.BodyHandlers.ofString()));
+    answer(url, send(url, HttpRequest.newBuilder(URI.create(url)).DELETE().build()));
+  }
+
+  private HttpResponse<String> send(String url, HttpRequest req) throws Exception {
+    try {
+      return http.send(req, HttpResponse.BodyHandlers.ofString());
+    } catch (IOException e) {
+      throw new Unreachable(url.startsWith(kvselect) ? "kvselect" : "engine", url, e);
+    }
   }
 
   private static JsonNode answer(String url, HttpResponse<String> r) throws Exception {
     if (r.statusCode() >= 300) {
-      throw new IllegalStateException(url + " answered " + r.statusCode() + ": " + r.body());
+      throw new IllegalStateException(url + " answered " + r.statusCode() + ": " + r.body().strip());
     }
     return r.body().isEmpty() ? JSON.nullNode() : JSON.readTree(r.body());
   }

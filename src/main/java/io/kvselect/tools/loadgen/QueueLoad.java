@@ -3,6 +3,7 @@ package io.kvselect.tools.loadgen;
 import io.kvselect.server.KvselectNode;
 import io.kvselect.server.config.CliException;
 import io.kvselect.server.config.NodeSettings;
+import io.kvselect.tools.Unreachable;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
@@ -136,7 +137,7 @@ public final class QueueLoad implements Callable<Integer> {
     try {
       r = measure();
     } catch (Exception e) {
-      System.err.println("kvselect-queueload: " + e);
+      System.err.println("kvselect-queueload: " + Unreachable.message(e));
       return 1;
     }
     report(System.out, r);
@@ -187,17 +188,18 @@ public final class QueueLoad implements Callable<Integer> {
       }
       vertx = Vertx.builder().with(new VertxOptions().setEventLoopPoolSize(eventLoops)).build();
       HttpClient admin = vertx.createHttpClient();
+      String target = "http://" + host + ":" + port;
       if (register) {
         for (int w = 1; w <= workers; w++) {
           JsonObject spec = new JsonObject().put("worker_id", w).put("endpoint", "http://sim-worker-" + w + ":8000")
               .put("block_size", BLOCK_SIZE).put("max_num_batched_tokens", batchTokens);
-          int status = await(call(admin, host, port, HttpMethod.POST, "/workers", spec.toBuffer())).status();
+          int status = await(callNode(admin, target, host, port, HttpMethod.POST, "/workers", spec.toBuffer())).status();
           if (status != 200 && status != 201) {
-            throw new IllegalStateException("POST /workers answered " + status);
+            throw new IllegalStateException("POST " + target + "/workers answered " + status);
           }
         }
       }
-      Map<String, QueueWait> before = queueWaits(await(call(admin, host, port, HttpMethod.GET, "/metrics", null)).body());
+      Map<String, QueueWait> before = queueWaits(await(callNode(admin, target, host, port, HttpMethod.GET, "/metrics", null)).body());
 
       long total = Math.round(rate * duration);
       int senders = eventLoops;
@@ -226,7 +228,7 @@ public final class QueueLoad implements Callable<Integer> {
       for (QueueLoadSender s : list) {
         all.add(await(s.stats()));
       }
-      Map<String, QueueWait> after = queueWaits(await(call(admin, host, port, HttpMethod.GET, "/metrics", null)).body());
+      Map<String, QueueWait> after = queueWaits(await(callNode(admin, target, host, port, HttpMethod.GET, "/metrics", null)).body());
       Map<String, QueueWait> waits = new TreeMap<>();
       after.forEach((k, a) -> {
         QueueWait b = before.getOrDefault(k, new QueueWait(0, 0));
@@ -271,6 +273,13 @@ public final class QueueLoad implements Callable<Integer> {
     return client.request(ro)
         .compose(req -> body == null ? req.send() : req.send(body))
         .compose(resp -> resp.body().map(b -> new Answer(resp.statusCode(), b)));
+  }
+
+  /** {@link #call}, its connection failure reported as {@link Unreachable} naming {@code target + uri}. */
+  private static Future<Answer> callNode(HttpClient client, String target, String host, int port, HttpMethod method,
+      String uri, Buffer body) {
+    return call(client, host, port, method, uri, body)
+        .recover(e -> Future.failedFuture(new Unreachable("kvselect", target + uri, e)));
   }
 
   private static <T> T await(Future<T> f) throws Exception {

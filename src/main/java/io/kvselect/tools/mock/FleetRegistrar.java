@@ -1,6 +1,7 @@
 package io.kvselect.tools.mock;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvselect.tools.Unreachable;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -67,7 +68,8 @@ public final class FleetRegistrar {
   /**
    * Registers {@code e}; returns the node's catalog record as JSON text.
    *
-   * @throws IOException when the node is unreachable or does not answer 201
+   * @throws Unreachable when the node cannot be reached
+   * @throws IOException when the node does not answer 201
    */
   public String register(EngineInfo e) throws IOException, InterruptedException {
     HttpRequest req = HttpRequest.newBuilder(URI.create(base + "/workers"))
@@ -75,10 +77,15 @@ public final class FleetRegistrar {
         .header("content-type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body(e))))
         .build();
-    HttpResponse<String> r = client.send(req, HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> r;
+    try {
+      r = client.send(req, HttpResponse.BodyHandlers.ofString());
+    } catch (IOException ex) {
+      throw new Unreachable("kvselect", base + "/workers", ex);
+    }
     if (r.statusCode() != 201) {
       throw new IOException("POST " + base + "/workers for worker " + e.workerId() + " answered "
-          + r.statusCode() + ": " + r.body());
+          + r.statusCode() + ": " + r.body().strip());
     }
     return r.body();
   }

@@ -1,6 +1,7 @@
 package io.kvselect.tools.mock;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvselect.tools.Unreachable;
 import java.io.PrintStream;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -118,7 +119,7 @@ public final class MockerMain implements Callable<Integer> {
     try {
       fleet = run(o, System.out);
     } catch (Exception e) {
-      System.err.println("kvselect-mocker: " + e.getMessage());
+      System.err.println("kvselect-mocker: " + Unreachable.message(e));
       return 1;
     }
     CountDownLatch stopped = new CountDownLatch(1);
