@@ -105,10 +105,18 @@ class ErrorsHttpTest {
     assertError(n.post("/select", "{\"model_name\":\"absent\",\"token_ids\":[1,2,3,4]}"), 503, "no schedulable workers");
   }
 
+  /**
+   * As Dynamo without {@code --replica-sync-port}: the peer list is an empty JSON array (200), and
+   * adding or removing a peer is a 409 naming replica sync. The README's route table says the same.
+   */
   @Test
-  void replicaSyncRoutesExistButSyncIsDisabled() throws Exception {
-    assertEquals(200, n.get("/replica_sync/peers").status());
-    assertError(n.post("/replica_sync/register_peer", "{\"endpoint\":\"tcp://127.0.0.1:9\"}"), 409, "replica sync");
+  void replicaSyncListsNoPeersAndRefusesPeerChanges() throws Exception {
+    NodeHarness.Reply peers = n.get("/replica_sync/peers");
+    assertEquals(200, peers.status());
+    assertEquals("[]", peers.raw().strip());
+    String peer = "{\"endpoint\":\"tcp://127.0.0.1:9\"}";
+    assertError(n.post("/replica_sync/register_peer", peer), 409, "replica sync");
+    assertError(n.post("/replica_sync/deregister_peer", peer), 409, "replica sync");
   }
 
   @Test
