@@ -6,6 +6,7 @@ import java.net.NoRouteToHostException;
 import java.net.UnknownHostException;
 import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpTimeoutException;
+import java.nio.channels.UnresolvedAddressException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.regex.Pattern;
@@ -37,8 +38,8 @@ public final class Unreachable extends IOException {
       if (c instanceof HttpTimeoutException) {
         return "no answer in time";
       }
-      if (c instanceof UnknownHostException) {
-        return "unknown host " + c.getMessage();
+      if (c instanceof UnknownHostException || c instanceof UnresolvedAddressException) {
+        return "unknown host";
       }
       if (c instanceof NoRouteToHostException) {
         return "no route to host";
