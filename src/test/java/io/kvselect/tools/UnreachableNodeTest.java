@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.sun.net.httpserver.HttpServer;
 import io.kvselect.tools.demo.ConversationDemo;
 import io.kvselect.tools.loadgen.QueueLoad;
 import io.kvselect.tools.mock.MockerMain;
@@ -23,7 +24,7 @@ import picocli.CommandLine;
 /**
  * Every tool that talks to a kvselect node, pointed at a loopback port where nothing listens,
  * fails with one line on stderr that names the tool, the URL it tried and the cause, and a
- * non-zero exit code; no stack trace.
+ * non-zero exit code; no stack trace. The demo names the engine it could not reach the same way.
  */
 class UnreachableNodeTest {
 
@@ -73,6 +74,31 @@ class UnreachableNodeTest {
   void demoNamesTheUrl() {
     Run r = run(new ConversationDemo(), "--kvselect", base);
     assertOneLine(r, "kvselect-demo", base + "/select_and_reserve");
+  }
+
+  @Test
+  @Timeout(60)
+  void demoNamesTheEngineUrlWhenTheSelectedEngineIsDown() throws IOException {
+    HttpServer node = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+    byte[] selection = ("{\"worker_id\":1,\"dp_rank\":0,\"endpoint\":\"" + base + "\"}")
+        .getBytes(StandardCharsets.UTF_8);
+    node.createContext("/select_and_reserve", ex -> {
+      ex.getRequestBody().readAllBytes();
+      ex.getResponseHeaders().add("content-type", "application/json");
+      ex.sendResponseHeaders(200, selection.length);
+      ex.getResponseBody().write(selection);
+      ex.close();
+    });
+    node.start();
+    try {
+      Run r = run(new ConversationDemo(), "--kvselect", "http://127.0.0.1:" + node.getAddress().getPort());
+      assertNotEquals(0, r.exit(), () -> "exit code; stderr: " + r.err());
+      String err = r.err().strip();
+      assertEquals(1, err.lines().count(), () -> "one line on stderr, got:\n" + r.err());
+      assertEquals("kvselect-demo: cannot reach engine at " + base + "/generate: connection refused", err);
+    } finally {
+      node.stop(0);
+    }
   }
 
   @Test
