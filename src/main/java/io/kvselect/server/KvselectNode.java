@@ -84,7 +84,9 @@ public final class KvselectNode {
     ServiceMetrics metrics = new ServiceMetrics();
     VertxOptions options = new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions()
         .setEnabled(true).setJvmMetricsEnabled(true)
-        .setLabels(EnumSet.of(Label.HTTP_METHOD, Label.HTTP_CODE, Label.HTTP_ROUTE)));
+        // the pool labels tell the worker pool from the internal blocking pool: without them both
+        // map to one meter id and the second registration is refused with a warning
+        .setLabels(EnumSet.of(Label.HTTP_METHOD, Label.HTTP_CODE, Label.HTTP_ROUTE, Label.POOL_TYPE, Label.POOL_NAME)));
     Vertx vertx = Vertx.builder().with(options).withMetrics(new MicrometerMetricsFactory(metrics.registry())).build();
     MainVerticle main = new MainVerticle(service, metrics, s.host(), s.port(), httpInstances, s.threads(),
         s.indexerPeers());
