@@ -15,7 +15,10 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
-/** A node start logs no Micrometer warning (a meter registered twice). */
+/**
+ * A node start logs no Micrometer warning: the Vert.x worker and internal blocking pools used to
+ * map to one meter id, and the second registration was refused with a warning.
+ */
 class NodeStartLogTest {
 
   @Test
@@ -29,6 +32,14 @@ class NodeStartLogTest {
       KvselectNode node = KvselectNode.start(s).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
       try {
         assertTrue(node.port() > 0);
+        // Micrometer warns once per JVM, so also check the cause: one pending-queue gauge per pool
+        var client = java.net.http.HttpClient.newHttpClient();
+        String metrics = client.send(java.net.http.HttpRequest.newBuilder(
+                java.net.URI.create("http://127.0.0.1:" + node.port() + "/metrics")).build(),
+            java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+        List<String> pending = metrics.lines().filter(l -> l.startsWith("vertx_pool_queue_pending")).toList();
+        assertTrue(pending.stream().anyMatch(l -> l.contains("pool_name=\"vert.x-worker-thread\""))
+            && pending.stream().anyMatch(l -> l.contains("pool_name=\"vert.x-internal-blocking\"")), pending.toString());
       } finally {
         node.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
       }
