@@ -89,7 +89,7 @@ public final class KvselectNode {
         .setLabels(EnumSet.of(Label.HTTP_METHOD, Label.HTTP_CODE, Label.HTTP_ROUTE, Label.POOL_TYPE, Label.POOL_NAME)));
     Vertx vertx = Vertx.builder().with(options).withMetrics(new MicrometerMetricsFactory(metrics.registry())).build();
     MainVerticle main = new MainVerticle(service, metrics, s.host(), s.port(), httpInstances, s.threads(),
-        s.indexerPeers());
+        s.indexerPeers(), s.configJson());
     // not bound to a context: chaining the failure after vertx.close() would dispatch it onto the
     // closed event loop, where it is rejected and the caller waits forever
     Promise<KvselectNode> result = Promise.promise();

@@ -94,6 +94,33 @@ public record NodeSettings(
     return cl.getUsageMessage(CommandLine.Help.Ansi.OFF);
   }
 
+  /**
+   * The effective configuration in the shape of {@code conf/kvselect.json}: fed back through
+   * {@code --config} it yields these settings. Served by {@code GET /config}.
+   */
+  public Map<String, Object> configJson() {
+    Map<String, Object> root = new java.util.LinkedHashMap<>();
+    root.put("http", ordered("host", host, "port", port));
+    root.put("index", ordered("threads", threads));
+    root.put("selection_cache", ordered("ttl_secs", selectionCacheTtlSecs, "max_entries", selectionCacheMaxEntries,
+        "max_bytes", selectionCacheMaxBytes));
+    root.put("session_affinity", ordered("ttl_secs", sessionAffinityTtlSecs));
+    root.put("router_queue", ordered("timeout_secs", routerQueueTimeoutSecs));
+    root.put("router", io.kvselect.core.config.RouterConfigLoader.routerJson(router));
+    root.put("tracking", io.kvselect.core.config.RouterConfigLoader.trackingJson(router));
+    root.put("indexer_peers", indexerPeers);
+    root.put("replica_sync", ordered("port", replicaSyncPort, "peers", replicaSyncPeers));
+    return root;
+  }
+
+  private static Map<String, Object> ordered(Object... kv) {
+    Map<String, Object> m = new java.util.LinkedHashMap<>();
+    for (int i = 0; i < kv.length; i += 2) {
+      m.put((String) kv[i], kv[i + 1]);
+    }
+    return m;
+  }
+
   /** {@code router_tracking_hash}: {@code public-xxh3-v1} or {@code keyed-xxh3-v1}. */
   public String routerTrackingHash() {
     return router.trackingHash();
