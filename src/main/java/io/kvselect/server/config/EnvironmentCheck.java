@@ -76,15 +76,18 @@ public final class EnvironmentCheck {
     Map<String, Object> tracking = RouterConfigLoader.trackingJson(d);
     List<String> lines = new ArrayList<>();
     lines.add("");
-    lines.add("Environment variables (default in brackets; unknown DYN_ROUTER_*/KVSELECT_* names are warned about):");
+    lines.add("Environment variables and [defaults]; an unknown DYN_ROUTER_* or KVSELECT_*");
+    lines.add("variable is warned about at start:");
     for (String name : RouterConfigLoader.environmentVariables()) {
       lines.add(String.format(Locale.ROOT, "  %-52s %s", name, defaultOf(name, router, tracking)));
     }
     lines.add(String.format(Locale.ROOT, "  %-52s [%s]", SettingsDraft.QUEUE_TIMEOUT_ENV,
         SettingsDraft.fromDefaults().build(false, false).routerQueueTimeoutSecs()));
-    lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_JAR", "jar run by bin/kvselect [target/kvselect-*-fat.jar]"));
-    lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_JAVA_OPTS", "JVM options, e.g. -Xmx2g [none]"));
-    lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_BASELINE_JAR", "baseline jar of the benchmark scripts [none]"));
+    lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_JAVA_OPTS", "[none] JVM options"));
+    lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_JAR", "[built jar]"));
+    lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_BASELINE_JAR", "[none]"));
+    lines.add("KVSELECT_JAVA_OPTS is passed to java by bin/kvselect (e.g. -Xmx2g); KVSELECT_JAR");
+    lines.add("overrides the jar it runs; KVSELECT_BASELINE_JAR is read by the benchmark scripts.");
     return lines;
   }
 
@@ -94,13 +97,17 @@ public final class EnvironmentCheck {
     s = s.toLowerCase(Locale.ROOT);
     for (String candidate : List.of(s, "router_" + s, s.startsWith("kv_") ? s.substring(3) : s)) {
       if (router.containsKey(candidate)) {
-        return "[" + router.get(candidate) + "]";
+        return shown(router.get(candidate));
       }
     }
     if (s.startsWith("tracking_") && tracking.containsKey(s.substring("tracking_".length()))) {
-      return "[" + tracking.get(s.substring("tracking_".length())) + "]";
+      return shown(tracking.get(s.substring("tracking_".length())));
     }
     return "[alias of a knob above]";
+  }
+
+  private static String shown(Object value) {
+    return "[" + (value == null ? "unset" : value) + "]";
   }
 
   /** Levenshtein distance. */
