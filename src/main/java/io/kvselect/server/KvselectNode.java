@@ -9,6 +9,7 @@ import io.kvselect.core.service.ServiceSettings;
 import io.kvselect.server.config.NodeSettings;
 import io.kvselect.server.metrics.ServiceMetrics;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.micrometer.Label;
@@ -83,13 +84,25 @@ public final class KvselectNode {
     ServiceMetrics metrics = new ServiceMetrics();
     VertxOptions options = new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions()
         .setEnabled(true).setJvmMetricsEnabled(true)
-        .setLabels(EnumSet.of(Label.HTTP_METHOD, Label.HTTP_CODE, Label.HTTP_ROUTE)));
+        // the pool labels tell the worker pool from the internal blocking pool: without them both
+        // map to one meter id and the second registration is refused with a warning
+        .setLabels(EnumSet.of(Label.HTTP_METHOD, Label.HTTP_CODE, Label.HTTP_ROUTE, Label.POOL_TYPE, Label.POOL_NAME)));
     Vertx vertx = Vertx.builder().with(options).withMetrics(new MicrometerMetricsFactory(metrics.registry())).build();
     MainVerticle main = new MainVerticle(service, metrics, s.host(), s.port(), httpInstances, s.threads(),
-        s.indexerPeers());
-    return vertx.deployVerticle(main)
-        .map(id -> new KvselectNode(vertx, service, main))
-        .recover(err -> vertx.close().transform(v -> Future.failedFuture(err)));
+        s.indexerPeers(), s.configJson());
+    // not bound to a context: chaining the failure after vertx.close() would dispatch it onto the
+    // closed event loop, where it is rejected and the caller waits forever
+    Promise<KvselectNode> result = Promise.promise();
+    vertx.deployVerticle(main).onComplete(ar -> {
+      if (ar.succeeded()) {
+        result.complete(new KvselectNode(vertx, service, main));
+      } else {
+        service.shutdown();
+        result.fail(ar.cause());
+        vertx.close();
+      }
+    });
+    return result.future();
   }
 
   public int port() {

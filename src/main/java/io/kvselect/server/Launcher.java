@@ -1,50 +1,80 @@
 package io.kvselect.server;
 
 import io.kvselect.server.config.CliException;
+import io.kvselect.server.config.EnvironmentCheck;
 import io.kvselect.server.config.NodeSettings;
+import io.kvselect.server.config.Version;
+import java.io.PrintStream;
+import java.net.BindException;
+import java.net.UnknownHostException;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * {@code bin/kvselect}: parses flags, {@code --config} and {@code DYN_ROUTER_*} variables, starts
- * one node and stops it cleanly on SIGTERM. A bad flag or value exits 2 with a one-line message.
+ * one node and stops it cleanly on SIGTERM. A bad flag or value exits 2 with a one-line message; a
+ * node that cannot start (address taken, unknown host) exits 1 with one line naming the address
+ * and the cause.
  */
 public final class Launcher {
 
   private static final Logger LOG = LoggerFactory.getLogger(Launcher.class);
 
+  /** Exit code of a usage error. */
+  static final int USAGE = 2;
+  /** Exit code of a node that could not start. */
+  static final int FAILED = 1;
+
   private Launcher() {}
 
-  public static void main(String[] args) throws Exception {
+  public static void main(String[] args) {
+    int code = run(args, System.getenv(), System.out, System.err);
+    if (code != 0) {
+      System.exit(code);
+    }
+  }
+
+  /**
+   * Everything {@link #main} does except exiting: returns 0 once the node listens (it keeps
+   * running on its own threads, stopped by the shutdown hook), or the exit code after printing
+   * one line on {@code err}.
+   */
+  static int run(String[] args, Map<String, String> env, PrintStream out, PrintStream err) {
     NodeSettings settings;
     try {
-      settings = NodeSettings.parse(args, System.getenv());
+      settings = NodeSettings.parse(args, env);
     } catch (CliException e) {
-      System.err.println("kvselect: " + e.getMessage());
-      System.exit(2);
-      return;
+      err.println("kvselect: " + e.getMessage());
+      return USAGE;
+    }
+    if (settings.version()) {
+      out.println("kvselect " + Version.current());
+      return 0;
     }
     if (settings.help()) {
-      System.out.println(NodeSettings.usage());
-      return;
+      out.println(NodeSettings.usage());
+      return 0;
     }
     String unsupported = unsupported(settings);
     if (unsupported != null) {
-      System.err.println("kvselect: " + unsupported);
-      System.exit(2);
-      return;
+      err.println("kvselect: " + unsupported);
+      return USAGE;
+    }
+    for (String warning : EnvironmentCheck.warnings(env)) {
+      LOG.warn(warning);
     }
     KvselectNode node;
     try {
       node = KvselectNode.start(settings).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
     } catch (Exception e) {
-      Throwable cause = e.getCause() != null ? e.getCause() : e;
-      System.err.println("kvselect: failed to start: " + cause.getMessage());
-      System.exit(1);
-      return;
+      err.println("kvselect: " + startFailure(settings, e));
+      return FAILED;
     }
-    LOG.info("kvselect listening on {}:{} with {}", settings.host(), node.port(), settings);
+    for (String line : StartupSummary.lines(settings, node.port())) {
+      LOG.info(line);
+    }
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       try {
         node.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
@@ -52,6 +82,34 @@ public final class Launcher {
         LOG.warn("shutdown did not complete cleanly: {}", e.toString());
       }
     }, "kvselect-shutdown"));
+    return 0;
+  }
+
+  /** One line for a start that failed with {@code e}: the address for a listen failure, and the root cause. */
+  static String startFailure(NodeSettings s, Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    String address = s.host() + ":" + s.port();
+    if (root instanceof java.util.concurrent.TimeoutException) {
+      return "cannot start on " + address + ": start-up did not finish within 60 s";
+    }
+    String message = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
+    if (root instanceof UnknownHostException || root.getClass().getName().startsWith("io.netty.resolver")) {
+      return "cannot listen on " + address + ": unknown host (" + message + ")";
+    }
+    if (root instanceof BindException || root instanceof java.net.SocketException
+        || root.getClass().getName().startsWith("io.netty.channel")) {
+      return "cannot listen on " + address + ": " + stripBindPrefix(message);
+    }
+    return "failed to start: " + message;
+  }
+
+  /** Netty's native transport says {@code bind(..) failed: Address already in use}. */
+  private static String stripBindPrefix(String message) {
+    int i = message.indexOf("failed: ");
+    return message.startsWith("bind(") && i >= 0 ? message.substring(i + "failed: ".length()) : message;
   }
 
   /** Options that are validated but belong to features this node does not have yet. */

@@ -43,10 +43,13 @@ public final class MainVerticle extends VerticleBase {
   private long timer = -1;
 
   private final java.util.List<String> indexerPeers;
+  /** The effective configuration served by {@code GET /config}; never modified. */
+  private final java.util.Map<String, Object> config;
   private volatile IndexRecovery.Outcome recovery = IndexRecovery.Outcome.disabled();
 
   public MainVerticle(SelectionService service, ServiceMetrics metrics, String host, int port, int httpInstances,
-      int eventThreads, java.util.List<String> indexerPeers) {
+      int eventThreads, java.util.List<String> indexerPeers, java.util.Map<String, Object> config) {
+    this.config = config;
     this.eventThreads = eventThreads;
     this.indexerPeers = java.util.List.copyOf(indexerPeers);
     this.service = service;
@@ -98,7 +101,7 @@ public final class MainVerticle extends VerticleBase {
           recovery = outcome;
           KvEventsCoordinator ev = events;
           return vertx.deployVerticle(() -> new HttpApiVerticle(service, metrics, ev, () -> recovery, host, port,
-              actualPort::set), new DeploymentOptions().setInstances(httpInstances));
+              actualPort::set, config), new DeploymentOptions().setInstances(httpInstances));
         });
   }
 

@@ -44,11 +44,15 @@ public final class HttpApiVerticle extends VerticleBase {
   private final IntConsumer onListen;
   private final KvEventsCoordinator events;
   private final Supplier<IndexRecovery.Outcome> recovery;
+  /** {@code GET /config}: the node's effective configuration, encoded once. */
+  private final String config;
   private HttpServer server;
 
   /** {@code events} is null when the node runs without KV-event ingestion (approximate mode). */
   public HttpApiVerticle(SelectionService service, ServiceMetrics metrics, KvEventsCoordinator events,
-      Supplier<IndexRecovery.Outcome> recovery, String host, int port, IntConsumer onListen) {
+      Supplier<IndexRecovery.Outcome> recovery, String host, int port, IntConsumer onListen,
+      java.util.Map<String, Object> config) {
+    this.config = new io.vertx.core.json.JsonObject(config).encode();
     this.recovery = recovery;
     this.service = service;
     this.events = events;
@@ -64,6 +68,7 @@ public final class HttpApiVerticle extends VerticleBase {
     router.route().handler(this::timed);
     router.route().handler(HttpApiVerticle::requireJsonBody);
     router.route().handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT).setMergeFormAttributes(false));
+    router.get("/config").handler(ctx -> ctx.response().putHeader("content-type", "application/json").end(config));
     new Routes(vertx, service, metrics, events, recovery).mount(router);
     router.route().failureHandler(this::failure);
     router.errorHandler(404, ctx -> writeError(ctx, 404, "route not found"));

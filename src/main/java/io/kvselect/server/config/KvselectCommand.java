@@ -86,4 +86,7 @@ public final class KvselectCommand {
 
   @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
   boolean help;
+
+  @Option(names = {"-V", "--version"}, versionHelp = true, description = "Print the version and exit.")
+  boolean version;
 }

@@ -19,7 +19,7 @@ import picocli.CommandLine;
  * 1}, {@code replicaSyncPort} null or 1..65535 and non-null whenever {@code replicaSyncPeers} is
  * non-empty, {@code sessionAffinityTtlSecs} null (disabled) or 1..31,536,000, cache TTL > 0 and
  * limits >= 1, peers well-formed; keyed tracking has a readable 32-byte key file and a key id.
- * Lists are immutable. When {@code help} is true the other fields are the built-in defaults.
+ * Lists are immutable. When {@code help} or {@code version} is true the other fields are the built-in defaults.
  *
  * @param host HTTP bind address
  * @param port HTTP port
@@ -35,6 +35,7 @@ import picocli.CommandLine;
  * @param configFile the {@code --config} file, or null
  * @param router the scheduling knobs, including the tracking-hash settings
  * @param help whether {@code --help} was given
+ * @param version whether {@code --version} was given
  */
 public record NodeSettings(
     String host,
@@ -50,7 +51,8 @@ public record NodeSettings(
     double routerQueueTimeoutSecs,
     Path configFile,
     RouterConfig router,
-    boolean help) {
+    boolean help,
+    boolean version) {
 
   /** Classpath resource holding every default; {@code conf/kvselect.json} is a copy. */
   public static final String DEFAULTS_RESOURCE = "kvselect-defaults.json";
@@ -73,8 +75,8 @@ public record NodeSettings(
       throw new CliException(e.getMessage());
     }
     SettingsDraft draft = SettingsDraft.fromDefaults();
-    if (cmd.help) {
-      return draft.build(true);
+    if (cmd.help || cmd.version) {
+      return draft.build(cmd.help, cmd.version);
     }
     if (cmd.configFile != null) {
       draft.applyFile(cmd.configFile);
@@ -82,12 +84,41 @@ public record NodeSettings(
     draft.applyEnv(env);
     draft.applyFlags(cmd);
     draft.validate();
-    return draft.build(false);
+    return draft.build(false, false);
   }
 
-  /** The picocli usage text for {@code --help}. */
+  /** The picocli usage text for {@code --help}, ending with the environment variables and their defaults. */
   public static String usage() {
-    return new CommandLine(new KvselectCommand()).getUsageMessage();
+    CommandLine cl = new CommandLine(new KvselectCommand());
+    cl.getCommandSpec().usageMessage().footer(EnvironmentCheck.helpFooter().toArray(String[]::new));
+    return cl.getUsageMessage(CommandLine.Help.Ansi.OFF);
+  }
+
+  /**
+   * The effective configuration in the shape of {@code conf/kvselect.json}: fed back through
+   * {@code --config} it yields these settings. Served by {@code GET /config}.
+   */
+  public Map<String, Object> configJson() {
+    Map<String, Object> root = new java.util.LinkedHashMap<>();
+    root.put("http", ordered("host", host, "port", port));
+    root.put("index", ordered("threads", threads));
+    root.put("selection_cache", ordered("ttl_secs", selectionCacheTtlSecs, "max_entries", selectionCacheMaxEntries,
+        "max_bytes", selectionCacheMaxBytes));
+    root.put("session_affinity", ordered("ttl_secs", sessionAffinityTtlSecs));
+    root.put("router_queue", ordered("timeout_secs", routerQueueTimeoutSecs));
+    root.put("router", io.kvselect.core.config.RouterConfigLoader.routerJson(router));
+    root.put("tracking", io.kvselect.core.config.RouterConfigLoader.trackingJson(router));
+    root.put("indexer_peers", indexerPeers);
+    root.put("replica_sync", ordered("port", replicaSyncPort, "peers", replicaSyncPeers));
+    return root;
+  }
+
+  private static Map<String, Object> ordered(Object... kv) {
+    Map<String, Object> m = new java.util.LinkedHashMap<>();
+    for (int i = 0; i < kv.length; i += 2) {
+      m.put((String) kv[i], kv[i + 1]);
+    }
+    return m;
   }
 
   /** {@code router_tracking_hash}: {@code public-xxh3-v1} or {@code keyed-xxh3-v1}. */

@@ -292,10 +292,10 @@ final class SettingsDraft {
   }
 
   /** Freezes the draft; {@code help} only records that {@code --help} was asked for. */
-  NodeSettings build(boolean help) {
+  NodeSettings build(boolean help, boolean version) {
     return new NodeSettings(host, port, threads, indexerPeers, replicaSyncPort, replicaSyncPeers,
         sessionAffinityTtlSecs, cacheTtlSecs, cacheMaxEntries, cacheMaxBytes, queueTimeoutSecs, configFile, router,
-        help);
+        help, version);
   }
 
   /** The named object of {@code root}, empty when absent; non-objects are rejected. */

@@ -1,0 +1,132 @@
+package io.kvselect.server.config;
+
+import io.kvselect.core.config.RouterConfig;
+import io.kvselect.core.config.RouterConfigLoader;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The environment variables kvselect reads, and the check that finds misspelled ones: every
+ * {@code DYN_ROUTER_*} or {@code KVSELECT_*} variable that no part of kvselect reads. Stateless.
+ */
+public final class EnvironmentCheck {
+
+  /** Prefixes owned by kvselect: an unknown variable with one of them is almost surely a typo. */
+  static final List<String> PREFIXES = List.of("DYN_ROUTER_", "KVSELECT_");
+
+  /** The variables the launcher scripts read. */
+  static final List<String> SCRIPT_VARIABLES = List.of("KVSELECT_JAR", "KVSELECT_JAVA_OPTS", "KVSELECT_BASELINE_JAR");
+
+  private EnvironmentCheck() {}
+
+  /** Every variable kvselect or its scripts read, router knobs first. */
+  public static Set<String> known() {
+    Set<String> names = new LinkedHashSet<>(RouterConfigLoader.environmentVariables());
+    names.add(SettingsDraft.QUEUE_TIMEOUT_ENV);
+    names.addAll(SCRIPT_VARIABLES);
+    return names;
+  }
+
+  /** The variables of {@code env} that carry a kvselect prefix but are not read, sorted. */
+  public static List<String> unknown(Map<String, String> env) {
+    Set<String> known = known();
+    Set<String> out = new TreeSet<>();
+    for (String name : env.keySet()) {
+      if (PREFIXES.stream().anyMatch(name::startsWith) && !known.contains(name)) {
+        out.add(name);
+      }
+    }
+    return List.copyOf(out);
+  }
+
+  /** The known name nearest to {@code name} by edit distance, or null when none is within a third of its length. */
+  public static String closest(String name) {
+    String best = null;
+    int bestDistance = Integer.MAX_VALUE;
+    for (String k : known()) {
+      int d = distance(name, k);
+      if (d < bestDistance) {
+        bestDistance = d;
+        best = k;
+      }
+    }
+    return bestDistance <= Math.max(2, name.length() / 3) ? best : null;
+  }
+
+  /** One warning line per unknown variable of {@code env}. */
+  public static List<String> warnings(Map<String, String> env) {
+    List<String> out = new ArrayList<>();
+    for (String name : unknown(env)) {
+      String near = closest(name);
+      out.add("unknown environment variable " + name + " is ignored"
+          + (near == null ? "" : " (did you mean " + near + "?)"));
+    }
+    return out;
+  }
+
+  /** The {@code --help} footer: every variable with its built-in default. */
+  public static List<String> helpFooter() {
+    RouterConfig d = RouterConfig.defaults();
+    Map<String, Object> router = RouterConfigLoader.routerJson(d);
+    Map<String, Object> tracking = RouterConfigLoader.trackingJson(d);
+    List<String> lines = new ArrayList<>();
+    lines.add("");
+    lines.add("Environment variables and [defaults]; an unknown DYN_ROUTER_* or KVSELECT_*");
+    lines.add("variable is warned about at start:");
+    for (String name : RouterConfigLoader.environmentVariables()) {
+      lines.add(String.format(Locale.ROOT, "  %-52s %s", name, defaultOf(name, router, tracking)));
+    }
+    lines.add(String.format(Locale.ROOT, "  %-52s [%s]", SettingsDraft.QUEUE_TIMEOUT_ENV,
+        SettingsDraft.fromDefaults().build(false, false).routerQueueTimeoutSecs()));
+    lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_JAVA_OPTS", "[none] JVM options"));
+    lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_JAR", "[built jar]"));
+    lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_BASELINE_JAR", "[none]"));
+    lines.add("KVSELECT_JAVA_OPTS is passed to java by bin/kvselect (e.g. -Xmx2g); KVSELECT_JAR");
+    lines.add("overrides the jar it runs; KVSELECT_BASELINE_JAR is read by the benchmark scripts.");
+    return lines;
+  }
+
+  /** The default of the knob a variable sets, found by name in the config sections; "[alias]" for a deprecated alias. */
+  static String defaultOf(String env, Map<String, Object> router, Map<String, Object> tracking) {
+    String s = env.startsWith("DYN_ROUTER_") ? env.substring("DYN_ROUTER_".length()) : env.substring("DYN_".length());
+    s = s.toLowerCase(Locale.ROOT);
+    for (String candidate : List.of(s, "router_" + s, s.startsWith("kv_") ? s.substring(3) : s)) {
+      if (router.containsKey(candidate)) {
+        return shown(router.get(candidate));
+      }
+    }
+    if (s.startsWith("tracking_") && tracking.containsKey(s.substring("tracking_".length()))) {
+      return shown(tracking.get(s.substring("tracking_".length())));
+    }
+    return "[alias of a knob above]";
+  }
+
+  private static String shown(Object value) {
+    return "[" + (value == null ? "unset" : value) + "]";
+  }
+
+  /** Levenshtein distance. */
+  static int distance(String a, String b) {
+    int[] prev = new int[b.length() + 1];
+    int[] cur = new int[b.length() + 1];
+    for (int j = 0; j <= b.length(); j++) {
+      prev[j] = j;
+    }
+    for (int i = 1; i <= a.length(); i++) {
+      cur[0] = i;
+      for (int j = 1; j <= b.length(); j++) {
+        int sub = prev[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
+        cur[j] = Math.min(sub, Math.min(prev[j] + 1, cur[j - 1] + 1));
+      }
+      int[] t = prev;
+      prev = cur;
+      cur = t;
+    }
+    return prev[b.length()];
+  }
+}
