@@ -1,7 +1,9 @@
 package io.kvselect.server.bus;
 
 import io.kvselect.core.error.ErrorCode;
+import io.kvselect.core.error.SelectionException;
 import io.kvselect.server.api.ApiOperations;
+import io.kvselect.server.api.HttpApiVerticle;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.buffer.Buffer;
@@ -110,9 +112,19 @@ public final class EventBusApi extends VerticleBase {
   /**
    * The HTTP body a message body stands for: a {@code JsonObject} (or {@code JsonArray}, which
    * the parsers refuse as HTTP does) encoded, a {@code Buffer} or {@code String} as is, null as
-   * empty. A value that cannot be encoded as JSON is 422; any other type 415.
+   * empty. A value that cannot be encoded as JSON is 422; any other type 415; more than HTTP's
+   * body limit ({@link HttpApiVerticle#BODY_LIMIT} bytes) 413, as HTTP answers it.
    */
   static byte[] bodyBytes(Object body) {
+    byte[] bytes = encoded(body);
+    if (bytes.length > HttpApiVerticle.BODY_LIMIT) {
+      throw new SelectionException(ErrorCode.PAYLOAD_TOO_LARGE,
+          "request body exceeds the limit of " + HttpApiVerticle.BODY_LIMIT + " bytes");
+    }
+    return bytes;
+  }
+
+  private static byte[] encoded(Object body) {
     if (body == null) {
       return new byte[0];
     }
@@ -120,7 +132,7 @@ public final class EventBusApi extends VerticleBase {
       try {
         return (body instanceof JsonObject o ? o.toBuffer() : ((JsonArray) body).toBuffer()).getBytes();
       } catch (RuntimeException e) {
-        throw new io.kvselect.core.error.SelectionException(ErrorCode.UNPROCESSABLE,
+        throw new SelectionException(ErrorCode.UNPROCESSABLE,
             "the message body cannot be encoded as JSON: " + e.getMessage());
       }
     }
@@ -130,7 +142,7 @@ public final class EventBusApi extends VerticleBase {
     if (body instanceof String s) {
       return s.getBytes(StandardCharsets.UTF_8);
     }
-    throw new io.kvselect.core.error.SelectionException(ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+    throw new SelectionException(ErrorCode.UNSUPPORTED_MEDIA_TYPE,
         "Expected a JsonObject message body, got " + body.getClass().getSimpleName());
   }
 }

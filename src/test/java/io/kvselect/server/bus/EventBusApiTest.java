@@ -157,6 +157,9 @@ class EventBusApiTest {
       assertFailure(h.send(address, new JsonArray().add(1)), 422, "expected a JSON object");
       assertFailure(h.send(address, "{\"token_ids\": [1,"), 400, "Failed to parse");
     }
+    byte[] huge = new byte[(int) io.kvselect.server.api.HttpApiVerticle.BODY_LIMIT + 1];
+    java.util.Arrays.fill(huge, (byte) ' ');
+    assertFailure(h.send(BusAddresses.SELECT, Buffer.buffer(huge)), 413, "exceeds the limit");
     assertEquals(1L, h.ok(BusAddresses.SELECT, select().encode()).getLong("worker_id"), "a JSON string body is accepted");
     assertEquals(1L, h.ok(BusAddresses.SELECT, select().toBuffer()).getLong("worker_id"), "a JSON buffer body is accepted");
     assertEquals(0, h.kvselect.service().bookingCount());
