@@ -24,8 +24,10 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 
 /**
- * The route table of Dynamo's standalone selection service and the handlers behind it. Each
- * handler decodes, calls the service and writes; exceptions reach the router's failure handler.
+ * The route table of Dynamo's standalone selection service and the handlers behind it. The
+ * selection, reservation and catalog handlers take the body, path and headers to
+ * {@link ApiOperations} (the parse, service call and rendering the event-bus API shares) and write
+ * its answer; exceptions and failed stages reach the router's failure handler.
  */
 final class Routes {
 
