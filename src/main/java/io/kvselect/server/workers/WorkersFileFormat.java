@@ -44,7 +44,7 @@ final class WorkersFileFormat {
       throw new IllegalArgumentException("cannot be parsed: " + e.getMessage());
     }
     if (root == null || root.isMissingNode() || root.isNull()) {
-      return List.of();
+      throw new IllegalArgumentException("is empty (write [] to remove every worker it added)");
     }
     if (!root.isArray()) {
       throw new IllegalArgumentException("must be a list of worker registrations (POST /workers bodies)");

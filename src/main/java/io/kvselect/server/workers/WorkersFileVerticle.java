@@ -26,7 +26,9 @@ import org.slf4j.LoggerFactory;
  * {@code --workers-file}: applies the file at start and again whenever it changes. The file is
  * checked every poll period: its size and modification time first, and its content (SHA-256)
  * when either changed or every {@value #REHASH_EVERY} periods (a same-size edit within the
- * timestamp granularity is still seen). Reading uses the asynchronous file system, parsing runs on
+ * timestamp granularity is still seen). New content is applied once it has stayed the same for
+ * one period, so a file caught half-written is not applied (the first apply at start does not
+ * wait). Reading uses the asynchronous file system, parsing runs on
  * a worker thread, catalog calls compose their stages; nothing blocks the event loop.
  *
  * <p>Applying is an upsert of every entry that differs from what this file last applied, then a
@@ -51,6 +53,8 @@ public final class WorkersFileVerticle extends VerticleBase {
   /** Workers added by this file, with the spec it last applied to each. */
   private final Map<Long, WorkerSpec> applied = new LinkedHashMap<>();
   private String appliedHash;
+  /** Content seen once and not applied yet: applied when the next look finds it unchanged. */
+  private String pendingHash;
   private long seenModified = -1;
   private long seenSize = -1;
   private int sinceRead;
@@ -114,6 +118,14 @@ public final class WorkersFileVerticle extends VerticleBase {
       seenSize = props.size();
       String hash = sha256(content);
       if (hash.equals(appliedHash)) {
+        pendingHash = null;
+        return Future.succeededFuture();
+      }
+      if (appliedHash != null && !hash.equals(pendingHash)) {
+        // changed since the last look: wait one period for the content to settle (an editor or a
+        // shell redirect may still be writing it), then apply if it is unchanged
+        pendingHash = hash;
+        retry = true;
         return Future.succeededFuture();
       }
       String name = file.getFileName() == null ? path : file.getFileName().toString();
@@ -121,6 +133,7 @@ public final class WorkersFileVerticle extends VerticleBase {
           .compose(this::apply)
           .onSuccess(summary -> {
             appliedHash = hash;
+            pendingHash = null;
             lastProblem = null;
             retry = false;
             applies++;
