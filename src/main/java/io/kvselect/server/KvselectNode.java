@@ -167,6 +167,11 @@ public final class KvselectNode {
     return done.future();
   }
 
+  /** HTTP requests being answered now (the count {@link #drain} waits to reach zero). */
+  public int inFlightRequests() {
+    return gate.inFlight();
+  }
+
   /** Whether {@link #drain} has started. */
   public boolean draining() {
     return drained.get() != null;
