@@ -19,7 +19,7 @@ final class Operations {
 
   /**
    * The workers-file watcher (its first apply done, successful or logged) and the liveness
-   * watcher; {@code events} is null in approximate mode, where liveness has no connection to watch.
+   * watcher; {@code events} is null in approximate mode, where liveness watches health URLs only.
    */
   static Future<Void> deploy(Vertx vertx, OperationsSettings s, SelectionService service, KvEventsCoordinator events) {
     Future<?> f = Future.succeededFuture();
@@ -28,10 +28,9 @@ final class Operations {
     }
     if (s.livenessEnabled()) {
       if (events == null) {
-        LOG.warn("--liveness-grace-secs is ignored: without KV events there is no engine connection to watch");
-      } else {
-        f = f.compose(v -> vertx.deployVerticle(new LivenessVerticle(service, events, s.livenessGrace())));
+        LOG.info("liveness watches the workers' health_url only (no KV-event connections in approximate mode)");
       }
+      f = f.compose(v -> vertx.deployVerticle(new LivenessVerticle(service, events, s.livenessGrace())));
     }
     return f.mapEmpty();
   }
