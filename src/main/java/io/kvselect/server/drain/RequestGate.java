@@ -40,10 +40,6 @@ public final class RequestGate implements Handler<RoutingContext> {
     }
   }
 
-  public boolean closing() {
-    return closing;
-  }
-
   /** Requests being answered now. */
   public int inFlight() {
     return inFlight.get();

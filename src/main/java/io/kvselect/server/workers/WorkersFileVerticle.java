@@ -63,7 +63,6 @@ public final class WorkersFileVerticle extends VerticleBase {
   private boolean retry;
   private boolean busy;
   private long timer = -1;
-  private long applies;
 
   public WorkersFileVerticle(SelectionService service, Path file, Duration poll) {
     this.service = service;
@@ -83,11 +82,6 @@ public final class WorkersFileVerticle extends VerticleBase {
       vertx.cancelTimer(timer);
     }
     return Future.succeededFuture();
-  }
-
-  /** Number of successful applies so far (read on this verticle's context). */
-  long applies() {
-    return applies;
   }
 
   private Future<Void> check() {
@@ -136,7 +130,6 @@ public final class WorkersFileVerticle extends VerticleBase {
             pendingHash = null;
             lastProblem = null;
             retry = false;
-            applies++;
             LOG.info("workers file {} applied: {}", file, summary);
           })
           .recover(e -> {
