@@ -24,14 +24,23 @@ import java.util.EnumSet;
  */
 public final class KvselectNode {
 
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(KvselectNode.class);
+
   private final Vertx vertx;
   private final SelectionService service;
   private final MainVerticle main;
+  /** Counts in-flight HTTP requests for {@link #drain}; shared by the HTTP verticles. */
+  private final io.kvselect.server.drain.RequestGate gate;
+  /** The first {@link #drain} call's outcome; later calls return it. */
+  private final java.util.concurrent.atomic.AtomicReference<Future<Void>> drained =
+      new java.util.concurrent.atomic.AtomicReference<>();
 
-  private KvselectNode(Vertx vertx, SelectionService service, MainVerticle main) {
+  private KvselectNode(Vertx vertx, SelectionService service, MainVerticle main,
+      io.kvselect.server.drain.RequestGate gate) {
     this.vertx = vertx;
     this.service = service;
     this.main = main;
+    this.gate = gate;
   }
 
   /**
@@ -88,14 +97,18 @@ public final class KvselectNode {
         // map to one meter id and the second registration is refused with a warning
         .setLabels(EnumSet.of(Label.HTTP_METHOD, Label.HTTP_CODE, Label.HTTP_ROUTE, Label.POOL_TYPE, Label.POOL_NAME)));
     Vertx vertx = Vertx.builder().with(options).withMetrics(new MicrometerMetricsFactory(metrics.registry())).build();
+    io.kvselect.server.drain.RequestGate gate = new io.kvselect.server.drain.RequestGate();
     MainVerticle main = new MainVerticle(service, metrics, s.host(), s.port(), httpInstances, s.threads(),
-        s.indexerPeers(), s.configJson());
+        s.indexerPeers(), s.configJson(), io.kvselect.server.security.HttpGuards.of(s.operations(), gate));
     // not bound to a context: chaining the failure after vertx.close() would dispatch it onto the
     // closed event loop, where it is rejected and the caller waits forever
     Promise<KvselectNode> result = Promise.promise();
-    vertx.deployVerticle(main).onComplete(ar -> {
+    Future<Void> deployed = vertx.deployVerticle(main)
+        .compose(id -> Operations.deploy(vertx, s.operations(), service, main.events()));
+    deployed.onComplete(ar -> {
       if (ar.succeeded()) {
-        result.complete(new KvselectNode(vertx, service, main));
+        io.kvselect.server.security.Exposure.warning(s.host(), s.operations().authEnabled()).ifPresent(LOG::warn);
+        result.complete(new KvselectNode(vertx, service, main, gate));
       } else {
         service.shutdown();
         result.fail(ar.cause());
@@ -120,6 +133,48 @@ public final class KvselectNode {
 
   public Vertx vertx() {
     return vertx;
+  }
+
+  /**
+   * Graceful drain (what SIGTERM runs): {@code /ready} answers 503 and new selections 503 at once,
+   * requests waiting in a router queue are answered 503 (their callers retry on another node now
+   * rather than wait for capacity on a node that is leaving), every other in-flight request is
+   * answered, then the node closes (HTTP servers, KV-event listeners, timers). Bounded by {@code
+   * timeout}: requests still in flight then are cut off with the connections. Idempotent.
+   */
+  public Future<Void> drain(Duration timeout) {
+    Promise<Void> done = Promise.promise();
+    if (!drained.compareAndSet(null, done.future())) {
+      return drained.get();
+    }
+    service.shutdown();
+    int parked = service.rejectQueued("node is draining; retry on another node");
+    gate.close();
+    LOG.info("draining: /ready and new selections answer 503, {} queued request(s) answered 503,"
+        + " waiting up to {} ms for {} in-flight request(s)", parked, timeout.toMillis(), gate.inFlight());
+    java.util.concurrent.CompletableFuture<Boolean> idle = gate.idle().thenApply(v -> true)
+        .completeOnTimeout(false, timeout.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+    idle.thenAccept(inTime -> {
+      if (!inTime) {
+        LOG.warn("drain timeout after {} ms: closing with {} request(s) still in flight", timeout.toMillis(),
+            gate.inFlight());
+      }
+      close().onComplete(ar -> {
+        LOG.info("drained and closed");
+        done.handle(ar);
+      });
+    });
+    return done.future();
+  }
+
+  /** HTTP requests being answered now (the count {@link #drain} waits to reach zero). */
+  public int inFlightRequests() {
+    return gate.inFlight();
+  }
+
+  /** Whether {@link #drain} has started. */
+  public boolean draining() {
+    return drained.get() != null;
   }
 
   public Future<Void> close() {

@@ -14,7 +14,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * {@code bin/kvselect}: parses flags, {@code --config} and {@code DYN_ROUTER_*} variables, starts
- * one node and stops it cleanly on SIGTERM. A bad flag or value exits 2 with a one-line message; a
+ * one node and drains it on SIGTERM ({@link KvselectNode#drain}, bounded by {@code
+ * --drain-timeout-secs}). A bad flag or value exits 2 with a one-line message; a
  * node that cannot start (address taken, unknown host) exits 1 with one line naming the address
  * and the cause.
  */
@@ -26,6 +27,8 @@ public final class Launcher {
   static final int USAGE = 2;
   /** Exit code of a node that could not start. */
   static final int FAILED = 1;
+  /** What closing the node may take after the drain timeout (HTTP servers, KV-event threads). */
+  static final long CLOSE_MARGIN_MS = 10_000;
 
   private Launcher() {}
 
@@ -75,9 +78,12 @@ public final class Launcher {
     for (String line : StartupSummary.lines(settings, node.port())) {
       LOG.info(line);
     }
+    // SIGTERM: drain (503 for /ready and new selections, in-flight requests answered), then close
+    java.time.Duration drain = settings.operations().drainTimeout();
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       try {
-        node.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        node.drain(drain).toCompletionStage().toCompletableFuture()
+            .get(drain.toMillis() + CLOSE_MARGIN_MS, TimeUnit.MILLISECONDS);
       } catch (Exception e) {
         LOG.warn("shutdown did not complete cleanly: {}", e.toString());
       }

@@ -49,6 +49,7 @@ public final class MainVerticle extends VerticleBase {
   private final java.util.List<String> indexerPeers;
   /** The effective configuration served by {@code GET /config}; never modified. */
   private final java.util.Map<String, Object> config;
+  private final io.kvselect.server.security.HttpGuards guards;
   private volatile IndexRecovery.Outcome recovery = IndexRecovery.Outcome.disabled();
   /** Event-bus API instances; -1 means as many as HTTP instances (at least one). */
   private int busInstances = -1;
@@ -56,6 +57,15 @@ public final class MainVerticle extends VerticleBase {
 
   public MainVerticle(SelectionService service, ServiceMetrics metrics, String host, int port, int httpInstances,
       int eventThreads, java.util.List<String> indexerPeers, java.util.Map<String, Object> config) {
+    this(service, metrics, host, port, httpInstances, eventThreads, indexerPeers, config,
+        io.kvselect.server.security.HttpGuards.NONE);
+  }
+
+  /** As above, with the HTTP verticles behind {@code guards} (request gate, bearer token, TLS). */
+  public MainVerticle(SelectionService service, ServiceMetrics metrics, String host, int port, int httpInstances,
+      int eventThreads, java.util.List<String> indexerPeers, java.util.Map<String, Object> config,
+      io.kvselect.server.security.HttpGuards guards) {
+    this.guards = guards;
     this.config = config;
     this.eventThreads = eventThreads;
     this.indexerPeers = java.util.List.copyOf(indexerPeers);
@@ -124,7 +134,7 @@ public final class MainVerticle extends VerticleBase {
             return Future.succeededFuture();
           }
           return vertx.deployVerticle(() -> new HttpApiVerticle(service, metrics, ev, () -> recovery, host, port,
-              actualPort::set, config), new DeploymentOptions().setInstances(httpInstances));
+              actualPort::set, config, guards), new DeploymentOptions().setInstances(httpInstances));
         })
         .compose(v -> {
           ApiOperations ops = new ApiOperations(service, events);

@@ -11,7 +11,8 @@ import java.util.TreeMap;
  * {@code kvEventsEndpoints} and {@code routerHintSourceControlEndpoints} are global DP ranks.
  * The compact constructor applies Dynamo's defaults, copies collections immutably and rejects a
  * malformed KV-event or replay endpoint ({@link EndpointSyntax}) with a 422 naming the field
- * ({@code kv_events_endpoint}, {@code kv_events_endpoints[<rank>]}, {@code replay_endpoint}), so a
+ * ({@code kv_events_endpoint}, {@code kv_events_endpoints[<rank>]}, {@code replay_endpoint}, and
+ * kvselect's optional {@code health_url}, polled by worker liveness), so a
  * spec that exists is one a listener can be started for. A blank {@code kv_events_endpoint} counts
  * as absent (a schedulability reason, not a syntax error).
  */
@@ -37,7 +38,8 @@ public record WorkerSpec(
     Double kvTransferPreferredWeight,
     String routerHintWorkerType,
     Map<Integer, String> routerHintSourceControlEndpoints,
-    String kvEventSourceMode) {
+    String kvEventSourceMode,
+    String healthUrl) {
 
   public WorkerSpec {
     modelName = modelName == null ? PartitionKey.DEFAULT : modelName;
@@ -56,9 +58,40 @@ public record WorkerSpec(
       }
     }
     EndpointSyntax.require("replay_endpoint", replayEndpoint);
+    if (healthUrl != null) {
+      requireHttpUrl(healthUrl);
+    }
     if (dataParallelSize > 0 && (long) dataParallelStartRank + dataParallelSize - 1 > Integer.MAX_VALUE) {
       throw SelectionException.unprocessable("data_parallel_start_rank (" + dataParallelStartRank
           + ") + data_parallel_size (" + dataParallelSize + ") must stay within 0.." + Integer.MAX_VALUE);
+    }
+  }
+
+  /** A registration without {@code health_url} (the fields Dynamo's {@code POST /workers} has). */
+  public WorkerSpec(long workerId, String modelName, String routingGroup, String endpoint, String kvEventsEndpoint,
+      Map<Integer, String> kvEventsEndpoints, String replayEndpoint, Integer blockSize, int dataParallelStartRank,
+      int dataParallelSize, Long maxNumBatchedTokens, Long totalKvBlocks, String stableRoutingId, boolean isEagle,
+      Set<String> taints, Map<String, String> topologyDomains, String kvTransferDomain, String kvTransferEnforcement,
+      Double kvTransferPreferredWeight, String routerHintWorkerType,
+      Map<Integer, String> routerHintSourceControlEndpoints, String kvEventSourceMode) {
+    this(workerId, modelName, routingGroup, endpoint, kvEventsEndpoint, kvEventsEndpoints, replayEndpoint, blockSize,
+        dataParallelStartRank, dataParallelSize, maxNumBatchedTokens, totalKvBlocks, stableRoutingId, isEagle, taints,
+        topologyDomains, kvTransferDomain, kvTransferEnforcement, kvTransferPreferredWeight, routerHintWorkerType,
+        routerHintSourceControlEndpoints, kvEventSourceMode, null);
+  }
+
+  /** {@code health_url}: an absolute http(s) URL with a host (kvselect's addition, for liveness). */
+  private static void requireHttpUrl(String url) {
+    java.net.URI uri;
+    try {
+      uri = new java.net.URI(url);
+    } catch (java.net.URISyntaxException e) {
+      uri = null;
+    }
+    if (uri == null || uri.getHost() == null
+        || !("http".equalsIgnoreCase(uri.getScheme()) || "https".equalsIgnoreCase(uri.getScheme()))) {
+      throw SelectionException.unprocessable("health_url must be an absolute http(s) URL with a host, got '"
+          + url + "'");
     }
   }
 
@@ -87,6 +120,6 @@ public record WorkerSpec(
         replayEndpoint, blockSize, dataParallelStartRank, dataParallelSize, maxNumBatchedTokens,
         totalKvBlocks, stableRoutingId, isEagle, taints, topologyDomains, kvTransferDomain,
         kvTransferEnforcement, kvTransferPreferredWeight, routerHintWorkerType,
-        routerHintSourceControlEndpoints, kvEventSourceMode);
+        routerHintSourceControlEndpoints, kvEventSourceMode, healthUrl);
   }
 }

@@ -143,6 +143,25 @@ final class RouterQueueing {
     }
   }
 
+  /** Fails every request waiting in {@code p}'s queue with 503 and {@code message}; returns how many. */
+  int rejectAll(Partition p, long nowNanos, String message) {
+    List<Waiter> out = new ArrayList<>();
+    synchronized (p.lock) {
+      for (Waiter w : List.copyOf(p.waiters.values())) {
+        if (p.queue.remove(w.request)) {
+          p.waiters.remove(w.request);
+          out.add(w);
+        }
+      }
+    }
+    for (Waiter w : out) {
+      observer.dequeued(p.key.toString(), p.queue.config().classFor(w.request.policyClass()).name(),
+          nowNanos - w.request.enqueuedNanos(), "rejected");
+      w.served.completeExceptionally(SelectionException.notReady(message));
+    }
+    return out.size();
+  }
+
   /** Serves what the freed capacity allows, in policy order; completes the waiters outside the lock. */
   void drain(Partition p, long nowNanos) {
     if (p == null) {

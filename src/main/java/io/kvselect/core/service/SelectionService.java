@@ -178,6 +178,39 @@ public final class SelectionService {
     shuttingDown = true;
   }
 
+  /**
+   * A drain: fails every request waiting in a router queue with 503 and {@code message}, so its
+   * caller retries elsewhere at once; returns how many there were. Call after {@link #shutdown()}
+   * (a request parked concurrently sees the flag and is failed the same way).
+   */
+  public int rejectQueued(String message) {
+    int n = 0;
+    for (Partition p : registry.partitions()) {
+      n += queueing.rejectAll(p, System.nanoTime(), message);
+    }
+    return n;
+  }
+
+  /**
+   * Worker liveness (a node-local observation, not published to the catalog sync): with a
+   * {@code reason}, a schedulable worker becomes {@code unschedulable} with it and gets no
+   * selections, while its index, load and event listeners stay; with null, a worker marked so is
+   * schedulable again. A registration of the worker clears the mark. Returns the current record
+   * (null for an unknown worker).
+   */
+  public CompletionStage<WorkerRecord> setUnreachable(long workerId, String reason) {
+    return attempt(() -> {
+      WorkerRecord r = registry.setUnreachable(workerId, reason, droppedBookings());
+      drainAll();
+      return CompletableFuture.completedFuture(r);
+    });
+  }
+
+  /** The reason {@link #setUnreachable} gave for {@code workerId}, or null when it is not marked. */
+  public String unreachableReason(long workerId) {
+    return registry.unreachableReason(workerId);
+  }
+
   // ---- selection ----
 
   /**
@@ -267,6 +300,9 @@ public final class SelectionService {
     }
     if (gone != null) {
       gone.thenRun(() -> queueing.cancel(p, w, System.nanoTime()));
+    }
+    if (shuttingDown) {
+      queueing.rejectAll(p, System.nanoTime(), "selection service is shutting down");
     }
     return RouterQueueing.served(w);
   }

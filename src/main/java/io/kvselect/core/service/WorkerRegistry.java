@@ -39,6 +39,11 @@ final class WorkerRegistry {
   private final ConcurrentSkipListMap<Long, WorkerRecord> workers = new ConcurrentSkipListMap<>(Long::compareUnsigned);
   private final ConcurrentSkipListMap<PartitionKey, Partition> partitions = new ConcurrentSkipListMap<>();
   private final List<CatalogListener> listeners = new CopyOnWriteArrayList<>();
+  /**
+   * Workers made unschedulable because their engine is unreachable, with the reason. Written by
+   * the catalog writer (under the catalog lock); a registration or removal of the worker clears it.
+   */
+  private final java.util.Map<Long, String> unreachable = new java.util.concurrent.ConcurrentHashMap<>();
 
   private final QueueConfig queueConfig;
 
@@ -105,6 +110,7 @@ final class WorkerRegistry {
    * held.
    */
   synchronized WorkerRecord upsert(WorkerSpec spec, BiConsumer<Partition, String> freed) {
+    unreachable.remove(spec.workerId());
     WorkerRecord previous = workers.get(spec.workerId());
     WorkerRecord record = apply(spec, freed);
     try {
@@ -202,6 +208,7 @@ final class WorkerRegistry {
 
   private void detach(WorkerRecord w, BiConsumer<Partition, String> freed, boolean notify) {
     workers.remove(w.workerId());
+    unreachable.remove(w.workerId());
     Partition p = partitions.get(w.spec().partition());
     if (p != null) {
       synchronized (p.lock) {
@@ -223,5 +230,41 @@ final class WorkerRegistry {
         l.workerRemoved(w);
       }
     }
+  }
+
+  /** The reason a worker was made unschedulable as unreachable, or null. */
+  String unreachableReason(long workerId) {
+    return unreachable.get(workerId);
+  }
+
+  /**
+   * Liveness: with a {@code reason}, a schedulable worker becomes {@link Lifecycle#UNSCHEDULABLE}
+   * with that reason; its ranks leave the candidate pool but keep their index entries, load rows
+   * and event listeners (listeners are not told, so the engine's return is still seen). With a
+   * null {@code reason}, a worker marked so is registered again with its own spec, which makes it
+   * schedulable when its registration allows. Anything else changes nothing. Returns the current
+   * record, or null when the worker is unknown.
+   */
+  synchronized WorkerRecord setUnreachable(long workerId, String reason, BiConsumer<Partition, String> freed) {
+    WorkerRecord cur = workers.get(workerId);
+    if (cur == null) {
+      return null;
+    }
+    String marked = unreachable.get(workerId);
+    if (reason == null) {
+      return marked == null ? cur : upsert(cur.spec(), freed);
+    }
+    if (reason.equals(marked) || (marked == null && !cur.schedulable())) {
+      return cur;
+    }
+    unreachable.put(workerId, reason);
+    WorkerRecord record = new WorkerRecord(cur.spec(), Lifecycle.UNSCHEDULABLE, List.of(reason));
+    Partition p = partitions.get(cur.spec().partition());
+    synchronized (p.lock) {
+      workers.put(workerId, record);
+      p.workers.put(workerId, record);
+      p.refresh();
+    }
+    return record;
   }
 }

@@ -47,11 +47,21 @@ public final class HttpApiVerticle extends VerticleBase {
   /** {@code GET /config}: the node's effective configuration, encoded once. */
   private final String config;
   private HttpServer server;
+  /** Request gate, bearer token and TLS ({@link HttpGuards#NONE} when none is configured). */
+  private final io.kvselect.server.security.HttpGuards guards;
 
   /** {@code events} is null when the node runs without KV-event ingestion (approximate mode). */
   public HttpApiVerticle(SelectionService service, ServiceMetrics metrics, KvEventsCoordinator events,
       Supplier<IndexRecovery.Outcome> recovery, String host, int port, IntConsumer onListen,
       java.util.Map<String, Object> config) {
+    this(service, metrics, events, recovery, host, port, onListen, config, io.kvselect.server.security.HttpGuards.NONE);
+  }
+
+  /** As above, behind {@code guards} (request gate, bearer token, TLS). */
+  public HttpApiVerticle(SelectionService service, ServiceMetrics metrics, KvEventsCoordinator events,
+      Supplier<IndexRecovery.Outcome> recovery, String host, int port, IntConsumer onListen,
+      java.util.Map<String, Object> config, io.kvselect.server.security.HttpGuards guards) {
+    this.guards = guards;
     this.config = new io.vertx.core.json.JsonObject(config).encode();
     this.recovery = recovery;
     this.service = service;
@@ -66,6 +76,7 @@ public final class HttpApiVerticle extends VerticleBase {
   public Future<?> start() {
     Router router = Router.router(vertx);
     router.route().handler(this::timed);
+    guards.mount(router);
     router.route().handler(HttpApiVerticle::requireJsonBody);
     router.route().handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT).setMergeFormAttributes(false));
     router.get("/config").handler(ctx -> ctx.response().putHeader("content-type", "application/json").end(config));
@@ -74,7 +85,7 @@ public final class HttpApiVerticle extends VerticleBase {
     router.errorHandler(404, ctx -> writeError(ctx, 404, "route not found"));
     router.errorHandler(405, ctx -> writeError(ctx, 405, "method not allowed"));
     router.errorHandler(413, ctx -> writeError(ctx, 413, "request body exceeds the limit of " + BODY_LIMIT + " bytes"));
-    server = vertx.createHttpServer(new HttpServerOptions().setHost(host).setPort(port));
+    server = vertx.createHttpServer(guards.apply(new HttpServerOptions().setHost(host).setPort(port)));
     return server.requestHandler(router).listen().onSuccess(s -> onListen.accept(s.actualPort()));
   }
 

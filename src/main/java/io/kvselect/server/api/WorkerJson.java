@@ -46,6 +46,7 @@ final class WorkerJson {
     String hintType;
     Map<Integer, String> hintSources;
     String sourceMode;
+    String healthUrl;
 
     Fields() {}
 
@@ -72,6 +73,7 @@ final class WorkerJson {
       hintType = s.routerHintWorkerType();
       hintSources = s.routerHintSourceControlEndpoints();
       sourceMode = s.kvEventSourceMode();
+      healthUrl = s.healthUrl();
     }
 
     void field(String k, JsonReader r, boolean patch) throws IOException {
@@ -122,6 +124,7 @@ final class WorkerJson {
         case "router_hint_worker_type" -> hintType = r.string(k);
         case "router_hint_source_control_endpoints" -> hintSources = r.rankMap(k);
         case "kv_event_source_mode" -> sourceMode = r.string(k);
+        case "health_url" -> healthUrl = r.string(k);
         default -> r.skip();
       }
     }
@@ -130,7 +133,7 @@ final class WorkerJson {
       return new WorkerSpec(workerId, model, group, endpoint, kvEventsEndpoint, kvEventsEndpoints,
           replayEndpoint, blockSize, dpStart, dpSize, maxBatched, totalKvBlocks, stableRoutingId, eagle, taints,
           topology, kvTransferDomain, kvTransferEnforcement, kvTransferPreferredWeight, hintType, hintSources,
-          sourceMode);
+          sourceMode, healthUrl);
     }
   }
 
@@ -265,6 +268,7 @@ final class WorkerJson {
       rankMap(g, "router_hint_source_control_endpoints", s.routerHintSourceControlEndpoints());
     }
     optString(g, "kv_event_source_mode", s.kvEventSourceMode());
+    optString(g, "health_url", s.healthUrl());
     g.writeStringField("lifecycle", w.lifecycle().wireName());
     if (extra != null) {
       extra.write(g);

@@ -55,10 +55,13 @@ public final class Kvselect {
     if (httpInstances < 0) {
       return Future.failedFuture(new IllegalArgumentException("httpInstances must not be negative"));
     }
+    // the same bearer token and TLS as bin/kvselect: embedding must not open what the settings close
     MainVerticle main = new MainVerticle(service, new ServiceMetrics(), settings.host(), settings.port(),
-        httpInstances, settings.threads(), settings.indexerPeers(), settings.configJson());
+        httpInstances, settings.threads(), settings.indexerPeers(), settings.configJson(),
+        io.kvselect.server.security.HttpGuards.of(settings.operations(), new io.kvselect.server.drain.RequestGate()));
     return vertx.deployVerticle(main, new DeploymentOptions())
-        .map(id -> new Kvselect(vertx, service, main, id))
+        .compose(id -> io.kvselect.server.Operations.deploy(vertx, settings.operations(), service, main.events())
+            .map(v -> new Kvselect(vertx, service, main, id)))
         .onFailure(e -> service.shutdown());
   }
 

@@ -28,6 +28,7 @@ public final class EnvironmentCheck {
   public static Set<String> known() {
     Set<String> names = new LinkedHashSet<>(RouterConfigLoader.environmentVariables());
     names.add(SettingsDraft.QUEUE_TIMEOUT_ENV);
+    names.addAll(OperationsDraft.VARIABLES);
     names.addAll(SCRIPT_VARIABLES);
     return names;
   }
@@ -83,6 +84,13 @@ public final class EnvironmentCheck {
     }
     lines.add(String.format(Locale.ROOT, "  %-52s [%s]", SettingsDraft.QUEUE_TIMEOUT_ENV,
         SettingsDraft.fromDefaults().build(false, false).routerQueueTimeoutSecs()));
+    Map<String, Object> ops = OperationsDraft.defaults().configJson();
+    for (String name : OperationsDraft.VARIABLES) {
+      String key = name.substring("KVSELECT_".length()).toLowerCase(Locale.ROOT);
+      Object v = ops.get(key);
+      lines.add(String.format(Locale.ROOT, "  %-52s %s", name,
+          shown(v instanceof List<?> l ? String.join(",", l.stream().map(Object::toString).toList()) : v)));
+    }
     lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_JAVA_OPTS", "[none] JVM options"));
     lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_JAR", "[built jar]"));
     lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_BASELINE_JAR", "[none]"));

@@ -3,6 +3,7 @@ package io.kvselect.server.config;
 import java.nio.file.Path;
 import java.util.List;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -83,6 +84,9 @@ public final class KvselectCommand {
   @Option(names = "--router-tracking-key-id", paramLabel = "ID",
       description = "Key epoch for keyed-xxh3-v1.")
   String routerTrackingKeyId;
+
+  @Mixin
+  OperationsOptions operations = new OperationsOptions();
 
   @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
   boolean help;

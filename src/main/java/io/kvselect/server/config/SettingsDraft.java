@@ -59,6 +59,7 @@ final class SettingsDraft {
   private long cacheMaxBytes;
   private Path configFile;
   private RouterConfig router = RouterConfig.defaults();
+  private final OperationsDraft operations = new OperationsDraft();
 
   /** A draft holding the classpath defaults. */
   static SettingsDraft fromDefaults() {
@@ -174,6 +175,7 @@ final class SettingsDraft {
       replicaSyncPeers = tcpEndpoints("config field replica_sync.peers",
           strings("config field replica_sync.peers", sync.get("peers")));
     }
+    operations.applyJson(section(root, OperationsDraft.SECTION));
   }
 
   /** Applies the {@code DYN_ROUTER_*} variables; only router knobs come from the environment. */
@@ -191,6 +193,7 @@ final class SettingsDraft {
         throw new CliException(QUEUE_TIMEOUT_ENV + " must be a number of seconds, got '" + timeout + "'");
       }
     }
+    operations.applyEnv(env);
   }
 
   /** The longest a request waits in the router queue before a 429 (kvselect's addition). */
@@ -252,10 +255,12 @@ final class SettingsDraft {
     }
     router = router.withTracking(
         c.routerTrackingHash, c.routerTrackingKeyFile, c.routerTrackingKeyId);
+    operations.applyFlags(c.operations);
   }
 
   /** Cross-field checks on the merged layers. */
   void validate() {
+    operations.validate();
     if (!replicaSyncPeers.isEmpty() && replicaSyncPort == null) {
       throw new CliException("--replica-sync-peers requires --replica-sync-port");
     }
@@ -295,7 +300,7 @@ final class SettingsDraft {
   NodeSettings build(boolean help, boolean version) {
     return new NodeSettings(host, port, threads, indexerPeers, replicaSyncPort, replicaSyncPeers,
         sessionAffinityTtlSecs, cacheTtlSecs, cacheMaxEntries, cacheMaxBytes, queueTimeoutSecs, configFile, router,
-        help, version);
+        help, version, operations.build());
   }
 
   /** The named object of {@code root}, empty when absent; non-objects are rejected. */

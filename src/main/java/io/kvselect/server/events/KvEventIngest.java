@@ -163,6 +163,24 @@ public final class KvEventIngest implements AutoCloseable {
   }
 
   /**
+   * Any thread: the ranks that are not connected to their publisher now, each with the
+   * {@link System#nanoTime()} since which it has not been (a rank that never connected counts from
+   * its subscription). Read from volatile fields written by the pollers and JeroMQ's I/O threads.
+   */
+  public Map<WorkerRank, Long> unreachableSince() {
+    Map<WorkerRank, Long> out = new TreeMap<>();
+    for (PollerLoop loop : loops) {
+      loop.sessions.forEach((rank, session) -> {
+        long since = session.downSinceNanos();
+        if (since != 0) {
+          out.put(rank, since);
+        }
+      });
+    }
+    return out;
+  }
+
+  /**
    * Stops every thread and closes every socket and the JeroMQ context; waits up to a few seconds
    * per thread. Idempotent. Blocking: not for an event loop, and not from inside the sink.
    */

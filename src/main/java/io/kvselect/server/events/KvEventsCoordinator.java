@@ -230,6 +230,11 @@ public final class KvEventsCoordinator implements CatalogListener {
     return ingest.stats();
   }
 
+  /** Ranks without a connection to their publisher, with the {@code nanoTime} since when ({@link KvEventIngest#unreachableSince}). */
+  public Map<WorkerRank, Long> unreachableSince() {
+    return ingest.unreachableSince();
+  }
+
   public long malformedPayloads(WorkerRank rank) {
     AtomicLong n = malformed.get(rank);
     return n == null ? 0 : n.get();

@@ -62,6 +62,12 @@ final class RankSession {
   private volatile long droppedFrames;
   private volatile long stale;
   private volatile long lastEventAt;
+  /**
+   * {@link System#nanoTime()} since which the rank has had no TCP connection to its publisher (set
+   * at creation, on a failed or lost connection if not set yet), 0 while connected. Written by
+   * this rank's poller and by the JeroMQ I/O thread; last writer wins.
+   */
+  private volatile long downSinceNanos = System.nanoTime();
 
   RankSession(WorkerRank rank, String endpoint, String replayEndpoint, BatchSink sink,
       PollerLoop owner, Clock clock, KvEventIngestOptions options) {
@@ -100,6 +106,7 @@ final class RankSession {
     retries.incrementAndGet();
     lastError = error + "; retrying in " + retryDelayNanos / 1_000_000 + " ms";
     waitingToRetry = true;
+    markDown();
   }
 
   /** {@link System#nanoTime()} at which the next connection attempt is due. */
@@ -116,20 +123,37 @@ final class RankSession {
       case CONNECTED -> {
         linkDown = false;
         lastError = null;
+        downSinceNanos = 0;
       }
       case CONNECT_RETRIED -> {
         retries.incrementAndGet();
         linkDown = true;
+        markDown();
         Object next = event.getValue();
         lastError = "cannot connect to " + endpoint + " (refused or unreachable); retrying"
             + (next instanceof java.time.Duration d ? " in " + d.toMillis() + " ms" : "");
       }
       case DISCONNECTED -> {
         linkDown = true;
+        markDown();
         lastError = "disconnected from " + endpoint;
       }
       default -> { }
     }
+  }
+
+  private void markDown() {
+    if (downSinceNanos == 0) {
+      downSinceNanos = System.nanoTime();
+    }
+  }
+
+  /**
+   * Any thread: {@link System#nanoTime()} since which the rank has not been connected to its
+   * publisher, or 0 while it is connected (or closed).
+   */
+  long downSinceNanos() {
+    return closed ? 0 : downSinceNanos;
   }
 
   /**
