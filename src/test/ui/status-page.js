@@ -1,0 +1,86 @@
+// Drives a live node's /ui in headless Chromium (run by StatusPageBrowserTest).
+// Argument: one JSON object {base, screenshot, profile, workers: [id], live: [id], hostile, tokens}.
+// Prints one JSON line with what the page showed; exits non-zero on the first failed check.
+'use strict';
+
+const { chromium } = require('playwright-core');
+
+const spec = JSON.parse(process.argv[2]);
+const WAIT = { timeout: 20000 };
+
+function check(cond, message) {
+  if (!cond) {
+    throw new Error('check failed: ' + message);
+  }
+}
+
+async function main() {
+  const context = await chromium.launchPersistentContext(spec.profile, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    viewport: { width: 1400, height: 820 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const pageErrors = [];
+  const external = [];
+  try {
+    const page = context.pages()[0] || await context.newPage();
+    page.on('pageerror', e => pageErrors.push(String(e)));
+    page.on('request', r => {
+      if (!r.url().startsWith(spec.base)) {
+        external.push(r.url());
+      }
+    });
+    await page.goto(spec.base + '/ui', { waitUntil: 'load' });
+
+    for (const id of spec.workers) {
+      await page.waitForSelector(`tr[data-worker="${id}"]`, WAIT);
+    }
+    for (const id of spec.live) {
+      await page.waitForFunction(wid => {
+        const b = document.querySelector(`tr[data-worker="${wid}"] [data-field=listener]`);
+        const s = document.querySelector(`tr[data-worker="${wid}"] [data-field=last_seq]`);
+        return b && b.textContent === 'live' && s && s.textContent !== '–';
+      }, id, WAIT);
+    }
+    await page.waitForFunction(() => document.getElementById('bookings').textContent === '0', null, WAIT);
+    const before = Number(await page.evaluate(() => document.body.dataset.refreshes || '0'));
+
+    // a hostile string from the catalog is shown as text, never parsed as markup
+    await page.waitForFunction(h => [...document.querySelectorAll('h2')].some(e => e.textContent.includes(h)),
+      spec.hostile, WAIT);
+    check(await page.locator('#pwn').count() === 0, 'a model name was parsed as HTML');
+    const reasons = await page.locator('td.reasons').allTextContents();
+    check(reasons.some(r => r.includes('kv_events')), 'the incomplete worker shows its reasons: ' + JSON.stringify(reasons));
+
+    const res = await fetch(spec.base + '/select_and_reserve', {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ selection_id: 'ui-test-1', token_ids: spec.tokens }),
+    });
+    check(res.status === 200, 'select_and_reserve answered ' + res.status);
+    const chosen = await res.json();
+    const row = `tr[data-worker="${chosen.worker_id}"][data-rank="${chosen.dp_rank}"]`;
+    await page.waitForFunction(() => document.getElementById('bookings').textContent === '1', null, WAIT);
+    await page.waitForFunction(r => {
+      const c = document.querySelector(r + ' [data-field=active_requests]');
+      return c && c.textContent === '1';
+    }, row, WAIT);
+    const prefill = Number(await page.getAttribute(row + ' [data-field=prefill_tokens]', 'data-value'));
+    const fill = await page.evaluate(r => document.querySelector(r + ' [data-field=prefill_tokens] .fill').style.width, row);
+    const after = Number(await page.evaluate(() => document.body.dataset.refreshes || '0'));
+    check(after > before, 'the page refreshed itself');
+    check(pageErrors.length === 0, 'page errors: ' + pageErrors.join('; '));
+    check(external.length === 0, 'requests left the node: ' + external.join(', '));
+    await page.screenshot({ path: spec.screenshot, fullPage: true });
+    console.log(JSON.stringify({ worker_id: chosen.worker_id, dp_rank: chosen.dp_rank, prefill_tokens: prefill,
+      prefill_bar: fill, refreshes: after }));
+  } finally {
+    await context.close();
+  }
+}
+
+main().catch(e => {
+  console.error(e && e.stack ? e.stack : String(e));
+  process.exit(1);
+});
