@@ -45,6 +45,7 @@ async function main() {
       }, id, WAIT);
     }
     await page.waitForFunction(() => document.getElementById('bookings').textContent === '0', null, WAIT);
+    check(await page.locator('#cluster').isHidden(), 'the cluster panel is hidden while GET /cluster answers 404');
     const before = Number(await page.evaluate(() => document.body.dataset.refreshes || '0'));
 
     // a hostile string from the catalog is shown as text, never parsed as markup
