@@ -124,6 +124,27 @@ class OpenApiContractTest {
     }
   }
 
+  /** Each row of the README's route table names documented operations. */
+  @Test
+  void readmeRoutesAreDocumented() throws Exception {
+    String readme = java.nio.file.Files.readString(java.nio.file.Path.of("README.md"));
+    String table = readme.substring(readme.indexOf("## Routes"), readme.indexOf("\n## ", readme.indexOf("## Routes") + 3));
+    Set<String> rows = new TreeSet<>();
+    java.util.regex.Matcher row = java.util.regex.Pattern.compile("(?m)^\\| ([A-Z /]+) \\| (.+?) \\|").matcher(table);
+    while (row.find()) {
+      java.util.regex.Matcher path = java.util.regex.Pattern.compile("`(/[^`?]*)").matcher(row.group(2));
+      while (path.find()) {
+        for (String m : row.group(1).split("/")) {
+          rows.add(m.trim() + " " + path.group(1));
+        }
+      }
+    }
+    assertTrue(rows.contains("GET /ui") && rows.contains("GET /openapi.json") && rows.size() > 20, rows.toString());
+    Set<String> undocumented = new TreeSet<>(rows);
+    undocumented.removeAll(doc.operations());
+    assertEquals(Set.of(), undocumented, "README routes missing from openapi.json");
+  }
+
   @Test
   void validatorRejectsAWrongBody() {
     assertEquals(List.of(), doc.violations("Error", "{\"error\":\"x\"}"));
