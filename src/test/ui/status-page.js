@@ -73,7 +73,17 @@ async function main() {
     check(after > before, 'the page refreshed itself');
     check(pageErrors.length === 0, 'page errors: ' + pageErrors.join('; '));
     check(external.length === 0, 'requests left the node: ' + external.join(', '));
+    // GET /cluster answers once the node is clustered: the panel lists the members (as text)
+    const cluster = { enabled: true, state: 'joined', name: 'kvs-ui-test', node_id: 'n1', members: [
+      { id: 'member-1', address: '127.0.0.1:5701', local: true },
+      { id: '<b id=pwn2>member-2</b>', address: '127.0.0.1:5702', local: false }] };
+    await page.route('**/cluster', r => r.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(cluster) }));
+    await page.waitForSelector('#cluster:not([hidden]) tr[data-member]', WAIT);
+    check(await page.locator('#cluster tr[data-member]').count() === 2, 'two cluster members shown');
+    check(await page.locator('#pwn2').count() === 0, 'a member id was parsed as HTML');
     await page.screenshot({ path: spec.screenshot, fullPage: true });
+    await page.unroute('**/cluster');
+    await page.waitForSelector('#cluster', { state: 'hidden', timeout: WAIT.timeout });
     console.log(JSON.stringify({ worker_id: chosen.worker_id, dp_rank: chosen.dp_rank, prefill_tokens: prefill,
       prefill_bar: fill, refreshes: after }));
   } finally {

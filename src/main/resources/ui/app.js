@@ -144,7 +144,7 @@ function renderPartitions(workers, loads, state) {
     sections.push(el('section', { class: 'partition', 'data-partition': partitionKey(part.model, part.group) },
       el('h2', {}, part.model + ' / ' + part.group + ' ',
         el('span', { class: 'muted' }, part.workers.length + ' worker(s), ' + part.pending + ' queued')),
-      el('table', {}, head, body)));
+      el('div', { class: 'scroll' }, el('table', {}, head, body))));
   }
   root.replaceChildren(...sections);
   document.getElementById('empty').hidden = workers.length > 0;
@@ -162,19 +162,25 @@ function renderState(state) {
   setText('queued', Object.values(state.queue_depths).reduce((a, b) => a + b, 0));
 }
 
-/** Members of the cluster, when the node has a {@code GET /cluster} route; hidden otherwise. */
+/**
+ * Members of the cluster from {@code GET /cluster} ({enabled, state, name, members: [{id, address,
+ * local}]}); the panel is hidden while the route answers 404 or the node runs standalone.
+ */
 function renderCluster(cluster) {
   const section = document.getElementById('cluster');
-  if (cluster === null) {
+  if (cluster === null || typeof cluster !== 'object' || cluster.enabled === false) {
     section.hidden = true;
     return;
   }
-  const members = Array.isArray(cluster) ? cluster : (cluster.members || []);
-  const rows = members.map(m => typeof m === 'object' && m !== null
-    ? el('tr', {}, el('td', {}, m.id || m.uuid || m.name || ''), el('td', {}, m.address || m.host || ''),
-      el('td', {}, m.state || m.status || (m.local ? 'local' : '')))
-    : el('tr', {}, el('td', {}, m), el('td', {}), el('td', {})));
+  const members = Array.isArray(cluster.members) ? cluster.members : [];
+  document.getElementById('cluster-title').textContent =
+    [cluster.name, cluster.state, members.length + ' member(s)'].filter(x => x !== undefined && x !== null).join(' · ');
+  const rows = members.map(m => el('tr', { 'data-member': m.id },
+    el('td', { class: 'endpoint' }, m.id === undefined ? '' : m.id),
+    el('td', { class: 'endpoint' }, m.address === undefined ? '' : m.address),
+    el('td', {}, m.local ? el('span', { class: 'badge ok' }, 'this node') : '')));
   document.getElementById('cluster-rows').replaceChildren(...rows);
+  document.getElementById('cluster-note').textContent = cluster.note || '';
   section.hidden = false;
 }
 
