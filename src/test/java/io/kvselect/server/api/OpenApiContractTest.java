@@ -145,6 +145,29 @@ class OpenApiContractTest {
     assertEquals(Set.of(), undocumented, "README routes missing from openapi.json");
   }
 
+  /** A router-queue rejection (429) carries the documented details. */
+  @Test
+  void queueRejectionMatchesItsSchema() throws Exception {
+    Map<String, String> env = Map.of("DYN_ROUTER_USE_KV_EVENTS", "false", "DYN_ROUTER_QUEUE_THRESHOLD", "1.0");
+    try (NodeHarness queued = new NodeHarness(env, "--router-queue-timeout-secs", "1")) {
+      assertEquals(201, queued.post("/workers", "{\"worker_id\":1,\"endpoint\":\"http://w1\",\"block_size\":4,"
+          + "\"max_num_batched_tokens\":16}").status());
+      String tokens = java.util.stream.IntStream.range(0, 32).mapToObj(Integer::toString)
+          .collect(java.util.stream.Collectors.joining(","));
+      for (String path : List.of("/select_and_reserve", "/select")) {
+        if (path.equals("/select_and_reserve")) {
+          assertEquals(200, queued.post(path, "{\"selection_id\":\"busy\",\"token_ids\":[" + tokens + "]}").status());
+        }
+        HttpRequest req = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + queued.node.port() + path))
+            .timeout(Duration.ofSeconds(30)).header("content-type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString("{\"token_ids\":[" + tokens + "]}")).build();
+        HttpResponse<String> r = CLIENT.send(req, HttpResponse.BodyHandlers.ofString());
+        assertEquals(429, r.statusCode(), r.body());
+        doc.check("POST", path, 429, r.headers().firstValue("content-type").orElse(null), r.body());
+      }
+    }
+  }
+
   @Test
   void validatorRejectsAWrongBody() {
     assertEquals(List.of(), doc.violations("Error", "{\"error\":\"x\"}"));
@@ -153,6 +176,7 @@ class OpenApiContractTest {
         + "\"data_parallel_start_rank\":0,\"data_parallel_size\":1,\"is_eagle\":false,\"lifecycle\":\"sleeping\"}")
         .isEmpty(), "lifecycle is an enum");
     assertFalse(doc.violations("Worker", "{\"worker_id\":-1}").isEmpty());
+    assertFalse(doc.violations("QueueRejectionError", "{\"error\":\"busy\"}").isEmpty(), "details are required");
   }
 
   /** One request of the walk: what was sent, what it must answer. */
