@@ -44,6 +44,10 @@ async function main() {
         return b && b.textContent === 'live' && s && s.textContent !== '–';
       }, id, WAIT);
     }
+    await page.waitForFunction(() => {
+      const b = document.querySelector('tr[data-worker="18446744073709551615"] [data-field=listener]');
+      return b && b.textContent === 'retrying' && b.title.length > 0;
+    }, null, WAIT);
     await page.waitForFunction(() => document.getElementById('bookings').textContent === '0', null, WAIT);
     check(await page.locator('#cluster').isHidden(), 'the cluster panel is hidden while GET /cluster answers 404');
     const before = Number(await page.evaluate(() => document.body.dataset.refreshes || '0'));
@@ -60,7 +64,8 @@ async function main() {
       body: JSON.stringify({ selection_id: 'ui-test-1', token_ids: spec.tokens }),
     });
     check(res.status === 200, 'select_and_reserve answered ' + res.status);
-    const chosen = await res.json();
+    // u64 worker ids stay exact: quoted before parsing, as the page does
+    const chosen = JSON.parse((await res.text()).replace(/"worker_id":(\d{16,})/g, '"worker_id":"$1"'));
     const row = `tr[data-worker="${chosen.worker_id}"][data-rank="${chosen.dp_rank}"]`;
     await page.waitForFunction(() => document.getElementById('bookings').textContent === '1', null, WAIT);
     await page.waitForFunction(r => {

@@ -118,7 +118,7 @@ function renderPartitions(workers, loads, state) {
         const prefillCap = w.max_num_batched_tokens || maxPrefill;
         const decodeCap = w.total_kv_blocks || maxDecode;
         const row = el('tr', { class: i === 0 ? 'worker-first' : null, 'data-worker': w.worker_id, 'data-rank': rank },
-          el('td', {}, i === 0 ? String(w.worker_id) : ''),
+          el('td', { class: 'id' }, i === 0 ? String(w.worker_id) : ''),
           el('td', { class: 'endpoint' }, i === 0 ? (w.endpoint || '') : ''),
           el('td', {}, i === 0 ? el('span', { class: 'badge ' + w.lifecycle, 'data-field': 'lifecycle' }, w.lifecycle) : ''),
           el('td', { class: 'num' }, rank),

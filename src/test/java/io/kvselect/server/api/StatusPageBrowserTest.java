@@ -60,6 +60,11 @@ class StatusPageBrowserTest {
         hostile.put("endpoint", "http://worker-9:8000");
         hostile.put("block_size", 4);
         assertEquals(201, node.post("/workers", hostile).status());
+        // the largest u64 id, its publisher not up: the listener retries
+        try (java.net.ServerSocket closed = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+          assertEquals(201, node.post("/workers", "{\"worker_id\":18446744073709551615,\"endpoint\":\"http://worker-max:8000\","
+              + "\"block_size\":4,\"kv_events_endpoint\":\"tcp://127.0.0.1:" + closed.getLocalPort() + "\"}").status());
+        }
 
         // engine 1 serves a request: its rank publishes KV events and its listener goes live
         int port = fleet.engines().get(0).httpPort();
@@ -71,8 +76,8 @@ class StatusPageBrowserTest {
         spec.put("base", base);
         spec.put("screenshot", screenshot.toString());
         spec.put("profile", profile.toString());
-        spec.put("workers", List.of(1, 2, 9));
-        spec.put("live", List.of(1));
+        spec.put("workers", List.of("1", "2", "9", "18446744073709551615"));
+        spec.put("live", List.of("1"));
         spec.put("hostile", HOSTILE);
         spec.put("tokens", IntStream.rangeClosed(1, 40).toArray());
         try (ChildProcess script = ChildProcess.start(UI_DIR, out, "status-page",
@@ -80,7 +85,7 @@ class StatusPageBrowserTest {
           int code = script.await(120);
           assertEquals(0, code, "status-page.js (pid " + script.pid() + ") failed:\n" + script.stdout() + script.stderr());
           JsonNode shown = NodeHarness.JSON.readTree(script.stdout().strip().lines().reduce((a, b) -> b).orElseThrow());
-          JsonNode load = node.load(shown.get("worker_id").asLong(), shown.get("dp_rank").asInt());
+          JsonNode load = node.load(Long.parseUnsignedLong(shown.get("worker_id").asText()), shown.get("dp_rank").asInt());
           assertEquals(1, load.get("active_requests").asInt());
           assertEquals(load.get("potential_prefill_tokens").asLong(), shown.get("prefill_tokens").asLong(),
               "the bar shows the node's prefill load");
