@@ -226,6 +226,11 @@ class OpenApiContractTest {
         bare("GET", "/ready", 200),
         json("POST", "/select", "{\"token_ids\":" + tokens + "}", 200),
         json("POST", "/select", "{\"token_ids\":" + tokens + ",\"advisory\":true,\"selection_id\":\"s-1\"}", 200),
+        json("POST", "/select", "{\"token_ids\":" + tokens + ",\"model_name\":\"default\",\"routing_group\":\"default\","
+            + "\"router_config_override\":{\"router_temperature\":0.0,\"overlap_score_credit\":1.0},"
+            + "\"routing_constraints\":{\"required_taints\":[\"a\"],\"preferred_taints\":{\"b\":1.5}},"
+            + "\"allowed_worker_ids\":[71,72],\"expected_output_tokens\":16,\"priority_jump\":0.5,"
+            + "\"session_context\":{\"session_id\":\"sess-1\",\"input_trigger\":\"user_message\"}}", 200),
         json("POST", "/select", "{\"token_ids\":[-1]}", 422),
         json("POST", "/select", "{}", 400),
         json("POST", "/select", "{\"model_name\":\"nobody\",\"token_ids\":" + tokens + "}", 503),
@@ -280,6 +285,9 @@ class OpenApiContractTest {
       }
       try {
         doc.check(s.method(), s.path(), a.status(), a.contentType(), a.body());
+        if (a.status() < 300 && s.body() != null) {
+          doc.checkRequest(s.method(), s.path(), s.body());
+        }
       } catch (AssertionError e) {
         failures.add(what + ": " + e.getMessage());
       }

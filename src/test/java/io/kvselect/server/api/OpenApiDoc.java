@@ -104,6 +104,18 @@ final class OpenApiDoc {
         method + " " + path + " " + status + " does not match " + pointer + ": " + abbreviate(body));
   }
 
+  /** Asserts that a request body the node accepted matches the operation's documented request schema. */
+  void checkRequest(String method, String path, String body) {
+    String t = template(method, path);
+    JsonNode op = doc.get("paths").get(t).get(method.toLowerCase(Locale.ROOT));
+    assertNotNull(op.get("requestBody"), method + " " + t + " took a body, but none is documented");
+    String pointer = "#/paths/" + escape(t) + "/" + method.toLowerCase(Locale.ROOT)
+        + "/requestBody/content/application~1json/schema";
+    List<Error> errors = schema(pointer).validate(body, InputFormat.JSON);
+    assertEquals(List.of(), errors.stream().map(Error::toString).toList(),
+        "accepted request " + method + " " + path + " does not match " + pointer + ": " + abbreviate(body));
+  }
+
   /** Validates {@code body} against a named component schema; returns the violations. */
   List<String> violations(String component, String body) {
     return schema("#/components/schemas/" + component).validate(body, InputFormat.JSON).stream()
