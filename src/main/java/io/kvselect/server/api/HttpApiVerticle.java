@@ -42,13 +42,13 @@ public final class HttpApiVerticle extends VerticleBase {
   private final String host;
   private final int port;
   private final IntConsumer onListen;
+  /** The route table, set by {@link #start()}; read by tests that compare it with openapi.json. */
+  private volatile Router router;
   private final KvEventsCoordinator events;
   private final Supplier<IndexRecovery.Outcome> recovery;
   /** {@code GET /config}: the node's effective configuration, encoded once. */
   private final String config;
   private HttpServer server;
-  /** The route table, set by {@link #start()}; read by tests that compare it with openapi.json. */
-  private volatile Router router;
 
   /** {@code events} is null when the node runs without KV-event ingestion (approximate mode). */
   public HttpApiVerticle(SelectionService service, ServiceMetrics metrics, KvEventsCoordinator events,
@@ -70,14 +70,13 @@ public final class HttpApiVerticle extends VerticleBase {
     router.route().handler(this::timed);
     router.route().handler(HttpApiVerticle::requireJsonBody);
     router.route().handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT).setMergeFormAttributes(false));
+    new UiRoutes(service, events, java.time.Clock.systemUTC()).mount(this.router = router);
     router.get("/config").handler(ctx -> ctx.response().putHeader("content-type", "application/json").end(config));
     new Routes(vertx, service, metrics, events, recovery).mount(router);
-    new UiRoutes(service, events, java.time.Clock.systemUTC()).mount(router);
     router.route().failureHandler(this::failure);
     router.errorHandler(404, ctx -> writeError(ctx, 404, "route not found"));
     router.errorHandler(405, ctx -> writeError(ctx, 405, "method not allowed"));
     router.errorHandler(413, ctx -> writeError(ctx, 413, "request body exceeds the limit of " + BODY_LIMIT + " bytes"));
-    this.router = router;
     server = vertx.createHttpServer(new HttpServerOptions().setHost(host).setPort(port));
     return server.requestHandler(router).listen().onSuccess(s -> onListen.accept(s.actualPort()));
   }
