@@ -89,6 +89,17 @@ async function main() {
     await page.screenshot({ path: spec.screenshot, fullPage: true });
     await page.unroute('**/cluster');
     await page.waitForSelector('#cluster', { state: 'hidden', timeout: WAIT.timeout });
+
+    // behind a bearer token the page asks for it once and sends it with every call
+    await page.route('**/ui/state', r => (r.request().headers().authorization === 'Bearer s3cret' ? r.continue()
+      : r.fulfill({ status: 401, contentType: 'application/json', body: '{"error":"missing or invalid bearer token"}' })));
+    await page.waitForSelector('#token-form:not([hidden])', WAIT);
+    const locked = Number(await page.evaluate(() => document.body.dataset.refreshes));
+    await page.fill('#token', 's3cret');
+    await page.click('#token-form button');
+    await page.waitForSelector('#token-form', { state: 'hidden', timeout: WAIT.timeout });
+    await page.waitForFunction(n => Number(document.body.dataset.refreshes) > n, locked, WAIT);
+    check(await page.locator('#problem').isHidden(), 'no problem shown once the token is given');
     console.log(JSON.stringify({ worker_id: chosen.worker_id, dp_rank: chosen.dp_rank, prefill_tokens: prefill,
       prefill_bar: fill, refreshes: after }));
   } finally {

@@ -9,8 +9,21 @@ function parseJson(text) {
   return JSON.parse(text.replace(/"worker_id":(\d{16,})/g, '"worker_id":"$1"'));
 }
 
+const TOKEN_KEY = 'kvselect-token';
+
+/** Thrown when the node asks for a bearer token (401); the page then shows the token form. */
+class Unauthorized extends Error {}
+
 async function fetchJson(path, optional) {
-  const res = await fetch(path, { cache: 'no-store', headers: { accept: 'application/json' } });
+  const headers = { accept: 'application/json' };
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  if (token) {
+    headers.authorization = 'Bearer ' + token;
+  }
+  const res = await fetch(path, { cache: 'no-store', headers });
+  if (res.status === 401) {
+    throw new Unauthorized(path + ' needs a bearer token');
+  }
   if (optional && (res.status === 404 || res.status === 405)) {
     return null;
   }
@@ -196,11 +209,27 @@ async function refresh() {
     document.getElementById('updated').textContent = 'updated ' + new Date(state.now_ms).toLocaleTimeString('en-GB');
     document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes || 0) + 1);
   } catch (e) {
-    problem.textContent = 'node unreachable: ' + e.message;
+    const auth = e instanceof Unauthorized;
+    document.getElementById('token-form').hidden = !auth;
+    problem.textContent = auth ? 'this node needs its bearer token' : 'node unreachable: ' + e.message;
     problem.hidden = false;
+    return;
   } finally {
-    setTimeout(refresh, REFRESH_MS);
+    timer = setTimeout(refresh, REFRESH_MS);
   }
+  document.getElementById('token-form').hidden = true;
 }
+
+let timer = null;
+
+/** The token is kept for this tab only (sessionStorage) and sent as {@code Authorization: Bearer}. */
+document.getElementById('token-form').addEventListener('submit', ev => {
+  ev.preventDefault();
+  const input = document.getElementById('token');
+  sessionStorage.setItem(TOKEN_KEY, input.value.trim());
+  input.value = '';
+  clearTimeout(timer);
+  refresh();
+});
 
 refresh();
