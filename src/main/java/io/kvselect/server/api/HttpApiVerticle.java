@@ -42,6 +42,8 @@ public final class HttpApiVerticle extends VerticleBase {
   private final String host;
   private final int port;
   private final IntConsumer onListen;
+  /** The route table, set by {@link #start()}; read by tests that compare it with openapi.json. */
+  private volatile Router router;
   private final KvEventsCoordinator events;
   private final Supplier<IndexRecovery.Outcome> recovery;
   /** {@code GET /config}: the node's effective configuration, encoded once. */
@@ -79,6 +81,7 @@ public final class HttpApiVerticle extends VerticleBase {
     guards.mount(router);
     router.route().handler(HttpApiVerticle::requireJsonBody);
     router.route().handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT).setMergeFormAttributes(false));
+    new UiRoutes(service, events, java.time.Clock.systemUTC()).mount(this.router = router);
     router.get("/config").handler(ctx -> ctx.response().putHeader("content-type", "application/json").end(config));
     new Routes(vertx, service, metrics, events, recovery).mount(router);
     router.route().failureHandler(this::failure);
@@ -87,6 +90,11 @@ public final class HttpApiVerticle extends VerticleBase {
     router.errorHandler(413, ctx -> writeError(ctx, 413, "request body exceeds the limit of " + BODY_LIMIT + " bytes"));
     server = vertx.createHttpServer(guards.apply(new HttpServerOptions().setHost(host).setPort(port)));
     return server.requestHandler(router).listen().onSuccess(s -> onListen.accept(s.actualPort()));
+  }
+
+  /** The router of this instance once started (null before). */
+  Router router() {
+    return router;
   }
 
   @Override

@@ -1,0 +1,110 @@
+package io.kvselect.server.api;
+
+import io.kvselect.core.service.ReadyStatus;
+import io.kvselect.core.service.SelectionService;
+import io.kvselect.server.events.KvEventsCoordinator;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.Map;
+
+/**
+ * The operator-facing routes: the status page {@code /ui} (plain HTML, JS and CSS read once
+ * from the jar; no CDN, no build step), its compact node summary {@code GET /ui/state}, and
+ * {@code GET /openapi.json}, the OpenAPI 3.1 document of every route.
+ *
+ * <p>The page reads the catalog and listener state from {@code GET /workers}, the loads from
+ * {@code GET /loads} and cluster members from {@code GET /cluster} when that route exists;
+ * {@code /ui/state} adds what no other JSON route answers: bookings, pending selections, queue
+ * depths, index size, ingest totals and the node's clock (event ages are computed against it,
+ * not against the browser's).
+ *
+ * <p>Immutable after construction; handlers run on the HTTP verticle's event loop and only read
+ * thread-safe service state.
+ */
+final class UiRoutes {
+
+  private static final String JSON = "application/json";
+  /** No inline script or style, nothing from another origin. */
+  private static final String CSP = "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'";
+
+  private final SelectionService service;
+  private final KvEventsCoordinator events;
+  private final Clock clock;
+  private final Buffer index = resource("ui/index.html");
+  private final Buffer script = resource("ui/app.js");
+  private final Buffer style = resource("ui/app.css");
+  private final Buffer openApi = resource("openapi.json");
+
+  /** {@code events} is null when the node runs without KV-event ingestion. */
+  UiRoutes(SelectionService service, KvEventsCoordinator events, Clock clock) {
+    this.service = service;
+    this.events = events;
+    this.clock = clock;
+  }
+
+  void mount(Router r) {
+    r.get("/ui").handler(ctx -> asset(ctx, index, "text/html; charset=utf-8"));
+    r.get("/ui/").handler(ctx -> asset(ctx, index, "text/html; charset=utf-8"));
+    r.get("/ui/app.js").handler(ctx -> asset(ctx, script, "text/javascript; charset=utf-8"));
+    r.get("/ui/app.css").handler(ctx -> asset(ctx, style, "text/css; charset=utf-8"));
+    r.get("/ui/state").handler(ctx -> ctx.response().putHeader("content-type", JSON)
+        .putHeader("cache-control", "no-store").end(Buffer.buffer(state())));
+    r.get("/openapi.json").handler(ctx -> ctx.response().putHeader("content-type", JSON).end(openApi));
+  }
+
+  private static void asset(RoutingContext ctx, Buffer body, String type) {
+    ctx.response().putHeader("content-type", type)
+        .putHeader("cache-control", "no-cache")
+        .putHeader("x-content-type-options", "nosniff")
+        .putHeader("content-security-policy", CSP)
+        .end(body);
+  }
+
+  /** The node summary of {@code GET /ui/state}; see {@code NodeState} in openapi.json. */
+  byte[] state() {
+    ReadyStatus ready = service.ready();
+    Map<String, Integer> queues = service.inspection().queueDepths();
+    long indexBlocks = service.inspection().indexSize();
+    Instant now = clock.instant();
+    return ResponseJson.write(g -> {
+      g.writeStartObject();
+      g.writeStringField("now", now.toString());
+      g.writeNumberField("now_ms", now.toEpochMilli());
+      g.writeBooleanField("ready", ready.ready());
+      g.writeNumberField("schedulable_workers", ready.schedulableWorkers());
+      g.writeBooleanField("kv_events", events != null);
+      g.writeNumberField("bookings", service.bookingCount());
+      g.writeNumberField("pending_selections", service.pendingSelections());
+      g.writeNumberField("index_blocks", indexBlocks);
+      g.writeObjectFieldStart("queue_depths");
+      for (var e : queues.entrySet()) {
+        g.writeNumberField(e.getKey(), e.getValue());
+      }
+      g.writeEndObject();
+      if (events != null) {
+        g.writeObjectFieldStart("ingest");
+        g.writeNumberField("batches", events.batches());
+        g.writeNumberField("applied_blocks", events.appliedBlocks());
+        g.writeEndObject();
+      }
+      g.writeEndObject();
+    });
+  }
+
+  private static Buffer resource(String path) {
+    try (InputStream in = UiRoutes.class.getClassLoader().getResourceAsStream(path)) {
+      if (in == null) {
+        throw new IllegalStateException("missing resource " + path + " in the jar");
+      }
+      return Buffer.buffer(in.readAllBytes());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}

@@ -1,0 +1,235 @@
+// kvselect status page: polls the node's JSON routes once a second and redraws with DOM calls
+// only (textContent, never innerHTML), so no string from the node is ever parsed as markup.
+'use strict';
+
+const REFRESH_MS = 1000;
+
+/** JSON.parse after quoting u64 ids that a JS number cannot hold exactly. */
+function parseJson(text) {
+  return JSON.parse(text.replace(/"worker_id":(\d{16,})/g, '"worker_id":"$1"'));
+}
+
+const TOKEN_KEY = 'kvselect-token';
+
+/** Thrown when the node asks for a bearer token (401); the page then shows the token form. */
+class Unauthorized extends Error {}
+
+async function fetchJson(path, optional) {
+  const headers = { accept: 'application/json' };
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  if (token) {
+    headers.authorization = 'Bearer ' + token;
+  }
+  const res = await fetch(path, { cache: 'no-store', headers });
+  if (res.status === 401) {
+    throw new Unauthorized(path + ' needs a bearer token');
+  }
+  if (optional && (res.status === 404 || res.status === 405)) {
+    return null;
+  }
+  const text = await res.text();
+  if (!res.ok && res.status !== 503) {
+    throw new Error(path + ' answered ' + res.status);
+  }
+  return parseJson(text);
+}
+
+/** An element with attributes and children (strings become text nodes). */
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null) {
+      continue;
+    }
+    if (k === 'class') {
+      e.className = v;
+    } else {
+      e.setAttribute(k, String(v));
+    }
+  }
+  for (const c of children) {
+    if (c === undefined || c === null) {
+      continue;
+    }
+    e.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+function setText(id, value) {
+  document.getElementById(id).textContent = value === undefined || value === null ? '–' : String(value);
+}
+
+function fmt(n) {
+  return typeof n === 'number' ? n.toLocaleString('en-US') : String(n);
+}
+
+function age(iso, nowMs) {
+  if (!iso) {
+    return 'never';
+  }
+  const s = Math.max(0, (nowMs - Date.parse(iso)) / 1000);
+  if (s < 60) {
+    return s.toFixed(s < 10 ? 1 : 0) + ' s';
+  }
+  if (s < 3600) {
+    return Math.floor(s / 60) + ' min';
+  }
+  return Math.floor(s / 3600) + ' h';
+}
+
+function bar(value, max, cls, field) {
+  const pct = max > 0 ? Math.min(100, (100 * value) / max) : 0;
+  const fill = el('div', { class: 'fill' });
+  fill.style.width = pct.toFixed(1) + '%';
+  return el('div', { class: 'bar ' + cls, 'data-field': field, 'data-value': value, title: fmt(value) + ' of ' + fmt(max) },
+    fill, el('span', { class: 'text' }, fmt(value)));
+}
+
+function partitionKey(model, group) {
+  return model + ':' + group;
+}
+
+/** One table per partition: a row per (worker, DP rank) with lifecycle, listener and load. */
+function renderPartitions(workers, loads, state) {
+  const byPart = new Map();
+  for (const w of workers) {
+    const k = partitionKey(w.model_name, w.routing_group);
+    if (!byPart.has(k)) {
+      byPart.set(k, { model: w.model_name, group: w.routing_group, workers: [], loads: new Map(), pending: 0 });
+    }
+    byPart.get(k).workers.push(w);
+  }
+  for (const p of loads) {
+    const part = byPart.get(partitionKey(p.model_name, p.routing_group));
+    if (!part) {
+      continue;
+    }
+    part.pending = p.pending_count;
+    for (const l of p.loads) {
+      part.loads.set(String(l.worker_id) + '/' + l.dp_rank, l);
+    }
+  }
+  const root = document.getElementById('partitions');
+  const sections = [];
+  for (const part of [...byPart.values()].sort((a, b) => (a.model + a.group).localeCompare(b.model + b.group))) {
+    let maxPrefill = 1;
+    let maxDecode = 1;
+    for (const l of part.loads.values()) {
+      maxPrefill = Math.max(maxPrefill, l.potential_prefill_tokens);
+      maxDecode = Math.max(maxDecode, l.potential_decode_blocks);
+    }
+    const body = el('tbody');
+    part.workers.sort((a, b) => String(a.worker_id).localeCompare(String(b.worker_id), 'en', { numeric: true }));
+    for (const w of part.workers) {
+      const size = w.data_parallel_size || 1;
+      const start = w.data_parallel_start_rank || 0;
+      for (let i = 0; i < Math.max(1, size); i++) {
+        const rank = start + i;
+        const listener = w.kv_events ? w.kv_events[String(rank)] : undefined;
+        const load = part.loads.get(String(w.worker_id) + '/' + rank);
+        const prefillCap = w.max_num_batched_tokens || maxPrefill;
+        const decodeCap = w.total_kv_blocks || maxDecode;
+        const row = el('tr', { class: i === 0 ? 'worker-first' : null, 'data-worker': w.worker_id, 'data-rank': rank },
+          el('td', { class: 'id' }, i === 0 ? String(w.worker_id) : ''),
+          el('td', { class: 'endpoint' }, i === 0 ? (w.endpoint || '') : ''),
+          el('td', {}, i === 0 ? el('span', { class: 'badge ' + w.lifecycle, 'data-field': 'lifecycle' }, w.lifecycle) : ''),
+          el('td', { class: 'num' }, rank),
+          el('td', {}, listener ? el('span', { class: 'badge ' + listener.state, 'data-field': 'listener', title: listener.last_error || '' },
+            listener.state) : el('span', { class: 'muted' }, state && state.kv_events ? 'not subscribed' : 'approximate')),
+          el('td', { class: 'num', 'data-field': 'last_seq' }, listener && listener.last_seq !== null ? fmt(listener.last_seq) : '–'),
+          el('td', { class: 'num' }, listener ? fmt(listener.gaps) : '–'),
+          el('td', { class: 'num' }, listener ? fmt(listener.replays) : '–'),
+          el('td', { class: 'num' }, listener ? fmt(listener.dropped_frames) : '–'),
+          el('td', { class: 'num', 'data-field': 'event_age' }, listener ? age(listener.last_event_at, state ? state.now_ms : Date.now()) : '–'),
+          el('td', { class: 'num', 'data-field': 'active_requests' }, load ? fmt(load.active_requests) : '–'),
+          el('td', {}, load ? bar(load.potential_prefill_tokens, prefillCap, 'prefill', 'prefill_tokens') : '–'),
+          el('td', {}, load ? bar(load.potential_decode_blocks, decodeCap, 'decode', 'decode_blocks') : '–'));
+        body.appendChild(row);
+      }
+      if (w.not_schedulable_reasons && w.not_schedulable_reasons.length) {
+        body.appendChild(el('tr', { 'data-reasons-of': w.worker_id },
+          el('td', {}), el('td', { class: 'reasons', colspan: 12 }, 'not schedulable: ' + w.not_schedulable_reasons.join('; '))));
+      }
+    }
+    const head = el('thead', {}, el('tr', {}, ...['worker', 'endpoint', 'lifecycle', 'rank', 'listener', 'last seq', 'gaps',
+      'replays', 'dropped', 'last event', 'active', 'prefill tokens', 'decode blocks'].map(h => el('th', {}, h))));
+    sections.push(el('section', { class: 'partition', 'data-partition': partitionKey(part.model, part.group) },
+      el('h2', {}, part.model + ' / ' + part.group + ' ',
+        el('span', { class: 'muted' }, part.workers.length + ' worker(s), ' + part.pending + ' queued')),
+      el('div', { class: 'scroll' }, el('table', {}, head, body))));
+  }
+  root.replaceChildren(...sections);
+  document.getElementById('empty').hidden = workers.length > 0;
+}
+
+function renderState(state) {
+  const ready = document.getElementById('ready');
+  ready.textContent = state.ready ? 'ready' : 'not ready';
+  ready.className = 'badge ' + (state.ready ? 'ok' : 'bad');
+  setText('schedulable', state.schedulable_workers);
+  setText('bookings', state.bookings);
+  setText('pending', state.pending_selections);
+  setText('index-blocks', fmt(state.index_blocks));
+  setText('batches', state.ingest ? fmt(state.ingest.batches) : 'off');
+  setText('queued', Object.values(state.queue_depths).reduce((a, b) => a + b, 0));
+}
+
+/**
+ * Members of the cluster from {@code GET /cluster} ({enabled, state, name, members: [{id, address,
+ * local}]}); the panel is hidden while the route answers 404 or the node runs standalone.
+ */
+function renderCluster(cluster) {
+  const section = document.getElementById('cluster');
+  if (cluster === null || typeof cluster !== 'object' || cluster.enabled === false) {
+    section.hidden = true;
+    return;
+  }
+  const members = Array.isArray(cluster.members) ? cluster.members : [];
+  document.getElementById('cluster-title').textContent =
+    [cluster.name, cluster.state, members.length + ' member(s)'].filter(x => x !== undefined && x !== null).join(' · ');
+  const rows = members.map(m => el('tr', { 'data-member': m.id },
+    el('td', { class: 'endpoint' }, m.id === undefined ? '' : m.id),
+    el('td', { class: 'endpoint' }, m.address === undefined ? '' : m.address),
+    el('td', {}, m.local ? el('span', { class: 'badge ok' }, 'this node') : '')));
+  document.getElementById('cluster-rows').replaceChildren(...rows);
+  document.getElementById('cluster-note').textContent = cluster.note || '';
+  section.hidden = false;
+}
+
+async function refresh() {
+  const problem = document.getElementById('problem');
+  try {
+    const [state, workers, loads, cluster] = await Promise.all([
+      fetchJson('/ui/state'), fetchJson('/workers'), fetchJson('/loads'), fetchJson('/cluster', true)]);
+    renderState(state);
+    renderPartitions(workers, loads, state);
+    renderCluster(cluster);
+    problem.hidden = true;
+    document.getElementById('updated').textContent = 'updated ' + new Date(state.now_ms).toLocaleTimeString('en-GB');
+    document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes || 0) + 1);
+  } catch (e) {
+    const auth = e instanceof Unauthorized;
+    document.getElementById('token-form').hidden = !auth;
+    problem.textContent = auth ? 'this node needs its bearer token' : 'node unreachable: ' + e.message;
+    problem.hidden = false;
+    return;
+  } finally {
+    timer = setTimeout(refresh, REFRESH_MS);
+  }
+  document.getElementById('token-form').hidden = true;
+}
+
+let timer = null;
+
+/** The token is kept for this tab only (sessionStorage) and sent as {@code Authorization: Bearer}. */
+document.getElementById('token-form').addEventListener('submit', ev => {
+  ev.preventDefault();
+  const input = document.getElementById('token');
+  sessionStorage.setItem(TOKEN_KEY, input.value.trim());
+  input.value = '';
+  clearTimeout(timer);
+  refresh();
+});
+
+refresh();

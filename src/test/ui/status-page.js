@@ -1,0 +1,113 @@
+// Drives a live node's /ui in headless Chromium (run by StatusPageBrowserTest).
+// Argument: one JSON object {base, screenshot, profile, workers: [id], live: [id], hostile, tokens}.
+// Prints one JSON line with what the page showed; exits non-zero on the first failed check.
+'use strict';
+
+const { chromium } = require('playwright-core');
+
+const spec = JSON.parse(process.argv[2]);
+const WAIT = { timeout: 20000 };
+
+function check(cond, message) {
+  if (!cond) {
+    throw new Error('check failed: ' + message);
+  }
+}
+
+async function main() {
+  const context = await chromium.launchPersistentContext(spec.profile, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    viewport: { width: 1400, height: 820 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const pageErrors = [];
+  const external = [];
+  try {
+    const page = context.pages()[0] || await context.newPage();
+    page.on('pageerror', e => pageErrors.push(String(e)));
+    page.on('request', r => {
+      if (!r.url().startsWith(spec.base)) {
+        external.push(r.url());
+      }
+    });
+    await page.goto(spec.base + '/ui', { waitUntil: 'load' });
+
+    for (const id of spec.workers) {
+      await page.waitForSelector(`tr[data-worker="${id}"]`, WAIT);
+    }
+    for (const id of spec.live) {
+      await page.waitForFunction(wid => {
+        const b = document.querySelector(`tr[data-worker="${wid}"] [data-field=listener]`);
+        const s = document.querySelector(`tr[data-worker="${wid}"] [data-field=last_seq]`);
+        return b && b.textContent === 'live' && s && s.textContent !== '–';
+      }, id, WAIT);
+    }
+    await page.waitForFunction(() => {
+      const b = document.querySelector('tr[data-worker="18446744073709551615"] [data-field=listener]');
+      return b && b.textContent === 'retrying' && b.title.length > 0;
+    }, null, WAIT);
+    await page.waitForFunction(() => document.getElementById('bookings').textContent === '0', null, WAIT);
+    check(await page.locator('#cluster').isHidden(), 'the cluster panel is hidden while GET /cluster answers 404');
+    const before = Number(await page.evaluate(() => document.body.dataset.refreshes || '0'));
+
+    // a hostile string from the catalog is shown as text, never parsed as markup
+    await page.waitForFunction(h => [...document.querySelectorAll('h2')].some(e => e.textContent.includes(h)),
+      spec.hostile, WAIT);
+    check(await page.locator('#pwn').count() === 0, 'a model name was parsed as HTML');
+    const reasons = await page.locator('td.reasons').allTextContents();
+    check(reasons.some(r => r.includes('kv_events')), 'the incomplete worker shows its reasons: ' + JSON.stringify(reasons));
+
+    const res = await fetch(spec.base + '/select_and_reserve', {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ selection_id: 'ui-test-1', token_ids: spec.tokens }),
+    });
+    check(res.status === 200, 'select_and_reserve answered ' + res.status);
+    // u64 worker ids stay exact: quoted before parsing, as the page does
+    const chosen = JSON.parse((await res.text()).replace(/"worker_id":(\d{16,})/g, '"worker_id":"$1"'));
+    const row = `tr[data-worker="${chosen.worker_id}"][data-rank="${chosen.dp_rank}"]`;
+    await page.waitForFunction(() => document.getElementById('bookings').textContent === '1', null, WAIT);
+    await page.waitForFunction(r => {
+      const c = document.querySelector(r + ' [data-field=active_requests]');
+      return c && c.textContent === '1';
+    }, row, WAIT);
+    const prefill = Number(await page.getAttribute(row + ' [data-field=prefill_tokens]', 'data-value'));
+    const fill = await page.evaluate(r => document.querySelector(r + ' [data-field=prefill_tokens] .fill').style.width, row);
+    const after = Number(await page.evaluate(() => document.body.dataset.refreshes || '0'));
+    check(after > before, 'the page refreshed itself');
+    check(pageErrors.length === 0, 'page errors: ' + pageErrors.join('; '));
+    check(external.length === 0, 'requests left the node: ' + external.join(', '));
+    // GET /cluster answers once the node is clustered: the panel lists the members (as text)
+    const cluster = { enabled: true, state: 'joined', name: 'kvs-ui-test', node_id: 'n1', members: [
+      { id: 'member-1', address: '127.0.0.1:5701', local: true },
+      { id: '<b id=pwn2>member-2</b>', address: '127.0.0.1:5702', local: false }] };
+    await page.route('**/cluster', r => r.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(cluster) }));
+    await page.waitForSelector('#cluster:not([hidden]) tr[data-member]', WAIT);
+    check(await page.locator('#cluster tr[data-member]').count() === 2, 'two cluster members shown');
+    check(await page.locator('#pwn2').count() === 0, 'a member id was parsed as HTML');
+    await page.screenshot({ path: spec.screenshot, fullPage: true });
+    await page.unroute('**/cluster');
+    await page.waitForSelector('#cluster', { state: 'hidden', timeout: WAIT.timeout });
+
+    // behind a bearer token the page asks for it once and sends it with every call
+    await page.route('**/ui/state', r => (r.request().headers().authorization === 'Bearer s3cret' ? r.continue()
+      : r.fulfill({ status: 401, contentType: 'application/json', body: '{"error":"missing or invalid bearer token"}' })));
+    await page.waitForSelector('#token-form:not([hidden])', WAIT);
+    const locked = Number(await page.evaluate(() => document.body.dataset.refreshes));
+    await page.fill('#token', 's3cret');
+    await page.click('#token-form button');
+    await page.waitForSelector('#token-form', { state: 'hidden', timeout: WAIT.timeout });
+    await page.waitForFunction(n => Number(document.body.dataset.refreshes) > n, locked, WAIT);
+    check(await page.locator('#problem').isHidden(), 'no problem shown once the token is given');
+    console.log(JSON.stringify({ worker_id: chosen.worker_id, dp_rank: chosen.dp_rank, prefill_tokens: prefill,
+      prefill_bar: fill, refreshes: after }));
+  } finally {
+    await context.close();
+  }
+}
+
+main().catch(e => {
+  console.error(e && e.stack ? e.stack : String(e));
+  process.exit(1);
+});
