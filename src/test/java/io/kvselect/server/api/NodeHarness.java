@@ -16,11 +16,15 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A real kvselect node on 127.0.0.1 and an ephemeral port, driven over real HTTP. Settings come
- * from the same flag and environment parsing as {@code bin/kvselect}.
+ * from the same flag and environment parsing as {@code bin/kvselect}. Every answer is checked
+ * against {@code openapi.json} (status documented, body valid against its schema).
  */
 final class NodeHarness implements AutoCloseable {
 
   static final ObjectMapper JSON = new ObjectMapper();
+
+  /** Every answer of every test that drives a node through this harness must match openapi.json. */
+  private static final OpenApiDoc CONTRACT = OpenApiDoc.load();
 
   final KvselectNode node;
   private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -59,6 +63,7 @@ final class NodeHarness implements AutoCloseable {
     } catch (Exception ignored) {
       n = null;
     }
+    CONTRACT.checkAnswer(method, path, r.statusCode(), r.headers().firstValue("content-type").orElse(null), r.body());
     return new Reply(r.statusCode(), n, r.body());
   }
 

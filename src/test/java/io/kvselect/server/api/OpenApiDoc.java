@@ -26,7 +26,7 @@ import java.util.TreeSet;
  * against the schema documented for its status with networknt's JSON Schema 2020-12 validator
  * (the dialect of OpenAPI 3.1).
  *
- * <p>Owned by one test class at a time (the schema cache is not synchronized).
+ * <p>Shared by the test classes of one JVM: the schema cache is a concurrent map.
  */
 final class OpenApiDoc {
 
@@ -35,7 +35,16 @@ final class OpenApiDoc {
   final JsonNode doc;
   private final String text;
   private final SchemaRegistry registry = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12);
-  private final Map<String, Schema> schemas = new HashMap<>();
+  private final Map<String, Schema> schemas = new java.util.concurrent.ConcurrentHashMap<>();
+
+  /** The document on the class path; a missing or unreadable one fails the caller. */
+  static OpenApiDoc load() {
+    try {
+      return new OpenApiDoc();
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
 
   OpenApiDoc() throws IOException {
     try (InputStream in = OpenApiDoc.class.getClassLoader().getResourceAsStream("openapi.json")) {
@@ -56,8 +65,29 @@ final class OpenApiDoc {
     return out;
   }
 
+  /**
+   * Checks any answer of the node: a documented operation's as {@link #check}; a request to an
+   * undocumented path or method must be refused with 404 or 405 and the error envelope.
+   */
+  void checkAnswer(String method, String path, int status, String contentType, String body) {
+    if (find(method, path) != null) {
+      check(method, path, status, contentType, body);
+      return;
+    }
+    assertTrue(status == 404 || status == 405,
+        method + " " + path + " is not documented in openapi.json, yet answered " + status + ": " + abbreviate(body));
+    assertEquals(List.of(), violations("Error", body),
+        method + " " + path + " " + status + " is not the error envelope: " + abbreviate(body));
+  }
+
   /** The documented operation a concrete request path matches, e.g. {@code /workers/7} to {@code /workers/{id}}. */
   String template(String method, String path) {
+    String found = find(method, path);
+    assertNotNull(found, method + " " + path + " is not documented in openapi.json");
+    return found;
+  }
+
+  private String find(String method, String path) {
     String bare = path.contains("?") ? path.substring(0, path.indexOf('?')) : path;
     String found = null;
     for (var it = doc.get("paths").fieldNames(); it.hasNext(); ) {
@@ -72,7 +102,6 @@ final class OpenApiDoc {
         }
       }
     }
-    assertNotNull(found, method + " " + path + " is not documented in openapi.json");
     return found;
   }
 
