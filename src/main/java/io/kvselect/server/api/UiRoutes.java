@@ -27,7 +27,14 @@ import java.util.Map;
  * <p>Immutable after construction; handlers run on the HTTP verticle's event loop and only read
  * thread-safe service state.
  */
-final class UiRoutes {
+public final class UiRoutes {
+
+  /**
+   * The status page's static files. They hold no data (the page reads everything from the JSON
+   * routes), so a node with a bearer token serves them without one and the page asks for the
+   * token the first time a JSON route answers 401.
+   */
+  public static final java.util.Set<String> ASSETS = java.util.Set.of("/ui", "/ui/", "/ui/app.js", "/ui/app.css");
 
   private static final String JSON = "application/json";
   /** No inline script or style, nothing from another origin. */
@@ -49,6 +56,7 @@ final class UiRoutes {
   }
 
   void mount(Router r) {
+    // these four paths must stay ASSETS: a node with a bearer token serves them without one
     r.get("/ui").handler(ctx -> asset(ctx, index, "text/html; charset=utf-8"));
     r.get("/ui/").handler(ctx -> asset(ctx, index, "text/html; charset=utf-8"));
     r.get("/ui/app.js").handler(ctx -> asset(ctx, script, "text/javascript; charset=utf-8"));

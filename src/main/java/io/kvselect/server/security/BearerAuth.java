@@ -51,9 +51,18 @@ public final class BearerAuth implements Handler<RoutingContext> {
     }
   }
 
-  /** Whether {@code path}'s first segment names an open route. */
+  /**
+   * Whether {@code path}'s first segment names an open route, or the path is one of the status
+   * page's static files ({@link io.kvselect.server.api.UiRoutes#ASSETS}), which hold no data.
+   */
   boolean isOpen(String path) {
-    if (open.isEmpty() || path == null) {
+    if (path == null) {
+      return false;
+    }
+    if (io.kvselect.server.api.UiRoutes.ASSETS.contains(path)) {
+      return true;
+    }
+    if (open.isEmpty()) {
       return false;
     }
     String p = path.startsWith("/") ? path.substring(1) : path;

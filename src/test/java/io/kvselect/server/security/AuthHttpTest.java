@@ -110,6 +110,27 @@ class AuthHttpTest {
   }
 
   @Test
+  void theStatusPageFilesAreOpenButItsDataIsNot() throws Exception {
+    KvselectNode node = start("--auth-token-file", tokenFile(TOKEN).toString());
+    try {
+      assertEquals(201, call(node, "POST", "/workers", "Bearer " + TOKEN,
+          "{\"worker_id\": 1, \"endpoint\": \"http://private-engine-host\", \"block_size\": 16}").statusCode());
+      for (String asset : List.of("/ui", "/ui/", "/ui/app.js", "/ui/app.css")) {
+        HttpResponse<String> r = call(node, "GET", asset, null, null);
+        assertEquals(200, r.statusCode(), asset);
+        assertTrue(!r.body().contains("private-engine-host"), asset + " carries the catalog");
+      }
+      assertUnauthorized(call(node, "GET", "/ui/state", null, null),
+          "missing bearer token (send 'Authorization: Bearer <token>')");
+      assertUnauthorized(call(node, "GET", "/ui/app.js/x", null, null),
+          "missing bearer token (send 'Authorization: Bearer <token>')");
+      assertEquals(200, call(node, "GET", "/ui/state", "Bearer " + TOKEN, null).statusCode());
+    } finally {
+      node.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    }
+  }
+
+  @Test
   void authOpenChoosesTheOpenRoutes() throws Exception {
     KvselectNode node = start("--auth-token-file", tokenFile(TOKEN).toString(), "--auth-open", "health,/metrics");
     try {
