@@ -45,8 +45,8 @@ public final class ClusterSeams {
     int n = Math.max(1, 2 * Runtime.getRuntime().availableProcessors());
     io.vertx.core.Context[] loops = new io.vertx.core.Context[n];
     for (int i = 0; i < n; i++) {
-      // called off the event loops, so each call makes a new event-loop context, spread over the loops
-      loops[i] = vertx.getOrCreateContext();
+      // each one a fresh event-loop context (round robin over the loops), even when called on a loop
+      loops[i] = ((io.vertx.core.internal.VertxInternal) vertx).createEventLoopContext();
     }
     java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
     return command -> loops[Math.floorMod(next.getAndIncrement(), n)].runOnContext(v -> command.run());

@@ -143,10 +143,11 @@ public final class ClusterView {
   }
 
   private String aloneNote() {
-    return settings.members().isEmpty()
-        ? "no members listed; running as a cluster of one, waiting for others to join"
-        : "none of the listed members (" + String.join(", ", settings.members())
-            + ") answered; running as a cluster of one";
+    String self = address();
+    List<String> others = settings.members().stream().filter(m -> !m.equals(self)).toList();
+    return others.isEmpty()
+        ? "no other member listed; running as a cluster of one until others join"
+        : "none of the listed members (" + String.join(", ", others) + ") answered; running as a cluster of one";
   }
 
   private static String address(Member m) {
