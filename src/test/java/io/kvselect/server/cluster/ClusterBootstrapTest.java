@@ -35,7 +35,11 @@ class ClusterBootstrapTest {
         int local = 0;
         for (JsonNode m : cluster.path("members")) {
           assertTrue(m.path("address").asText().startsWith("127.0.0.1:"), cluster.toString());
-          local += m.path("local").asBoolean() ? 1 : 0;
+          if (m.path("local").asBoolean()) {
+            local++;
+            assertEquals(cluster.path("node_id").asText(), m.path("id").asText(), cluster.toString());
+            assertEquals(cluster.path("address").asText(), m.path("address").asText(), cluster.toString());
+          }
         }
         assertEquals(1, local, cluster.toString());
         assertEquals(cluster.path("address").asText(), n.cluster().address());
