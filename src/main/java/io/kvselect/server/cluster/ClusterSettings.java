@@ -15,25 +15,28 @@ import java.util.regex.Pattern;
  * <p>Invariants: {@code name} is 1..{@value #MAX_NAME} printable characters without spaces;
  * {@code members} holds {@code host} or {@code host:port} entries (port 1..65535), immutable;
  * {@code port} is 1..65535; {@code host} is an IPv4 address literal (it is both the interface
- * Hazelcast binds and the address it advertises).
+ * Hazelcast binds and the address it advertises); {@code busPort} is 0 (ephemeral) or 1..65535.
  *
  * @param enabled whether the node starts clustered
  * @param name the Hazelcast cluster name; nodes with other names never join this cluster
  * @param members the addresses tried at start-up to find the cluster
  * @param port the first member port tried (the next free one is taken when it is in use)
  * @param host the address to bind and advertise
+ * @param busPort the clustered event bus's TCP port on {@code host}; 0 picks an ephemeral one
  */
-public record ClusterSettings(boolean enabled, String name, List<String> members, int port, String host) {
+public record ClusterSettings(boolean enabled, String name, List<String> members, int port, String host,
+    int busPort) {
 
   public static final int MAX_NAME = 128;
   public static final String NAME_ENV = "KVSELECT_CLUSTER_NAME";
   public static final String MEMBERS_ENV = "KVSELECT_CLUSTER_MEMBERS";
   public static final String PORT_ENV = "KVSELECT_CLUSTER_PORT";
   public static final String HOST_ENV = "KVSELECT_CLUSTER_HOST";
+  public static final String BUS_PORT_ENV = "KVSELECT_CLUSTER_BUS_PORT";
   /** The variables read, in {@code --help} order. */
-  public static final List<String> ENVIRONMENT = List.of(NAME_ENV, MEMBERS_ENV, PORT_ENV, HOST_ENV);
+  public static final List<String> ENVIRONMENT = List.of(NAME_ENV, MEMBERS_ENV, PORT_ENV, HOST_ENV, BUS_PORT_ENV);
 
-  private static final Set<String> FIELDS = Set.of("enabled", "name", "members", "port", "host");
+  private static final Set<String> FIELDS = Set.of("enabled", "name", "members", "port", "host", "bus_port");
   private static final Pattern IPV4 =
       Pattern.compile("(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}");
   private static final Pattern HOST_NAME = Pattern.compile("[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?");
@@ -50,6 +53,7 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
     m.put("members", members);
     m.put("port", port);
     m.put("host", host);
+    m.put("bus_port", busPort);
     return m;
   }
 
@@ -64,6 +68,7 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
     private List<String> members = List.of();
     private int port;
     private String host;
+    private int busPort;
     /** The first environment variable or flag that set a cluster value, for the "needs --cluster" check. */
     private String setOutsideFile;
 
@@ -99,6 +104,9 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
       if (s.containsKey("host")) {
         host = host("config field cluster.host", s.get("host"));
       }
+      if (s.containsKey("bus_port")) {
+        busPort = busPort("config field cluster.bus_port", s.get("bus_port"));
+      }
     }
 
     /** Applies the {@code KVSELECT_CLUSTER_*} variables that are set and not blank. */
@@ -127,10 +135,20 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
         host = host(HOST_ENV, v.strip());
         outside(HOST_ENV);
       }
+      v = env.get(BUS_PORT_ENV);
+      if (v != null && !v.isBlank()) {
+        try {
+          busPort = busPort(BUS_PORT_ENV, Long.parseLong(v.strip()));
+        } catch (NumberFormatException e) {
+          throw new CliException(BUS_PORT_ENV + " must be an integer port, got '" + v + "'");
+        }
+        outside(BUS_PORT_ENV);
+      }
     }
 
     /** Applies the flags that were given (null when absent). */
-    public void applyFlags(Boolean cluster, String name, List<String> members, Integer port, String host) {
+    public void applyFlags(Boolean cluster, String name, List<String> members, Integer port, String host,
+        Integer busPort) {
       if (cluster != null) {
         enabled = cluster;
       }
@@ -150,6 +168,10 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
         this.host = host("--cluster-host", host);
         outside("--cluster-host");
       }
+      if (busPort != null) {
+        this.busPort = busPort("--cluster-bus-port", (long) busPort);
+        outside("--cluster-bus-port");
+      }
     }
 
     /** A cluster flag or variable without clustering is almost surely a mistake. */
@@ -160,7 +182,7 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
     }
 
     public ClusterSettings build() {
-      return new ClusterSettings(enabled, name, members, port, host);
+      return new ClusterSettings(enabled, name, members, port, host, busPort);
     }
 
     private void outside(String label) {
@@ -186,6 +208,17 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
     long p = ((Number) v).longValue();
     if (p < 1 || p > 65535) {
       throw new CliException(label + " must be between 1 and 65535, got " + p);
+    }
+    return (int) p;
+  }
+
+  static int busPort(String label, Object v) {
+    if (!(v instanceof Integer || v instanceof Long || v instanceof Short)) {
+      throw new CliException(label + " must be an integer port, got " + quoted(v));
+    }
+    long p = ((Number) v).longValue();
+    if (p < 0 || p > 65535) {
+      throw new CliException(label + " must be between 0 and 65535 (0 = ephemeral), got " + p);
     }
     return (int) p;
   }

@@ -53,7 +53,7 @@ class HazelcastSeamsTest {
     System.setProperty("hazelcast.wait.seconds.before.join", "0");
     int base = ClusterHarness.freePortRange(2);
     ClusterSettings s = new ClusterSettings(true, "kvs-test-" + UUID.randomUUID(),
-        List.of("127.0.0.1:" + base, "127.0.0.1:" + (base + 1)), base, "127.0.0.1");
+        List.of("127.0.0.1:" + base, "127.0.0.1:" + (base + 1)), base, "127.0.0.1", 0);
     one = Hazelcast.newHazelcastInstance(ClusterBootstrap.config(s, 1000));
     two = Hazelcast.newHazelcastInstance(ClusterBootstrap.config(s, 1000));
     await().atMost(Duration.ofSeconds(60)).until(() -> one.getCluster().getMembers().size() == 2);
