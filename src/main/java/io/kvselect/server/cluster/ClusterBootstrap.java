@@ -113,7 +113,12 @@ public final class ClusterBootstrap {
     Vertx.builder().with(options).withMetrics(metrics).withClusterManager(manager).buildClustered()
         .onComplete(ar -> {
           if (ar.failed()) {
-            result.fail(ar.cause());
+            LOG.error("cluster: the Hazelcast member did not start", ar.cause());
+            // no cause attached: the launcher prints the innermost message, and this one names the setting
+            result.fail(new IllegalStateException("cannot start the cluster member on " + s.host()
+                + " (--cluster-host, an IPv4 address of this machine), member port " + s.port()
+                + " or the next free one (--cluster-port): "
+                + String.valueOf(ar.cause().getMessage()).replaceAll("\\s+", " ").strip()));
             return;
           }
           HazelcastInstance hz = manager.getHazelcastInstance();

@@ -90,6 +90,19 @@ class ClusterBootstrapTest {
   }
 
   @Test
+  void aClusterHostThatIsNotAnAddressOfThisMachineFailsTheStartNamingTheFlag() throws Exception {
+    NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0", "--cluster",
+        "--cluster-name", "kvs-test-" + java.util.UUID.randomUUID(), "--cluster-host", "192.0.2.1"},
+        ClusterHarness.ENV);
+    java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+        java.util.concurrent.ExecutionException.class,
+        () -> KvselectNode.start(s).toCompletionStage().toCompletableFuture().get(90, java.util.concurrent.TimeUnit.SECONDS));
+    String message = e.getCause().getMessage();
+    assertTrue(message.contains("192.0.2.1 (--cluster-host"), message);
+    assertTrue(message.contains("No matching network interface"), message);
+  }
+
+  @Test
   void withoutClusterNothingOfHazelcastStartsAndClusterSaysStandalone() throws Exception {
     NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0"}, ClusterHarness.ENV);
     assertFalse(s.cluster().enabled());
