@@ -46,6 +46,7 @@ import org.junit.jupiter.api.TestFactory;
  *       5701..5703 become a free range of the block. Several nodes may start, each on its own
  *       port. {@code GET /cluster} must list as many members as the block started nodes, and a
  *       {@code session_id} must get the same worker from whichever node answers.
+ *   <li>{@code ./bin/kvselect --version} must print one line {@code kvselect VERSION} and exit 0.
  *   <li>{@code ./bin/kvselect} and {@code ./bin/kvselect-mocker} (without {@code --help}) are
  *       servers: started in the background whether or not the README writes {@code &} (the demo
  *       runs them in separate terminals), a node with {@code --host 127.0.0.1} and the block's
@@ -191,10 +192,13 @@ class ReadmeShellBlocksIT {
       String program = ShellText.program(command);
       String c = ShellText.foreground(command);
       boolean help = c.matches(".*\\s(--help|-h)(\\s.*)?");
+      boolean version = c.matches(".*\\s--version(\\s.*)?");
       switch (program) {
         case NODE -> {
           if (help) {
             checkHelp(c, "--port");
+          } else if (version) {
+            checkVersion(c);
           } else {
             startNode(c);
           }
@@ -224,6 +228,12 @@ class ReadmeShellBlocksIT {
       assertEquals(0, s.process().exitValue(), c + "\nstderr:\n" + s.stderrTail());
       assertTrue(s.stdout().startsWith("Usage:") && s.stdout().contains(mentions),
           c + " printed no usage naming " + mentions + ":\n" + s.stdout());
+    }
+
+    private void checkVersion(String c) throws Exception {
+      Started s = procs.run(c, COMMAND_SECONDS);
+      assertEquals(0, s.process().exitValue(), c + "\nstderr:\n" + s.stderrTail());
+      assertTrue(s.stdout().matches("kvselect \\S+\\n"), c + " printed no one-line version:\n" + s.stdout());
     }
 
     private void startNode(String c) throws Exception {
