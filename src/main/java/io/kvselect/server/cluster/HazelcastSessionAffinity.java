@@ -80,6 +80,7 @@ public final class HazelcastSessionAffinity implements SessionAffinity {
   /** The outcome of a bind: the binding in effect, whether the entry was created, or a full table. */
   record BindResult(long workerId, int dpRank, boolean created, boolean full) implements Serializable {}
 
+  private final HazelcastInstance hazelcast;
   private final IMap<String, Binding> map;
   /** This member's lease prefix: leases are stored as {@code memberUuid|leaseId}. */
   private final String leasePrefix;
@@ -99,6 +100,7 @@ public final class HazelcastSessionAffinity implements SessionAffinity {
    */
   public HazelcastSessionAffinity(HazelcastInstance hazelcast, Clock clock, Duration idleTtl,
       int maxEntriesPerPartition, Executor blocking, Executor completions) {
+    this.hazelcast = hazelcast;
     this.map = hazelcast.getMap(ClusterBootstrap.SESSIONS_MAP);
     this.leasePrefix = hazelcast.getCluster().getLocalMember().getUuid() + "|";
     this.clock = Objects.requireNonNull(clock, "clock");
@@ -186,11 +188,17 @@ public final class HazelcastSessionAffinity implements SessionAffinity {
         .thenApply(x -> null);
   }
 
+  /**
+   * Removes expired bindings (only the cluster's oldest member does, so the map is scanned once
+   * per period, not once per node) and refreshes the per-partition counts (every node). Both are
+   * whole-map scans on the owners, O(bindings), run on the worker pool.
+   */
   @Override
   public CompletionStage<Integer> sweep() {
     long now = clock.millis();
     return onBlocking(() -> {
-      int removed = map.executeOnEntries(new Remove(), new Expired(now)).size();
+      boolean oldest = hazelcast.getCluster().getMembers().iterator().next().localMember();
+      int removed = oldest ? map.executeOnEntries(new Remove(), new Expired(now)).size() : 0;
       Map<String, Integer> fresh = map.aggregate(new CountByPartition());
       counts.keySet().retainAll(fresh.keySet());
       counts.putAll(fresh);
