@@ -55,17 +55,29 @@ public final class MainVerticle extends VerticleBase {
   private int busInstances = -1;
   private BusEvents busEvents;
 
+  /** What {@code GET /cluster} and {@code /ready} report about clustering. */
+  private final io.kvselect.server.cluster.ClusterView cluster;
+
   public MainVerticle(SelectionService service, ServiceMetrics metrics, String host, int port, int httpInstances,
       int eventThreads, java.util.List<String> indexerPeers, java.util.Map<String, Object> config) {
     this(service, metrics, host, port, httpInstances, eventThreads, indexerPeers, config,
-        io.kvselect.server.security.HttpGuards.NONE);
+        io.kvselect.server.security.HttpGuards.NONE, io.kvselect.server.cluster.ClusterView.standalone());
   }
 
   /** As above, with the HTTP verticles behind {@code guards} (request gate, bearer token, TLS). */
   public MainVerticle(SelectionService service, ServiceMetrics metrics, String host, int port, int httpInstances,
       int eventThreads, java.util.List<String> indexerPeers, java.util.Map<String, Object> config,
       io.kvselect.server.security.HttpGuards guards) {
+    this(service, metrics, host, port, httpInstances, eventThreads, indexerPeers, config, guards,
+        io.kvselect.server.cluster.ClusterView.standalone());
+  }
+
+  /** As above, on a node whose clustering {@code cluster} reports. */
+  public MainVerticle(SelectionService service, ServiceMetrics metrics, String host, int port, int httpInstances,
+      int eventThreads, java.util.List<String> indexerPeers, java.util.Map<String, Object> config,
+      io.kvselect.server.security.HttpGuards guards, io.kvselect.server.cluster.ClusterView cluster) {
     this.guards = guards;
+    this.cluster = cluster;
     this.config = config;
     this.eventThreads = eventThreads;
     this.indexerPeers = java.util.List.copyOf(indexerPeers);
@@ -134,7 +146,7 @@ public final class MainVerticle extends VerticleBase {
             return Future.succeededFuture();
           }
           return vertx.deployVerticle(() -> new HttpApiVerticle(service, metrics, ev, () -> recovery, host, port,
-              actualPort::set, config, guards), new DeploymentOptions().setInstances(httpInstances));
+              actualPort::set, config, guards, cluster), new DeploymentOptions().setInstances(httpInstances));
         })
         .compose(v -> {
           ApiOperations ops = new ApiOperations(service, events);

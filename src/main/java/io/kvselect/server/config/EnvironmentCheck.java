@@ -29,6 +29,7 @@ public final class EnvironmentCheck {
     Set<String> names = new LinkedHashSet<>(RouterConfigLoader.environmentVariables());
     names.add(SettingsDraft.QUEUE_TIMEOUT_ENV);
     names.addAll(OperationsDraft.VARIABLES);
+    names.addAll(io.kvselect.server.cluster.ClusterSettings.ENVIRONMENT);
     names.addAll(SCRIPT_VARIABLES);
     return names;
   }
@@ -91,6 +92,17 @@ public final class EnvironmentCheck {
       lines.add(String.format(Locale.ROOT, "  %-52s %s", name,
           shown(v instanceof List<?> l ? String.join(",", l.stream().map(Object::toString).toList()) : v)));
     }
+    io.kvselect.server.cluster.ClusterSettings cluster = SettingsDraft.fromDefaults().build(false, false).cluster();
+    lines.add(String.format(Locale.ROOT, "  %-52s [%s]", io.kvselect.server.cluster.ClusterSettings.NAME_ENV,
+        cluster.name()));
+    lines.add(String.format(Locale.ROOT, "  %-52s [%s]", io.kvselect.server.cluster.ClusterSettings.MEMBERS_ENV,
+        String.join(",", cluster.members())));
+    lines.add(String.format(Locale.ROOT, "  %-52s [%s]", io.kvselect.server.cluster.ClusterSettings.PORT_ENV,
+        cluster.port()));
+    lines.add(String.format(Locale.ROOT, "  %-52s [%s]", io.kvselect.server.cluster.ClusterSettings.HOST_ENV,
+        cluster.host()));
+    lines.add(String.format(Locale.ROOT, "  %-52s [%s]", io.kvselect.server.cluster.ClusterSettings.BUS_PORT_ENV,
+        cluster.busPort()));
     lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_JAVA_OPTS", "[none] JVM options"));
     lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_JAR", "[built jar]"));
     lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_BASELINE_JAR", "[none]"));

@@ -37,6 +37,8 @@ import picocli.CommandLine;
  * @param help whether {@code --help} was given
  * @param version whether {@code --version} was given
  * @param operations access control, TLS, workers file, drain and liveness ({@link OperationsSettings})
+ * @param cluster whether and how the node clusters ({@code --cluster*}, {@code KVSELECT_CLUSTER_*},
+ *     section {@code cluster})
  */
 public record NodeSettings(
     String host,
@@ -54,7 +56,8 @@ public record NodeSettings(
     RouterConfig router,
     boolean help,
     boolean version,
-    OperationsSettings operations) {
+    OperationsSettings operations,
+    io.kvselect.server.cluster.ClusterSettings cluster) {
 
   /** Classpath resource holding every default; {@code conf/kvselect.json} is a copy. */
   public static final String DEFAULTS_RESOURCE = "kvselect-defaults.json";
@@ -113,6 +116,7 @@ public record NodeSettings(
     root.put("indexer_peers", indexerPeers);
     root.put("replica_sync", ordered("port", replicaSyncPort, "peers", replicaSyncPeers));
     root.put("operations", operations.configJson());
+    root.put("cluster", cluster.json());
     return root;
   }
 

@@ -60,6 +60,8 @@ final class SettingsDraft {
   private Path configFile;
   private RouterConfig router = RouterConfig.defaults();
   private final OperationsDraft operations = new OperationsDraft();
+  private final io.kvselect.server.cluster.ClusterSettings.Draft cluster =
+      new io.kvselect.server.cluster.ClusterSettings.Draft();
 
   /** A draft holding the classpath defaults. */
   static SettingsDraft fromDefaults() {
@@ -176,6 +178,7 @@ final class SettingsDraft {
           strings("config field replica_sync.peers", sync.get("peers")));
     }
     operations.applyJson(section(root, OperationsDraft.SECTION));
+    cluster.applyJson(root);
   }
 
   /** Applies the {@code DYN_ROUTER_*} variables; only router knobs come from the environment. */
@@ -194,6 +197,7 @@ final class SettingsDraft {
       }
     }
     operations.applyEnv(env);
+    cluster.applyEnv(env);
   }
 
   /** The longest a request waits in the router queue before a 429 (kvselect's addition). */
@@ -256,11 +260,14 @@ final class SettingsDraft {
     router = router.withTracking(
         c.routerTrackingHash, c.routerTrackingKeyFile, c.routerTrackingKeyId);
     operations.applyFlags(c.operations);
+    cluster.applyFlags(c.cluster, c.clusterName, c.clusterMembers, c.clusterPort, c.clusterHost,
+        c.clusterBusPort);
   }
 
   /** Cross-field checks on the merged layers. */
   void validate() {
     operations.validate();
+    cluster.validate();
     if (!replicaSyncPeers.isEmpty() && replicaSyncPort == null) {
       throw new CliException("--replica-sync-peers requires --replica-sync-port");
     }
@@ -300,7 +307,7 @@ final class SettingsDraft {
   NodeSettings build(boolean help, boolean version) {
     return new NodeSettings(host, port, threads, indexerPeers, replicaSyncPort, replicaSyncPeers,
         sessionAffinityTtlSecs, cacheTtlSecs, cacheMaxEntries, cacheMaxBytes, queueTimeoutSecs, configFile, router,
-        help, version, operations.build());
+        help, version, operations.build(), cluster.build());
   }
 
   /** The named object of {@code root}, empty when absent; non-objects are rejected. */

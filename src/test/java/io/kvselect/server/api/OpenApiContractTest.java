@@ -201,6 +201,7 @@ class OpenApiContractTest {
     String big = "{\"worker_id\":1,\"pad\":\"" + "x".repeat((int) HttpApiVerticle.BODY_LIMIT) + "\"}";
     List<Step> steps = new ArrayList<>(List.of(
         bare("GET", "/health", 200),
+        bare("GET", "/cluster", 200),
         bare("GET", "/ready", 503),
         json("POST", "/workers", "{\"worker_id\":71,\"endpoint\":\"http://w71:8000\",\"block_size\":4,"
             + "\"kv_events_endpoint\":\"tcp://127.0.0.1:1\",\"max_num_batched_tokens\":4096,\"total_kv_blocks\":100,"
