@@ -49,6 +49,7 @@ async function main() {
       return b && b.textContent === 'retrying' && b.title.length > 0;
     }, null, WAIT);
     await page.waitForFunction(() => document.getElementById('bookings').textContent === '0', null, WAIT);
+    await page.waitForFunction(() => document.getElementById('sessions').textContent === '0', null, WAIT);
     check(await page.locator('#cluster').isHidden(), 'the cluster panel is hidden while GET /cluster answers 404');
     const before = Number(await page.evaluate(() => document.body.dataset.refreshes || '0'));
 
@@ -61,13 +62,14 @@ async function main() {
 
     const res = await fetch(spec.base + '/select_and_reserve', {
       method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ selection_id: 'ui-test-1', token_ids: spec.tokens }),
+      body: JSON.stringify({ selection_id: 'ui-test-1', session_id: 'ui-session-1', token_ids: spec.tokens }),
     });
     check(res.status === 200, 'select_and_reserve answered ' + res.status);
     // u64 worker ids stay exact: quoted before parsing, as the page does
     const chosen = JSON.parse((await res.text()).replace(/"worker_id":(\d{16,})/g, '"worker_id":"$1"'));
     const row = `tr[data-worker="${chosen.worker_id}"][data-rank="${chosen.dp_rank}"]`;
     await page.waitForFunction(() => document.getElementById('bookings').textContent === '1', null, WAIT);
+    await page.waitForFunction(() => document.getElementById('sessions').textContent === '1', null, WAIT);
     await page.waitForFunction(r => {
       const c = document.querySelector(r + ' [data-field=active_requests]');
       return c && c.textContent === '1';

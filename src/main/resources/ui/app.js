@@ -170,6 +170,7 @@ function renderState(state) {
   setText('schedulable', state.schedulable_workers);
   setText('bookings', state.bookings);
   setText('pending', state.pending_selections);
+  setText('sessions', state.sessions);
   setText('index-blocks', fmt(state.index_blocks));
   setText('batches', state.ingest ? fmt(state.ingest.batches) : 'off');
   setText('queued', Object.values(state.queue_depths).reduce((a, b) => a + b, 0));

@@ -495,6 +495,15 @@ public final class SelectionService {
   }
 
   /**
+   * Session bindings, as this node knows them ({@link SessionAffinity#size}: exact on a single
+   * node, the cluster table's last counted size on a clustered one); 0 when session affinity is
+   * off.
+   */
+  public int sessionCount() {
+    return affinity == null ? 0 : affinity.size();
+  }
+
+  /**
    * The event-driven primary index of a partition, for KV-event ingestion; null when the
    * partition does not exist or the service runs in approximate mode.
    */

@@ -20,7 +20,7 @@ import java.util.Map;
  *
  * <p>The page reads the catalog and listener state from {@code GET /workers}, the loads from
  * {@code GET /loads} and cluster members from {@code GET /cluster} when that route exists;
- * {@code /ui/state} adds what no other JSON route answers: bookings, pending selections, queue
+ * {@code /ui/state} adds what no other JSON route answers: bookings, pending selections, session bindings, queue
  * depths, index size, ingest totals and the node's clock (event ages are computed against it,
  * not against the browser's).
  *
@@ -89,6 +89,7 @@ public final class UiRoutes {
       g.writeBooleanField("kv_events", events != null);
       g.writeNumberField("bookings", service.bookingCount());
       g.writeNumberField("pending_selections", service.pendingSelections());
+      g.writeNumberField("sessions", service.sessionCount());
       g.writeNumberField("index_blocks", indexBlocks);
       g.writeObjectFieldStart("queue_depths");
       for (var e : queues.entrySet()) {

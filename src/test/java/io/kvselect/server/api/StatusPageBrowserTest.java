@@ -49,7 +49,7 @@ class StatusPageBrowserTest {
     Files.deleteIfExists(screenshot);
     Path profile = Files.createTempDirectory(out, "chromium-profile-");
 
-    try (NodeHarness node = new NodeHarness(Map.of())) {
+    try (NodeHarness node = new NodeHarness(Map.of(), "--session-affinity-ttl-secs", "600")) {
       String base = "http://127.0.0.1:" + node.node.port();
       MockerOptions o = new MockerOptions(2, 1, 256, 4, WireFormat.MAP, "127.0.0.1", 0, base,
           new TimingModel(0, 0, 1), null, null, 1, "", ReplayLayout.TOPIC, 64L);
