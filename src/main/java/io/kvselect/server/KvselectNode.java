@@ -6,6 +6,9 @@ import io.kvselect.core.queue.QueueConfig;
 import io.kvselect.core.index.ShardedBlockIndex;
 import io.kvselect.core.service.SelectionService;
 import io.kvselect.core.service.ServiceSettings;
+import io.kvselect.server.cluster.ClusterBootstrap;
+import io.kvselect.server.cluster.ClusterSeams;
+import io.kvselect.server.cluster.ClusterView;
 import io.kvselect.server.config.NodeSettings;
 import io.kvselect.server.metrics.ServiceMetrics;
 import io.vertx.core.Future;
@@ -27,11 +30,13 @@ public final class KvselectNode {
   private final Vertx vertx;
   private final SelectionService service;
   private final MainVerticle main;
+  private final ClusterView cluster;
 
-  private KvselectNode(Vertx vertx, SelectionService service, MainVerticle main) {
+  private KvselectNode(Vertx vertx, SelectionService service, MainVerticle main, ClusterView cluster) {
     this.vertx = vertx;
     this.service = service;
     this.main = main;
+    this.cluster = cluster;
   }
 
   /**
@@ -41,6 +46,11 @@ public final class KvselectNode {
    * lock.
    */
   public static SelectionService service(NodeSettings s) {
+    return builder(s).build();
+  }
+
+  /** The builder {@link #service} uses; a clustered node adds its shared seams to it. */
+  static io.kvselect.core.service.SelectionServiceBuilder builder(NodeSettings s) {
     ServiceSettings settings = new ServiceSettings(
         s.router(),
         s.sessionAffinityTtlSecs() == null ? null : Duration.ofSeconds(s.sessionAffinityTtlSecs()),
@@ -49,8 +59,7 @@ public final class KvselectNode {
         s.selectionCacheMaxBytes(),
         () -> new ShardedBlockIndex(Math.max(1, s.threads()), PrefixChainIndex::new));
     return SelectionService.builder().settings(settings)
-        .queue(queueConfig(s.router()), Duration.ofNanos((long) (s.routerQueueTimeoutSecs() * 1e9)))
-        .build();
+        .queue(queueConfig(s.router()), Duration.ofNanos((long) (s.routerQueueTimeoutSecs() * 1e9)));
   }
 
   /**
@@ -74,28 +83,63 @@ public final class KvselectNode {
     }
   }
 
-  /** Starts a standalone (non-clustered) node. */
+  /**
+   * Starts a node: clustered when {@code s.cluster().enabled()} (a Hazelcast-clustered Vert.x whose
+   * session table and pending selections are shared by the cluster), else standalone, with no
+   * Hazelcast at all.
+   */
   public static Future<KvselectNode> start(NodeSettings s) {
-    return start(s, service(s), Math.max(1, Runtime.getRuntime().availableProcessors()));
+    int httpInstances = Math.max(1, Runtime.getRuntime().availableProcessors());
+    if (s.cluster().enabled()) {
+      return startClustered(s, httpInstances);
+    }
+    return start(s, service(s), httpInstances);
   }
 
-  /** Starts a node over an existing service with {@code httpInstances} HTTP verticles. */
+  /** Starts a standalone node over an existing service with {@code httpInstances} HTTP verticles. */
   public static Future<KvselectNode> start(NodeSettings s, SelectionService service, int httpInstances) {
     ServiceMetrics metrics = new ServiceMetrics();
-    VertxOptions options = new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions()
+    Vertx vertx = Vertx.builder().with(vertxOptions()).withMetrics(new MicrometerMetricsFactory(metrics.registry()))
+        .build();
+    return deploy(vertx, s, service, httpInstances, metrics, ClusterView.standalone());
+  }
+
+  private static VertxOptions vertxOptions() {
+    return new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions()
         .setEnabled(true).setJvmMetricsEnabled(true)
         // the pool labels tell the worker pool from the internal blocking pool: without them both
         // map to one meter id and the second registration is refused with a warning
         .setLabels(EnumSet.of(Label.HTTP_METHOD, Label.HTTP_CODE, Label.HTTP_ROUTE, Label.POOL_TYPE, Label.POOL_NAME)));
-    Vertx vertx = Vertx.builder().with(options).withMetrics(new MicrometerMetricsFactory(metrics.registry())).build();
+  }
+
+  /**
+   * The clustered start: joins (or forms) the cluster, then builds the service with the
+   * Hazelcast session table and pending store ({@link ClusterSeams}) and deploys as usual.
+   */
+  private static Future<KvselectNode> startClustered(NodeSettings s, int httpInstances) {
+    ServiceMetrics metrics = new ServiceMetrics();
+    return ClusterBootstrap.start(vertxOptions(), new MicrometerMetricsFactory(metrics.registry()), s.cluster(),
+        s.selectionCacheMaxEntries()).compose(c -> {
+          SelectionService service;
+          try {
+            service = ClusterSeams.apply(builder(s), s, c).build();
+          } catch (RuntimeException e) {
+            return c.vertx().close().transform(x -> Future.<KvselectNode>failedFuture(e));
+          }
+          return deploy(c.vertx(), s, service, httpInstances, metrics, c.view());
+        });
+  }
+
+  private static Future<KvselectNode> deploy(Vertx vertx, NodeSettings s, SelectionService service,
+      int httpInstances, ServiceMetrics metrics, ClusterView cluster) {
     MainVerticle main = new MainVerticle(service, metrics, s.host(), s.port(), httpInstances, s.threads(),
-        s.indexerPeers(), s.configJson());
+        s.indexerPeers(), s.configJson(), cluster);
     // not bound to a context: chaining the failure after vertx.close() would dispatch it onto the
     // closed event loop, where it is rejected and the caller waits forever
     Promise<KvselectNode> result = Promise.promise();
     vertx.deployVerticle(main).onComplete(ar -> {
       if (ar.succeeded()) {
-        result.complete(new KvselectNode(vertx, service, main));
+        result.complete(new KvselectNode(vertx, service, main, cluster));
       } else {
         service.shutdown();
         result.fail(ar.cause());
@@ -120,6 +164,11 @@ public final class KvselectNode {
 
   public Vertx vertx() {
     return vertx;
+  }
+
+  /** What {@code GET /cluster} reports; {@link ClusterView#standalone()} without {@code --cluster}. */
+  public ClusterView cluster() {
+    return cluster;
   }
 
   public Future<Void> close() {

@@ -47,8 +47,19 @@ public final class MainVerticle extends VerticleBase {
   private final java.util.Map<String, Object> config;
   private volatile IndexRecovery.Outcome recovery = IndexRecovery.Outcome.disabled();
 
+  /** What {@code GET /cluster} and {@code /ready} report about clustering. */
+  private final io.kvselect.server.cluster.ClusterView cluster;
+
   public MainVerticle(SelectionService service, ServiceMetrics metrics, String host, int port, int httpInstances,
       int eventThreads, java.util.List<String> indexerPeers, java.util.Map<String, Object> config) {
+    this(service, metrics, host, port, httpInstances, eventThreads, indexerPeers, config,
+        io.kvselect.server.cluster.ClusterView.standalone());
+  }
+
+  public MainVerticle(SelectionService service, ServiceMetrics metrics, String host, int port, int httpInstances,
+      int eventThreads, java.util.List<String> indexerPeers, java.util.Map<String, Object> config,
+      io.kvselect.server.cluster.ClusterView cluster) {
+    this.cluster = cluster;
     this.config = config;
     this.eventThreads = eventThreads;
     this.indexerPeers = java.util.List.copyOf(indexerPeers);
@@ -101,7 +112,7 @@ public final class MainVerticle extends VerticleBase {
           recovery = outcome;
           KvEventsCoordinator ev = events;
           return vertx.deployVerticle(() -> new HttpApiVerticle(service, metrics, ev, () -> recovery, host, port,
-              actualPort::set, config), new DeploymentOptions().setInstances(httpInstances));
+              actualPort::set, config, cluster), new DeploymentOptions().setInstances(httpInstances));
         });
   }
 

@@ -47,6 +47,7 @@ public final class SelectionServiceBuilder {
   private CatalogSync catalogSync = CatalogSync.LOCAL;
   private QueueConfig queueConfig;
   private Duration queueTimeout = Duration.ofSeconds(30);
+  private PendingStore<Object, Object> pendingStore;
 
   public SelectionServiceBuilder routerConfig(RouterConfig c) {
     this.router = c;
@@ -105,6 +106,17 @@ public final class SelectionServiceBuilder {
     return this;
   }
 
+  /**
+   * Where {@code /select} leaves selections for a replayed {@code /reservations}, replacing the
+   * {@link LocalPendingStore} built from {@link #selectionCache} (a cluster-wide store, so that a
+   * replay may reach another node). Keys and values are the service's own records: the store must
+   * keep whatever it is given.
+   */
+  public SelectionServiceBuilder pendingStore(PendingStore<Object, Object> store) {
+    this.pendingStore = store;
+    return this;
+  }
+
   /** Where booked load steps are published to peers; {@link LoadSync#LOCAL} by default. */
   public SelectionServiceBuilder loadSync(LoadSync s) {
     this.loadSync = s;
@@ -144,10 +156,15 @@ public final class SelectionServiceBuilder {
         selectionCacheMaxEntries, selectionCacheMaxBytes, indexFactory);
     SessionAffinity sessions = sessionAffinityTtl == null ? null
         : affinity != null ? affinity.apply(clock) : new LocalSessionAffinity(clock, sessionAffinityTtl);
-    PendingStore<PendingKey, PendingSelection> store = new LocalPendingStore<>(clock, selectionCacheTtl,
-        selectionCacheMaxEntries, selectionCacheMaxBytes);
+    PendingStore<PendingKey, PendingSelection> store = pendingStore != null ? castPending(pendingStore)
+        : new LocalPendingStore<>(clock, selectionCacheTtl, selectionCacheMaxEntries, selectionCacheMaxBytes);
     QueueConfig queue = queueConfig != null ? queueConfig : QueueConfig.defaults(router.queuePolicy());
     return new SelectionService(settings, clock, rng, SelectionPipeline.standard(policy), sessions, store,
         loadSync, catalogSync, queue, queueTimeout);
+  }
+
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private static PendingStore<PendingKey, PendingSelection> castPending(PendingStore<Object, Object> store) {
+    return (PendingStore) store;
   }
 }

@@ -47,11 +47,22 @@ public final class HttpApiVerticle extends VerticleBase {
   /** {@code GET /config}: the node's effective configuration, encoded once. */
   private final String config;
   private HttpServer server;
+  /** {@code GET /cluster} and the {@code cluster} field of {@code /ready}. */
+  private final io.kvselect.server.cluster.ClusterView cluster;
 
   /** {@code events} is null when the node runs without KV-event ingestion (approximate mode). */
   public HttpApiVerticle(SelectionService service, ServiceMetrics metrics, KvEventsCoordinator events,
       Supplier<IndexRecovery.Outcome> recovery, String host, int port, IntConsumer onListen,
       java.util.Map<String, Object> config) {
+    this(service, metrics, events, recovery, host, port, onListen, config,
+        io.kvselect.server.cluster.ClusterView.standalone());
+  }
+
+  /** As above, on a node whose clustering {@code cluster} reports. */
+  public HttpApiVerticle(SelectionService service, ServiceMetrics metrics, KvEventsCoordinator events,
+      Supplier<IndexRecovery.Outcome> recovery, String host, int port, IntConsumer onListen,
+      java.util.Map<String, Object> config, io.kvselect.server.cluster.ClusterView cluster) {
+    this.cluster = cluster;
     this.config = new io.vertx.core.json.JsonObject(config).encode();
     this.recovery = recovery;
     this.service = service;
@@ -69,7 +80,7 @@ public final class HttpApiVerticle extends VerticleBase {
     router.route().handler(HttpApiVerticle::requireJsonBody);
     router.route().handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT).setMergeFormAttributes(false));
     router.get("/config").handler(ctx -> ctx.response().putHeader("content-type", "application/json").end(config));
-    new Routes(vertx, service, metrics, events, recovery).mount(router);
+    new Routes(vertx, service, metrics, events, recovery, cluster).mount(router);
     router.route().failureHandler(this::failure);
     router.errorHandler(404, ctx -> writeError(ctx, 404, "route not found"));
     router.errorHandler(405, ctx -> writeError(ctx, 405, "method not allowed"));

@@ -43,9 +43,16 @@ final class Routes {
   private final KvEventsCoordinator events;
 
   private final Supplier<IndexRecovery.Outcome> recovery;
+  private final io.kvselect.server.cluster.ClusterView cluster;
 
   Routes(Vertx vertx, SelectionService service, ServiceMetrics metrics, KvEventsCoordinator events,
       Supplier<IndexRecovery.Outcome> recovery) {
+    this(vertx, service, metrics, events, recovery, io.kvselect.server.cluster.ClusterView.standalone());
+  }
+
+  Routes(Vertx vertx, SelectionService service, ServiceMetrics metrics, KvEventsCoordinator events,
+      Supplier<IndexRecovery.Outcome> recovery, io.kvselect.server.cluster.ClusterView cluster) {
+    this.cluster = cluster;
     this.recovery = recovery;
     this.vertx = vertx;
     this.service = service;
@@ -94,8 +101,10 @@ final class Routes {
     r.get("/health").handler(ctx -> respond(ctx, 200, ResponseJson.status("ok")));
     r.get("/ready").handler(ctx -> {
       ReadyStatus s = service.ready();
-      respond(ctx, s.ready() ? 200 : 503, ResponseJson.ready(s, recovery.get()));
+      respond(ctx, s.ready() ? 200 : 503, withCluster(ResponseJson.ready(s, recovery.get())));
     });
+    r.get("/cluster").handler(ctx -> respond(ctx, 200,
+        new io.vertx.core.json.JsonObject(cluster.json()).toBuffer().getBytes()));
     r.get("/loads").handler(ctx -> respond(ctx, 200, ResponseJson.loads(service.inspection().loads(
         ctx.queryParams().get("model_name"), ctx.queryParams().get("routing_group")))));
     r.post("/potential_loads").handler(ctx -> respond(ctx, 200, ResponseJson.potentialLoads(
@@ -111,6 +120,12 @@ final class Routes {
     r.post("/replica_sync/register_peer").handler(ctx -> replicaSyncDisabled(ctx));
     r.post("/replica_sync/deregister_peer").handler(ctx -> replicaSyncDisabled(ctx));
     r.get("/replica_sync/peers").handler(ctx -> respond(ctx, 200, "[]".getBytes()));
+  }
+
+  /** {@code /ready}'s body with the additive {@code cluster} field (enabled, state, members). */
+  private byte[] withCluster(byte[] ready) {
+    io.vertx.core.json.JsonObject body = new io.vertx.core.json.JsonObject(Buffer.buffer(ready));
+    return body.put("cluster", new io.vertx.core.json.JsonObject(cluster.readyJson())).toBuffer().getBytes();
   }
 
   /** Last applied sequence number of every listening rank of a partition (additive /dump field). */

@@ -28,6 +28,7 @@ public final class EnvironmentCheck {
   public static Set<String> known() {
     Set<String> names = new LinkedHashSet<>(RouterConfigLoader.environmentVariables());
     names.add(SettingsDraft.QUEUE_TIMEOUT_ENV);
+    names.addAll(io.kvselect.server.cluster.ClusterSettings.ENVIRONMENT);
     names.addAll(SCRIPT_VARIABLES);
     return names;
   }
@@ -83,6 +84,15 @@ public final class EnvironmentCheck {
     }
     lines.add(String.format(Locale.ROOT, "  %-52s [%s]", SettingsDraft.QUEUE_TIMEOUT_ENV,
         SettingsDraft.fromDefaults().build(false, false).routerQueueTimeoutSecs()));
+    io.kvselect.server.cluster.ClusterSettings cluster = SettingsDraft.fromDefaults().build(false, false).cluster();
+    lines.add(String.format(Locale.ROOT, "  %-52s [%s]", io.kvselect.server.cluster.ClusterSettings.NAME_ENV,
+        cluster.name()));
+    lines.add(String.format(Locale.ROOT, "  %-52s [%s]", io.kvselect.server.cluster.ClusterSettings.MEMBERS_ENV,
+        String.join(",", cluster.members())));
+    lines.add(String.format(Locale.ROOT, "  %-52s [%s]", io.kvselect.server.cluster.ClusterSettings.PORT_ENV,
+        cluster.port()));
+    lines.add(String.format(Locale.ROOT, "  %-52s [%s]", io.kvselect.server.cluster.ClusterSettings.HOST_ENV,
+        cluster.host()));
     lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_JAVA_OPTS", "[none] JVM options"));
     lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_JAR", "[built jar]"));
     lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_BASELINE_JAR", "[none]"));

@@ -84,6 +84,26 @@ public final class KvselectCommand {
       description = "Key epoch for keyed-xxh3-v1.")
   String routerTrackingKeyId;
 
+  @Option(names = "--cluster",
+      description = "Start clustered (Hazelcast, configured by cluster.xml); off by default.")
+  Boolean cluster;
+
+  @Option(names = "--cluster-name", paramLabel = "NAME",
+      description = "Cluster name; nodes with another name never join (kvselect; KVSELECT_CLUSTER_NAME).")
+  String clusterName;
+
+  @Option(names = "--cluster-members", paramLabel = "HOST[:PORT]", split = ",",
+      description = "Comma-separated members to join at start (127.0.0.1; KVSELECT_CLUSTER_MEMBERS).")
+  List<String> clusterMembers;
+
+  @Option(names = "--cluster-port", paramLabel = "PORT",
+      description = "Member port, 1..65535; the next free one when taken (5701; KVSELECT_CLUSTER_PORT).")
+  Integer clusterPort;
+
+  @Option(names = "--cluster-host", paramLabel = "IPV4",
+      description = "Address to bind and advertise to members (127.0.0.1; KVSELECT_CLUSTER_HOST).")
+  String clusterHost;
+
   @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
   boolean help;
 

@@ -36,6 +36,8 @@ import picocli.CommandLine;
  * @param router the scheduling knobs, including the tracking-hash settings
  * @param help whether {@code --help} was given
  * @param version whether {@code --version} was given
+ * @param cluster whether and how the node clusters ({@code --cluster*}, {@code KVSELECT_CLUSTER_*},
+ *     section {@code cluster})
  */
 public record NodeSettings(
     String host,
@@ -52,7 +54,8 @@ public record NodeSettings(
     Path configFile,
     RouterConfig router,
     boolean help,
-    boolean version) {
+    boolean version,
+    io.kvselect.server.cluster.ClusterSettings cluster) {
 
   /** Classpath resource holding every default; {@code conf/kvselect.json} is a copy. */
   public static final String DEFAULTS_RESOURCE = "kvselect-defaults.json";
@@ -110,6 +113,7 @@ public record NodeSettings(
     root.put("tracking", io.kvselect.core.config.RouterConfigLoader.trackingJson(router));
     root.put("indexer_peers", indexerPeers);
     root.put("replica_sync", ordered("port", replicaSyncPort, "peers", replicaSyncPeers));
+    root.put("cluster", cluster.json());
     return root;
   }
 

@@ -59,6 +59,8 @@ final class SettingsDraft {
   private long cacheMaxBytes;
   private Path configFile;
   private RouterConfig router = RouterConfig.defaults();
+  private final io.kvselect.server.cluster.ClusterSettings.Draft cluster =
+      new io.kvselect.server.cluster.ClusterSettings.Draft();
 
   /** A draft holding the classpath defaults. */
   static SettingsDraft fromDefaults() {
@@ -174,6 +176,7 @@ final class SettingsDraft {
       replicaSyncPeers = tcpEndpoints("config field replica_sync.peers",
           strings("config field replica_sync.peers", sync.get("peers")));
     }
+    cluster.applyJson(root);
   }
 
   /** Applies the {@code DYN_ROUTER_*} variables; only router knobs come from the environment. */
@@ -191,6 +194,7 @@ final class SettingsDraft {
         throw new CliException(QUEUE_TIMEOUT_ENV + " must be a number of seconds, got '" + timeout + "'");
       }
     }
+    cluster.applyEnv(env);
   }
 
   /** The longest a request waits in the router queue before a 429 (kvselect's addition). */
@@ -252,10 +256,12 @@ final class SettingsDraft {
     }
     router = router.withTracking(
         c.routerTrackingHash, c.routerTrackingKeyFile, c.routerTrackingKeyId);
+    cluster.applyFlags(c.cluster, c.clusterName, c.clusterMembers, c.clusterPort, c.clusterHost);
   }
 
   /** Cross-field checks on the merged layers. */
   void validate() {
+    cluster.validate();
     if (!replicaSyncPeers.isEmpty() && replicaSyncPort == null) {
       throw new CliException("--replica-sync-peers requires --replica-sync-port");
     }
@@ -295,7 +301,7 @@ final class SettingsDraft {
   NodeSettings build(boolean help, boolean version) {
     return new NodeSettings(host, port, threads, indexerPeers, replicaSyncPort, replicaSyncPeers,
         sessionAffinityTtlSecs, cacheTtlSecs, cacheMaxEntries, cacheMaxBytes, queueTimeoutSecs, configFile, router,
-        help, version);
+        help, version, cluster.build());
   }
 
   /** The named object of {@code root}, empty when absent; non-objects are rejected. */

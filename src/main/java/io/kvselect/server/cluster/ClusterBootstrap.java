@@ -1,0 +1,129 @@
+package io.kvselect.server.cluster;
+
+import com.hazelcast.config.Config;
+import com.hazelcast.config.EvictionConfig;
+import com.hazelcast.config.EvictionPolicy;
+import com.hazelcast.config.JoinConfig;
+import com.hazelcast.config.MapConfig;
+import com.hazelcast.config.MaxSizePolicy;
+import com.hazelcast.config.NetworkConfig;
+import com.hazelcast.core.HazelcastInstance;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.spi.VertxMetricsFactory;
+import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
+import java.io.FileNotFoundException;
+import java.io.File;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Starts the clustered Vert.x of a node started with {@code --cluster}: a
+ * {@link HazelcastClusterManager} over the Hazelcast configuration of the top-level
+ * {@code cluster.xml} (carried by the jar), with the node's {@link ClusterSettings} applied on
+ * top: cluster name, TCP-IP member list, member port (auto-increment) and the interface to bind
+ * and advertise. The event bus listens on the same interface, on an ephemeral port.
+ *
+ * <p>An operator who needs another join mechanism (Kubernetes discovery, say) points the
+ * {@value #CONFIG_PROPERTY} system property at their own file (a path, or {@code classpath:name});
+ * when that file enables a join other than TCP-IP, the member list is left as the file has it.
+ *
+ * <p>Stateless; called once per node start, off the event loops.
+ */
+public final class ClusterBootstrap {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ClusterBootstrap.class);
+
+  /** The system property Vert.x's Hazelcast manager reads too: a file path or {@code classpath:NAME}. */
+  public static final String CONFIG_PROPERTY = "vertx.hazelcast.config";
+  /** The jar's Hazelcast configuration, the repository's top-level {@code cluster.xml}. */
+  public static final String CONFIG_RESOURCE = "cluster.xml";
+  /** Session bindings ({@link HazelcastSessionAffinity}). */
+  public static final String SESSIONS_MAP = "kvselect.sessions";
+  /** Pending selections ({@link HazelcastPendingStore}). */
+  public static final String PENDING_MAP = "kvselect.pending";
+
+  private ClusterBootstrap() {}
+
+  /** A clustered Vert.x, its Hazelcast member and the view {@code /cluster} serves. */
+  public record Clustered(Vertx vertx, HazelcastInstance hazelcast, ClusterView view) {}
+
+  /**
+   * The Hazelcast configuration of a node: {@code cluster.xml} (or the {@value #CONFIG_PROPERTY}
+   * file) with {@code s} applied, and the pending-selection map capped at {@code pendingMaxEntries}
+   * entries per member.
+   */
+  public static Config config(ClusterSettings s, int pendingMaxEntries) {
+    Config c = load();
+    c.setClusterName(s.name());
+    c.setProperty("hazelcast.phone.home.enabled", "false");
+    NetworkConfig n = c.getNetworkConfig();
+    n.setPort(s.port()).setPortAutoIncrement(true);
+    n.getInterfaces().setEnabled(true).clear().addInterface(s.host());
+    JoinConfig join = n.getJoin();
+    boolean otherJoin = join.getKubernetesConfig().isEnabled() || join.getDiscoveryConfig().isEnabled()
+        || join.getAwsConfig().isEnabled() || join.getGcpConfig().isEnabled() || join.getAzureConfig().isEnabled()
+        || join.getEurekaConfig().isEnabled();
+    if (!otherJoin) {
+      join.getMulticastConfig().setEnabled(false);
+      join.getAutoDetectionConfig().setEnabled(false);
+      join.getTcpIpConfig().setEnabled(true).clear().setMembers(s.members());
+    }
+    MapConfig pending = c.getMapConfig(PENDING_MAP);
+    pending.setEvictionConfig(new EvictionConfig().setEvictionPolicy(EvictionPolicy.LRU)
+        .setMaxSizePolicy(MaxSizePolicy.PER_NODE).setSize(pendingMaxEntries));
+    return c;
+  }
+
+  private static Config load() {
+    String override = System.getProperty(CONFIG_PROPERTY);
+    ClassLoader cl = ClusterBootstrap.class.getClassLoader();
+    if (override == null || override.isBlank()) {
+      return Config.loadFromClasspath(cl, CONFIG_RESOURCE);
+    }
+    if (override.startsWith("classpath:")) {
+      return Config.loadFromClasspath(cl, override.substring("classpath:".length()));
+    }
+    try {
+      return Config.loadFromFile(new File(override));
+    } catch (FileNotFoundException e) {
+      throw new IllegalArgumentException("-D" + CONFIG_PROPERTY + "=" + override + ": no such file", e);
+    }
+  }
+
+  /**
+   * Builds the clustered Vert.x. Completes once this member has joined a cluster, or formed one
+   * of its own when no listed member answered (the log and {@code /cluster} say which).
+   */
+  public static Future<Clustered> start(VertxOptions options, VertxMetricsFactory metrics, ClusterSettings s,
+      int pendingMaxEntries) {
+    Config config;
+    try {
+      config = config(s, pendingMaxEntries);
+    } catch (RuntimeException e) {
+      return Future.failedFuture(e);
+    }
+    HazelcastClusterManager manager = new HazelcastClusterManager(config);
+    options.getEventBusOptions().setHost(s.host()).setPort(0);
+    LOG.info("cluster: starting clustered as '{}' on {} (member port {} or the next free one), members to try: {}",
+        s.name(), s.host(), s.port(), s.members().isEmpty() ? "none" : String.join(",", s.members()));
+    Promise<Clustered> result = Promise.promise();
+    Vertx.builder().with(options).withMetrics(metrics).withClusterManager(manager).buildClustered()
+        .onComplete(ar -> {
+          if (ar.failed()) {
+            result.fail(ar.cause());
+            return;
+          }
+          HazelcastInstance hz = manager.getHazelcastInstance();
+          ClusterView view = new ClusterView(s, hz, manager.getNodeId());
+          view.logMembership();
+          for (String line : view.startLines()) {
+            LOG.info(line);
+          }
+          result.complete(new Clustered(ar.result(), hz, view));
+        });
+    return result.future();
+  }
+}

@@ -1,0 +1,233 @@
+package io.kvselect.server.cluster;
+
+import io.kvselect.server.config.CliException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * How a node clusters (section {@code cluster} of {@code conf/kvselect.json}, the {@code
+ * --cluster*} flags and the {@code KVSELECT_CLUSTER_*} variables). With {@code enabled} false the
+ * other fields are inert and nothing of Hazelcast starts.
+ *
+ * <p>Invariants: {@code name} is 1..{@value #MAX_NAME} printable characters without spaces;
+ * {@code members} holds {@code host} or {@code host:port} entries (port 1..65535), immutable;
+ * {@code port} is 1..65535; {@code host} is an IPv4 address literal (it is both the interface
+ * Hazelcast binds and the address it advertises).
+ *
+ * @param enabled whether the node starts clustered
+ * @param name the Hazelcast cluster name; nodes with other names never join this cluster
+ * @param members the addresses tried at start-up to find the cluster
+ * @param port the first member port tried (the next free one is taken when it is in use)
+ * @param host the address to bind and advertise
+ */
+public record ClusterSettings(boolean enabled, String name, List<String> members, int port, String host) {
+
+  public static final int MAX_NAME = 128;
+  public static final String NAME_ENV = "KVSELECT_CLUSTER_NAME";
+  public static final String MEMBERS_ENV = "KVSELECT_CLUSTER_MEMBERS";
+  public static final String PORT_ENV = "KVSELECT_CLUSTER_PORT";
+  public static final String HOST_ENV = "KVSELECT_CLUSTER_HOST";
+  /** The variables read, in {@code --help} order. */
+  public static final List<String> ENVIRONMENT = List.of(NAME_ENV, MEMBERS_ENV, PORT_ENV, HOST_ENV);
+
+  private static final Set<String> FIELDS = Set.of("enabled", "name", "members", "port", "host");
+  private static final Pattern IPV4 =
+      Pattern.compile("(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}");
+  private static final Pattern HOST_NAME = Pattern.compile("[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?");
+
+  public ClusterSettings {
+    members = List.copyOf(members);
+  }
+
+  /** The settings as the {@code cluster} section of the config file. */
+  public Map<String, Object> json() {
+    Map<String, Object> m = new java.util.LinkedHashMap<>();
+    m.put("enabled", enabled);
+    m.put("name", name);
+    m.put("members", members);
+    m.put("port", port);
+    m.put("host", host);
+    return m;
+  }
+
+  /**
+   * The mutable accumulator behind the layers of {@code NodeSettings.parse}: the file section,
+   * the environment, then the flags, each value checked as it is applied and labelled with its
+   * source. Confined to the parsing thread.
+   */
+  public static final class Draft {
+    private boolean enabled;
+    private String name;
+    private List<String> members = List.of();
+    private int port;
+    private String host;
+    /** The first environment variable or flag that set a cluster value, for the "needs --cluster" check. */
+    private String setOutsideFile;
+
+    /** Applies the {@code cluster} section of a config document, if present. */
+    public void applyJson(Map<String, Object> root) {
+      Object section = root.get("cluster");
+      if (section == null) {
+        return;
+      }
+      if (!(section instanceof Map<?, ?> s)) {
+        throw new CliException("config field cluster must be an object");
+      }
+      for (Object key : s.keySet()) {
+        if (!FIELDS.contains(key)) {
+          throw new CliException("config field cluster." + key + " is not a known setting");
+        }
+      }
+      if (s.containsKey("enabled")) {
+        if (!(s.get("enabled") instanceof Boolean b)) {
+          throw new CliException("config field cluster.enabled must be true or false");
+        }
+        enabled = b;
+      }
+      if (s.containsKey("name")) {
+        name = name("config field cluster.name", s.get("name"));
+      }
+      if (s.containsKey("members")) {
+        members = members("config field cluster.members", strings("config field cluster.members", s.get("members")));
+      }
+      if (s.containsKey("port")) {
+        port = port("config field cluster.port", s.get("port"));
+      }
+      if (s.containsKey("host")) {
+        host = host("config field cluster.host", s.get("host"));
+      }
+    }
+
+    /** Applies the {@code KVSELECT_CLUSTER_*} variables that are set and not blank. */
+    public void applyEnv(Map<String, String> env) {
+      String v = env.get(NAME_ENV);
+      if (v != null && !v.isBlank()) {
+        name = name(NAME_ENV, v.strip());
+        outside(NAME_ENV);
+      }
+      v = env.get(MEMBERS_ENV);
+      if (v != null && !v.isBlank()) {
+        members = members(MEMBERS_ENV, List.of(v.split(",", -1)));
+        outside(MEMBERS_ENV);
+      }
+      v = env.get(PORT_ENV);
+      if (v != null && !v.isBlank()) {
+        try {
+          port = port(PORT_ENV, Long.parseLong(v.strip()));
+        } catch (NumberFormatException e) {
+          throw new CliException(PORT_ENV + " must be an integer port, got '" + v + "'");
+        }
+        outside(PORT_ENV);
+      }
+      v = env.get(HOST_ENV);
+      if (v != null && !v.isBlank()) {
+        host = host(HOST_ENV, v.strip());
+        outside(HOST_ENV);
+      }
+    }
+
+    /** Applies the flags that were given (null when absent). */
+    public void applyFlags(Boolean cluster, String name, List<String> members, Integer port, String host) {
+      if (cluster != null) {
+        enabled = cluster;
+      }
+      if (name != null) {
+        this.name = name("--cluster-name", name);
+        outside("--cluster-name");
+      }
+      if (members != null) {
+        this.members = members("--cluster-members", members);
+        outside("--cluster-members");
+      }
+      if (port != null) {
+        this.port = port("--cluster-port", (long) port);
+        outside("--cluster-port");
+      }
+      if (host != null) {
+        this.host = host("--cluster-host", host);
+        outside("--cluster-host");
+      }
+    }
+
+    /** A cluster flag or variable without clustering is almost surely a mistake. */
+    public void validate() {
+      if (!enabled && setOutsideFile != null) {
+        throw new CliException(setOutsideFile + " requires --cluster (or cluster.enabled: true in the config file)");
+      }
+    }
+
+    public ClusterSettings build() {
+      return new ClusterSettings(enabled, name, members, port, host);
+    }
+
+    private void outside(String label) {
+      if (setOutsideFile == null) {
+        setOutsideFile = label;
+      }
+    }
+  }
+
+  static String name(String label, Object v) {
+    if (!(v instanceof String s) || s.isEmpty() || s.length() > MAX_NAME
+        || !s.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
+      throw new CliException(label + " must be 1.." + MAX_NAME
+          + " printable ASCII characters without spaces, got " + quoted(v));
+    }
+    return s;
+  }
+
+  static int port(String label, Object v) {
+    if (!(v instanceof Integer || v instanceof Long || v instanceof Short)) {
+      throw new CliException(label + " must be an integer port, got " + quoted(v));
+    }
+    long p = ((Number) v).longValue();
+    if (p < 1 || p > 65535) {
+      throw new CliException(label + " must be between 1 and 65535, got " + p);
+    }
+    return (int) p;
+  }
+
+  static String host(String label, Object v) {
+    if (!(v instanceof String s) || !IPV4.matcher(s.strip()).matches()) {
+      throw new CliException(label + " must be an IPv4 address of this machine (the interface to bind and"
+          + " advertise), got " + quoted(v));
+    }
+    return s.strip();
+  }
+
+  /** Member entries {@code host} or {@code host:port}; an empty list means "start a new cluster". */
+  static List<String> members(String label, List<String> raw) {
+    List<String> out = new ArrayList<>(raw.size());
+    for (String entry : raw) {
+      String e = entry == null ? "" : entry.strip();
+      int colon = e.lastIndexOf(':');
+      String h = colon < 0 ? e : e.substring(0, colon);
+      boolean ok = !h.isEmpty() && (IPV4.matcher(h).matches() || HOST_NAME.matcher(h).matches());
+      if (ok && colon >= 0) {
+        String p = e.substring(colon + 1);
+        ok = p.matches("[0-9]{1,5}") && Integer.parseInt(p) >= 1 && Integer.parseInt(p) <= 65535;
+      }
+      if (!ok) {
+        throw new CliException(label + " entry '" + entry + "' is not host or host:port (port 1..65535)");
+      }
+      out.add(e);
+    }
+    return List.copyOf(out);
+  }
+
+  private static List<String> strings(String label, Object v) {
+    if (v instanceof List<?> list && list.stream().allMatch(o -> o instanceof String)) {
+      List<String> out = new ArrayList<>();
+      list.forEach(o -> out.add((String) o));
+      return out;
+    }
+    throw new CliException(label + " must be an array of strings");
+  }
+
+  private static String quoted(Object v) {
+    return v instanceof String s ? "'" + s + "'" : String.valueOf(v);
+  }
+}

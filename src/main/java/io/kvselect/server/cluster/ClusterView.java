@@ -1,0 +1,156 @@
+package io.kvselect.server.cluster;
+
+import com.hazelcast.cluster.Member;
+import com.hazelcast.cluster.MembershipEvent;
+import com.hazelcast.cluster.MembershipListener;
+import com.hazelcast.core.HazelcastInstance;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What {@code GET /cluster} and the {@code cluster} field of {@code /ready} report: whether the
+ * node is clustered, the cluster's name, this node's id and the members with their addresses, and
+ * a {@code state}:
+ * <ul>
+ *   <li>{@code standalone}: started without {@code --cluster};
+ *   <li>{@code joined}: this member sees at least one other member;
+ *   <li>{@code alone}: a cluster of one (no listed member answered, or every other member left);
+ *   <li>{@code down}: the Hazelcast member is no longer running (the node is stopping).
+ * </ul>
+ *
+ * <p>Threading: immutable apart from the Hazelcast instance, whose member list is read locally
+ * (no remote call), so every method is safe on an event loop.
+ */
+public final class ClusterView {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ClusterView.class);
+
+  private static final ClusterView STANDALONE = new ClusterView(null, null, null);
+
+  private final ClusterSettings settings;
+  private final HazelcastInstance hazelcast;
+  private final String nodeId;
+
+  ClusterView(ClusterSettings settings, HazelcastInstance hazelcast, String nodeId) {
+    this.settings = settings;
+    this.hazelcast = hazelcast;
+    this.nodeId = nodeId;
+  }
+
+  /** The view of a node started without {@code --cluster}. */
+  public static ClusterView standalone() {
+    return STANDALONE;
+  }
+
+  public boolean enabled() {
+    return hazelcast != null;
+  }
+
+  /** {@code standalone}, {@code joined}, {@code alone} or {@code down}. */
+  public String state() {
+    if (hazelcast == null) {
+      return "standalone";
+    }
+    if (!hazelcast.getLifecycleService().isRunning()) {
+      return "down";
+    }
+    return hazelcast.getCluster().getMembers().size() > 1 ? "joined" : "alone";
+  }
+
+  /** This member's address as the others reach it ({@code host:port}), or null when standalone. */
+  public String address() {
+    if (hazelcast == null || !hazelcast.getLifecycleService().isRunning()) {
+      return null;
+    }
+    return address(hazelcast.getCluster().getLocalMember());
+  }
+
+  /** The body of {@code GET /cluster}. */
+  public Map<String, Object> json() {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("enabled", enabled());
+    String state = state();
+    m.put("state", state);
+    if (hazelcast == null) {
+      return m;
+    }
+    m.put("name", settings.name());
+    m.put("node_id", nodeId);
+    m.put("address", address());
+    m.put("listed_members", settings.members());
+    List<Map<String, Object>> members = new ArrayList<>();
+    if (!"down".equals(state)) {
+      for (Member member : hazelcast.getCluster().getMembers()) {
+        Map<String, Object> row = new LinkedHashMap<>();
+        row.put("id", member.getUuid().toString());
+        row.put("address", address(member));
+        row.put("local", member.localMember());
+        members.add(row);
+      }
+    }
+    m.put("members", members);
+    if ("alone".equals(state)) {
+      m.put("note", aloneNote());
+    }
+    return m;
+  }
+
+  /** The {@code cluster} field of {@code /ready}: enabled, state and member count. */
+  public Map<String, Object> readyJson() {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("enabled", enabled());
+    String state = state();
+    m.put("state", state);
+    if (hazelcast != null) {
+      m.put("name", settings.name());
+      m.put("members", "down".equals(state) ? 0 : hazelcast.getCluster().getMembers().size());
+    }
+    return m;
+  }
+
+  /** The start-up lines: clustered, name, members, this member's address; a cluster of one says so. */
+  List<String> startLines() {
+    List<String> lines = new ArrayList<>();
+    Set<Member> members = hazelcast.getCluster().getMembers();
+    lines.add("cluster: clustered as '" + settings.name() + "', this member " + address() + " (node id " + nodeId
+        + "), " + members.size() + (members.size() == 1 ? " member: " : " members: ")
+        + String.join(", ", members.stream().map(ClusterView::address).toList()));
+    if (members.size() == 1) {
+      lines.add("cluster: " + aloneNote());
+    }
+    return lines;
+  }
+
+  /** Logs every later membership change. */
+  void logMembership() {
+    hazelcast.getCluster().addMembershipListener(new MembershipListener() {
+      @Override
+      public void memberAdded(MembershipEvent e) {
+        LOG.info("cluster: member {} joined; {} members", address(e.getMember()), e.getMembers().size());
+      }
+
+      @Override
+      public void memberRemoved(MembershipEvent e) {
+        LOG.warn("cluster: member {} left; {} members{}", address(e.getMember()), e.getMembers().size(),
+            e.getMembers().size() == 1 ? " (this node now runs as a cluster of one)" : "");
+      }
+    });
+  }
+
+  private String aloneNote() {
+    String self = address();
+    List<String> others = settings.members().stream().filter(m -> !m.equals(self)).toList();
+    return others.isEmpty()
+        ? "no other member listed; running as a cluster of one until others join"
+        : "none of the listed members (" + String.join(", ", others) + ") answered; running as a cluster of one";
+  }
+
+  private static String address(Member m) {
+    return m.getAddress().getHost() + ":" + m.getAddress().getPort();
+  }
+}

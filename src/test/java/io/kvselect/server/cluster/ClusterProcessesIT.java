@@ -1,0 +1,178 @@
+package io.kvselect.server.cluster;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Three {@code bin/kvselect --cluster} processes on 127.0.0.1, run from the fat jar that
+ * {@code package} built (integration-test phase; nothing is built here): sessions are bound
+ * through all three, one process is killed with SIGKILL by its PID, and the two survivors must
+ * keep serving and route every session to the worker it was bound to. Every process is stopped
+ * by PID afterwards.
+ */
+class ClusterProcessesIT {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+  private static final Duration START = Duration.ofSeconds(120);
+  private static final int SESSIONS = 30;
+
+  /** A started node: its process, HTTP port and log file. */
+  private record Node(Process process, int port, Path log) {
+    String tail() {
+      try {
+        List<String> lines = Files.readAllLines(log);
+        return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
+      } catch (IOException e) {
+        return "(no log: " + e + ")";
+      }
+    }
+  }
+
+  private final List<Node> nodes = new ArrayList<>();
+
+  @AfterEach
+  void stopEveryProcess() throws Exception {
+    for (Node n : nodes) {
+      ProcessHandle.of(n.process().pid()).ifPresent(ProcessHandle::destroy);
+    }
+    for (Node n : nodes) {
+      if (!n.process().waitFor(20, TimeUnit.SECONDS)) {
+        ProcessHandle.of(n.process().pid()).ifPresent(ProcessHandle::destroyForcibly);
+        n.process().waitFor(10, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  @Test
+  void survivorsOfASigkilledNodeKeepServingAndKeepEveryBinding() throws Exception {
+    Path jar = fatJar();
+    String name = "kvs-test-" + UUID.randomUUID();
+    int base = ClusterHarness.freePortRange(3);
+    String members = "127.0.0.1:" + base + ",127.0.0.1:" + (base + 1) + ",127.0.0.1:" + (base + 2);
+    Path logs = Files.createDirectories(Path.of("target", "cluster-it"));
+    for (int i = 0; i < 3; i++) {
+      int port = ClusterHarness.freePort();
+      Path log = logs.resolve("node" + i + ".log");
+      ProcessBuilder pb = new ProcessBuilder("./bin/kvselect", "--cluster", "--cluster-name", name,
+          "--cluster-members", members, "--cluster-port", Integer.toString(base), "--host", "127.0.0.1",
+          "--port", Integer.toString(port), "--session-affinity-ttl-secs", "600")
+          .redirectErrorStream(true).redirectOutput(log.toFile());
+      pb.environment().keySet().removeIf(k -> k.startsWith("DYN_") || k.startsWith("KVSELECT_"));
+      pb.environment().put("KVSELECT_JAR", jar.toString());
+      pb.environment().put("DYN_ROUTER_USE_KV_EVENTS", "false");
+      // tests only: no 5 s pause before joining; a small heap for three JVMs on one machine
+      pb.environment().put("KVSELECT_JAVA_OPTS", "-Xmx384m -Dhazelcast.wait.seconds.before.join=0");
+      nodes.add(new Node(pb.start(), port, log));
+    }
+    for (Node n : nodes) {
+      await("node on " + n.port()).atMost(START).pollInterval(Duration.ofMillis(300)).until(() -> {
+        assertTrue(n.process().isAlive(), "exited:\n" + n.tail());
+        JsonNode c = getOrNull(n, "/cluster");
+        return c != null && c.path("members").size() == 3;
+      });
+    }
+    for (Node n : nodes) {
+      for (int w = 1; w <= 3; w++) {
+        Reply r = call(n, "POST", "/workers", Map.of("worker_id", w, "endpoint", "http://worker-" + w + ":8000",
+            "block_size", 16));
+        assertEquals(201, r.status(), r.toString());
+      }
+    }
+    Map<String, Long> bound = new LinkedHashMap<>();
+    for (int s = 0; s < SESSIONS; s++) {
+      Reply r = call(nodes.get(s % 3), "POST", "/select_and_reserve", Map.of("session_id", "conv-" + s,
+          "token_ids", ClusterSharedStateTest.tokens(s, 32)));
+      assertEquals(200, r.status(), r.toString());
+      bound.put("conv-" + s, r.body().path("worker_id").asLong());
+    }
+    for (var e : bound.entrySet()) {
+      for (Node n : nodes) {
+        Reply r = call(n, "POST", "/select", Map.of("session_id", e.getKey(), "token_ids",
+            ClusterSharedStateTest.tokens(1000, 32)));
+        assertEquals(e.getValue(), r.body().path("worker_id").asLong(), e.getKey() + " via " + n.port() + ": " + r);
+      }
+    }
+
+    Node killed = nodes.get(2);
+    ProcessHandle.of(killed.process().pid()).orElseThrow().destroyForcibly();
+    assertTrue(killed.process().waitFor(30, TimeUnit.SECONDS), "SIGKILL did not end " + killed.process().pid());
+    List<Node> survivors = nodes.subList(0, 2);
+    for (Node n : survivors) {
+      await("survivor " + n.port() + " sees 2 members").atMost(Duration.ofSeconds(90))
+          .pollInterval(Duration.ofMillis(500)).until(() -> {
+            JsonNode c = getOrNull(n, "/cluster");
+            return c != null && c.path("members").size() == 2;
+          });
+      assertEquals(200, call(n, "GET", "/health", null).status());
+    }
+    for (var e : bound.entrySet()) {
+      for (Node n : survivors) {
+        Reply r = call(n, "POST", "/select_and_reserve", Map.of("session_id", e.getKey(), "token_ids",
+            ClusterSharedStateTest.tokens(2000, 32)));
+        assertEquals(200, r.status(), e.getKey() + " via " + n.port() + ": " + r + "\n" + n.tail());
+        assertEquals(e.getValue(), r.body().path("worker_id").asLong(), e.getKey() + " via " + n.port() + ": " + r);
+      }
+    }
+    Reply fresh = call(survivors.get(0), "POST", "/select_and_reserve", Map.of("session_id", "after-kill",
+        "token_ids", ClusterSharedStateTest.tokens(3000, 32)));
+    assertEquals(200, fresh.status(), fresh.toString());
+    Reply same = call(survivors.get(1), "POST", "/select", Map.of("session_id", "after-kill",
+        "token_ids", ClusterSharedStateTest.tokens(3001, 32)));
+    assertEquals(fresh.body().path("worker_id").asLong(), same.body().path("worker_id").asLong());
+  }
+
+  private record Reply(int status, JsonNode body) {}
+
+  private static Reply call(Node n, String method, String path, Object body) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + n.port() + path))
+        .timeout(Duration.ofSeconds(30));
+    if (body == null) {
+      b.method(method, HttpRequest.BodyPublishers.noBody());
+    } else {
+      b.header("content-type", "application/json")
+          .method(method, HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
+    }
+    HttpResponse<String> r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    return new Reply(r.statusCode(), r.body().isEmpty() ? null : JSON.readTree(r.body()));
+  }
+
+  private static JsonNode getOrNull(Node n, String path) {
+    try {
+      Reply r = call(n, "GET", path, null);
+      return r.status() == 200 ? r.body() : null;
+    } catch (Exception notYet) {
+      return null;
+    }
+  }
+
+  private static Path fatJar() throws IOException {
+    List<Path> jars = new ArrayList<>();
+    try (DirectoryStream<Path> ds = Files.newDirectoryStream(Path.of("target"), "kvselect-*-fat.jar")) {
+      ds.forEach(p -> jars.add(p.toAbsolutePath()));
+    }
+    assertEquals(1, jars.size(), "expected exactly one target/kvselect-*-fat.jar (integration-test phase): " + jars);
+    return jars.get(0);
+  }
+}

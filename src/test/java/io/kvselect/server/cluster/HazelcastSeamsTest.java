@@ -1,0 +1,258 @@
+package io.kvselect.server.cluster;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.hazelcast.core.Hazelcast;
+import com.hazelcast.core.HazelcastInstance;
+import io.kvselect.core.error.ErrorCode;
+import io.kvselect.core.error.SelectionException;
+import io.kvselect.core.index.WorkerRank;
+import io.kvselect.core.pending.PendingEntry;
+import io.kvselect.testing.MutableClock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Hazelcast session table and pending store against the rules of their local counterparts,
+ * on two real members (loopback, random cluster name) built from the jar's cluster.xml.
+ */
+class HazelcastSeamsTest {
+
+  private static final Duration TTL = Duration.ofSeconds(30);
+  private static final WorkerRank W1 = new WorkerRank(1, 0);
+  private static final WorkerRank W2 = new WorkerRank(2, 1);
+  private static final Executor DIRECT = Runnable::run;
+
+  /** Key and value shapes like the service's (a record holding a record, arrays, boxes, nulls). */
+  record Key(Part partition, String selectionId) {}
+
+  record Part(String model, String group) {}
+
+  record Value(WorkerRank rank, long[] hashes, long[] none, Long maybe, boolean flag, String session) {}
+
+  private static HazelcastInstance one;
+  private static HazelcastInstance two;
+
+  @BeforeAll
+  static void members() throws Exception {
+    System.setProperty("hazelcast.wait.seconds.before.join", "0");
+    int base = ClusterHarness.freePortRange(2);
+    ClusterSettings s = new ClusterSettings(true, "kvs-test-" + UUID.randomUUID(),
+        List.of("127.0.0.1:" + base, "127.0.0.1:" + (base + 1)), base, "127.0.0.1");
+    one = Hazelcast.newHazelcastInstance(ClusterBootstrap.config(s, 1000));
+    two = Hazelcast.newHazelcastInstance(ClusterBootstrap.config(s, 1000));
+    await().atMost(Duration.ofSeconds(60)).until(() -> one.getCluster().getMembers().size() == 2);
+  }
+
+  @AfterAll
+  static void stop() {
+    if (two != null) {
+      two.shutdown();
+    }
+    if (one != null) {
+      one.shutdown();
+    }
+  }
+
+  private static <T> T get(CompletionStage<T> stage) throws Exception {
+    return stage.toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  private static SelectionException failure(CompletionStage<?> stage) {
+    ExecutionException e = assertThrows(ExecutionException.class, () -> get(stage));
+    return (SelectionException) SelectionException.unwrap(e);
+  }
+
+  private static String partition() {
+    return "p-" + UUID.randomUUID();
+  }
+
+  private static HazelcastSessionAffinity sessions(HazelcastInstance hz, MutableClock clock, int max) {
+    return new HazelcastSessionAffinity(hz, clock, TTL, max, DIRECT, DIRECT);
+  }
+
+  @Test
+  void compareAndBindHasOneWinnerWhicheverMemberAsks() throws Exception {
+    MutableClock clock = new MutableClock();
+    String p = partition();
+    HazelcastSessionAffinity a = sessions(one, clock, 100);
+    HazelcastSessionAffinity b = sessions(two, clock, 100);
+    assertEquals(W1, get(a.bindAndLease(p, "s", null, W1, "l1")));
+    assertEquals(W1, get(b.bindAndLease(p, "s", null, W2, "l2")), "the loser learns the winner");
+    assertEquals(Optional.of(W1), get(b.lookup(p, "s")));
+    assertEquals(W2, get(b.bindAndLease(p, "s", W1, W2, "l3")), "expecting the current binding moves it");
+    assertEquals(Optional.of(W2), get(a.lookup(p, "s")));
+    assertEquals(Optional.empty(), get(a.lookup(p + "x", "s")), "partitions are separate tables");
+  }
+
+  @Test
+  void idleTtlRunsFromTheLastReleaseAndSweepRemovesExpiredBindings() throws Exception {
+    MutableClock clock = new MutableClock();
+    String p = partition();
+    HazelcastSessionAffinity a = sessions(one, clock, 100);
+    get(a.bindAndLease(p, "s", null, W1, "l1"));
+    get(a.bindAndLease(p, "s", null, W1, "l2"));
+    clock.advance(TTL.multipliedBy(5));
+    assertEquals(0, get(a.sweep()), "a leased binding never expires");
+    get(a.releaseLease(p, "s", "l1"));
+    clock.advance(TTL.multipliedBy(5));
+    assertEquals(Optional.of(W1), get(a.lookup(p, "s")), "l2 still holds it");
+    get(a.releaseLease(p, "s", "l2"));
+    clock.advance(TTL.minusMillis(1));
+    assertEquals(Optional.of(W1), get(a.lookup(p, "s")));
+    clock.advance(Duration.ofMillis(1));
+    assertEquals(Optional.empty(), get(a.lookup(p, "s")), "expired reads as absent");
+    assertEquals(W2, get(a.bindAndLease(p, "s", null, W2, "l3")), "a new booking replaces an expired binding");
+    get(a.releaseLease(p, "s", "l3"));
+    clock.advance(TTL);
+    assertTrue(get(a.sweep()) >= 1);
+    assertEquals(Optional.empty(), get(sessions(two, clock, 100).lookup(p, "s")));
+  }
+
+  @Test
+  void removeWorkerDropsItsBindingsOnEveryMember() throws Exception {
+    MutableClock clock = new MutableClock();
+    String p = partition();
+    HazelcastSessionAffinity a = sessions(one, clock, 100);
+    get(a.bindAndLease(p, "x", null, new WorkerRank(77, 0), "l1"));
+    get(a.bindAndLease(p, "y", null, new WorkerRank(77, 1), "l2"));
+    get(a.bindAndLease(p, "z", null, W1, "l3"));
+    get(sessions(two, clock, 100).removeWorker(77));
+    assertEquals(Optional.empty(), get(a.lookup(p, "x")));
+    assertEquals(Optional.empty(), get(a.lookup(p, "y")));
+    assertEquals(Optional.of(W1), get(a.lookup(p, "z")));
+  }
+
+  @Test
+  void aFullTableRefusesNewSessionsWith503ButKeepsServingBoundOnes() throws Exception {
+    MutableClock clock = new MutableClock();
+    String p = partition();
+    HazelcastSessionAffinity a = sessions(one, clock, 2);
+    get(a.bindAndLease(p, "s1", null, W1, "l1"));
+    get(sessions(two, clock, 2).bindAndLease(p, "s2", null, W1, "l2"));
+    get(a.sweep());
+    assertEquals(2, a.counts().get(p), "the sweep counts bindings made on every member");
+    SelectionException full = failure(a.bindAndLease(p, "s3", null, W2, "l3"));
+    assertEquals(ErrorCode.NOT_READY, full.code());
+    assertEquals(W1, get(a.bindAndLease(p, "s1", W1, W1, "l4")), "a bound session still books");
+    assertEquals(Optional.empty(), get(a.lookup(p, "s3")), "the refused booking changed nothing");
+  }
+
+  @Test
+  void invalidSessionIdsAreRefusedWith400() throws Exception {
+    HazelcastSessionAffinity a = sessions(one, new MutableClock(), 10);
+    assertEquals(ErrorCode.BAD_REQUEST, failure(a.lookup("p", "")).code());
+    assertEquals(ErrorCode.BAD_REQUEST, failure(a.bindAndLease("p", "x".repeat(300), null, W1, "l")).code());
+  }
+
+  private static HazelcastPendingStore<Key, Value> pending(HazelcastInstance hz, MutableClock clock, Duration ttl,
+      long maxBytes) {
+    return new HazelcastPendingStore<>(hz, clock, ttl, maxBytes, DIRECT);
+  }
+
+  private static Key key() {
+    return new Key(new Part("m", "g"), "sel-" + UUID.randomUUID());
+  }
+
+  private static Value value(String session) {
+    return new Value(W2, new long[] {1, -2, Long.MAX_VALUE}, null, null, true, session);
+  }
+
+  @Test
+  void aValuePutOnOneMemberIsConsumedOnceOnTheOther() throws Exception {
+    MutableClock clock = new MutableClock();
+    HazelcastPendingStore<Key, Value> a = pending(one, clock, TTL, 1 << 20);
+    HazelcastPendingStore<Key, Value> b = pending(two, clock, TTL, 1 << 20);
+    Key k = key();
+    long gen = get(a.put(k, value("s"), 100));
+    PendingEntry<Value> e = get(b.peek(k));
+    assertEquals(gen, e.generation());
+    assertEquals(W2, e.value().rank());
+    assertArrayEquals(new long[] {1, -2, Long.MAX_VALUE}, e.value().hashes());
+    assertNull(e.value().none());
+    assertNull(e.value().maybe());
+    assertEquals("s", e.value().session());
+    assertTrue(get(b.removeIfGeneration(k, gen)));
+    assertFalse(get(b.removeIfGeneration(k, gen)), "consumed once");
+    assertNull(get(a.peek(k)));
+  }
+
+  @Test
+  void aNewerPutSurvivesALateConsumeOfTheOlderOne() throws Exception {
+    MutableClock clock = new MutableClock();
+    HazelcastPendingStore<Key, Value> a = pending(one, clock, TTL, 1 << 20);
+    Key k = key();
+    long old = get(a.put(k, value("old"), 10));
+    long fresh = get(a.put(k, value("new"), 10));
+    assertFalse(get(a.removeIfGeneration(k, old)));
+    assertEquals("new", get(a.peek(k)).value().session());
+    assertEquals(fresh, get(a.peek(k)).generation());
+    get(a.remove(k));
+    assertNull(get(a.peek(k)));
+  }
+
+  @Test
+  void anEntryLargerThanTheByteBudgetIsNotStoredAndDropsTheOneItReplaces() throws Exception {
+    MutableClock clock = new MutableClock();
+    HazelcastPendingStore<Key, Value> a = pending(one, clock, TTL, 100);
+    Key k = key();
+    get(a.put(k, value("small"), 50));
+    get(a.put(k, value("huge"), 101));
+    assertNull(get(a.peek(k)));
+  }
+
+  @Test
+  void entriesExpireWithTheirTtl() throws Exception {
+    MutableClock clock = new MutableClock();
+    HazelcastPendingStore<Key, Value> a = pending(one, clock, Duration.ofSeconds(1), 1 << 20);
+    Key k = key();
+    get(a.put(k, value("s"), 10));
+    assertTrue(get(a.peek(k)) != null);
+    await().atMost(Duration.ofSeconds(30)).until(() -> get(a.peek(k)) == null);
+  }
+
+  @Test
+  void aPeekClaimsTheEntryForItsMemberUntilTheClaimLapses() throws Exception {
+    MutableClock clock = new MutableClock();
+    HazelcastPendingStore<Key, Value> a = pending(one, clock, TTL, 1 << 20);
+    HazelcastPendingStore<Key, Value> b = pending(two, clock, TTL, 1 << 20);
+    Key k = key();
+    long gen = get(a.put(k, value("s"), 10));
+    assertEquals(gen, get(a.peek(k)).generation());
+    assertEquals(gen, get(a.peek(k)).generation(), "the claiming member may peek again (a retry)");
+    SelectionException busy = failure(b.peek(k));
+    assertEquals(ErrorCode.CONFLICT, busy.code());
+    assertTrue(busy.getMessage().contains(k.selectionId()), busy.getMessage());
+    clock.advance(Duration.ofMillis(HazelcastPendingStore.CLAIM_MILLIS));
+    assertEquals(gen, get(b.peek(k)).generation(), "a lapsed claim passes to the next member");
+    assertTrue(get(b.removeIfGeneration(k, gen)));
+  }
+
+  @Test
+  void theCodecRefusesClassesOutsideKvselect() {
+    byte[] good = RecordCodec.encode(new Part("m", "g"));
+    assertEquals(new Part("m", "g"), RecordCodec.decode(good));
+    byte[] forged = RecordCodec.encode(new Part("m", "g"));
+    String name = Part.class.getName();
+    String evil = "java.lang.Runtime" + "x".repeat(name.length() - "java.lang.Runtime".length());
+    byte[] nameBytes = evil.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    System.arraycopy(nameBytes, 0, forged, 3, nameBytes.length);
+    assertThrows(java.io.UncheckedIOException.class, () -> RecordCodec.decode(forged));
+    assertThrows(IllegalArgumentException.class, () -> RecordCodec.encode(new Object()));
+  }
+}
