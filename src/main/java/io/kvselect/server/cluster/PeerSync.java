@@ -150,6 +150,16 @@ public final class PeerSync {
     this.catalogSync = new EventBusCatalogSync(stream);
   }
 
+  /** Over the cluster manager of a clustered {@code vertx}. */
+  public PeerSync(Vertx vertx, PeerSyncOptions options) {
+    this(vertx, ((io.vertx.core.internal.VertxInternal) vertx).clusterManager(), options);
+  }
+
+  /** Options for a node with {@code settings}: the reconciliation interval and what derives from it. */
+  public static PeerSyncOptions options(ClusterSettings settings) {
+    return PeerSyncOptions.withInterval(java.time.Duration.ofSeconds(settings.reconcileIntervalSecs()));
+  }
+
   /** The load seam to pass to {@code SelectionServiceBuilder.loadSync}. */
   public LoadSync loadSync() {
     return loadSync;

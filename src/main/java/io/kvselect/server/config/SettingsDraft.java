@@ -257,6 +257,7 @@ final class SettingsDraft {
     router = router.withTracking(
         c.routerTrackingHash, c.routerTrackingKeyFile, c.routerTrackingKeyId);
     cluster.applyFlags(c.cluster, c.clusterName, c.clusterMembers, c.clusterPort, c.clusterHost);
+    cluster.applyReconcileFlag(c.clusterReconcileSecs);
   }
 
   /** Cross-field checks on the merged layers. */

@@ -1,10 +1,6 @@
 package io.kvselect.server.cluster;
 
 import com.hazelcast.config.Config;
-import com.hazelcast.config.JoinConfig;
-import com.hazelcast.config.MapConfig;
-import com.hazelcast.config.MultiMapConfig;
-import com.hazelcast.config.NetworkConfig;
 import io.kvselect.core.config.RouterConfig;
 import io.kvselect.core.config.RouterConfigLoader;
 import io.kvselect.core.queue.QueueConfig;
@@ -27,7 +23,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One clustered node for the sync tests: a clustered Vert.x with the Hazelcast manager configured
- * as {@code cluster.xml} does (TCP-IP join on loopback, multicast and auto-detection off,
+ * from {@code cluster.xml} (TCP-IP join on loopback, multicast and auto-detection off,
  * phone-home off) under a random cluster name and port range, a selection service wired to a
  * {@link PeerSync}, and optionally the node's main verticle (HTTP, KV-event ingestion). Owned by
  * the test thread.
@@ -64,28 +60,14 @@ final class SyncTestNode implements AutoCloseable {
     this.main = main;
   }
 
+  /** The node's Hazelcast configuration: {@code cluster.xml} with the test cluster's settings applied. */
   static Config hazelcast(Cluster c) {
-    Config cfg = new Config();
-    cfg.setClusterName(c.name());
-    cfg.setProperty("hazelcast.phone.home.enabled", "false");
-    cfg.setProperty("hazelcast.socket.bind.any", "false");
-    cfg.setProperty("hazelcast.logging.type", "jdk");
-    cfg.setProperty("hazelcast.wait.seconds.before.join", "0");
-    NetworkConfig net = cfg.getNetworkConfig();
-    net.setPort(c.basePort()).setPortAutoIncrement(true).setPortCount(10);
-    JoinConfig join = net.getJoin();
-    join.getMulticastConfig().setEnabled(false);
-    join.getAutoDetectionConfig().setEnabled(false);
     List<String> members = new ArrayList<>();
     for (int i = 0; i < 5; i++) {
       members.add("127.0.0.1:" + (c.basePort() + i));
     }
-    join.getTcpIpConfig().setEnabled(true).setMembers(members);
-    net.getInterfaces().setEnabled(true).addInterface("127.0.0.1");
-    cfg.addMultiMapConfig(new MultiMapConfig("__vertx.subs").setBackupCount(1)
-        .setValueCollectionType(MultiMapConfig.ValueCollectionType.SET));
-    cfg.addMapConfig(new MapConfig("__vertx.haInfo").setBackupCount(1));
-    cfg.addMapConfig(new MapConfig("__vertx.nodeInfo").setBackupCount(1));
+    Config cfg = ClusterBootstrap.config(new ClusterSettings(true, c.name(), members, c.basePort(), "127.0.0.1"), 4096);
+    cfg.setProperty("hazelcast.wait.seconds.before.join", "0");
     return cfg;
   }
 
