@@ -144,6 +144,12 @@ class PeerSyncServiceTest {
     return h;
   }
 
+  /** The parked request's selection; it is served synchronously by the step that freed capacity. */
+  private static Selection served(CompletionStage<Selection> parked) {
+    assertTrue(parked.toCompletableFuture().isDone(), "the parked request was not served");
+    return join(parked);
+  }
+
   @Test
   void aRemoteFreeServesAParkedRequestLikeALocalOne() {
     SelectionService b = queueingNode(fb);
@@ -153,7 +159,7 @@ class PeerSyncServiceTest {
     assertEquals(1, b.inspection().loads(null, null).get(0).pendingCount());
 
     assertTrue(b.applyPeerLoad(PEER, new LoadEvent.Freed(P, "remote")));
-    Selection s = join(parked);
+    Selection s = served(parked);
     assertEquals(1, s.workerId());
     assertEquals(0, b.inspection().loads(null, null).get(0).pendingCount());
     assertEquals(List.of("local"), fb.loadEvents.stream().map(LoadEvent::requestId).toList(),
@@ -167,7 +173,7 @@ class PeerSyncServiceTest {
     CompletionStage<Selection> parked = b.select(ServiceFixture.req("local", new int[32]), true);
     assertFalse(parked.toCompletableFuture().isDone());
     assertTrue(b.applyPeerLoad(PEER, new LoadEvent.PrefillCompleted(P, "remote")));
-    assertEquals(1, join(parked).workerId());
+    assertEquals(1, served(parked).workerId());
   }
 
   @Test
@@ -224,7 +230,7 @@ class PeerSyncServiceTest {
     CompletionStage<Selection> parked = b.select(ServiceFixture.req("local", new int[32]), true);
     assertFalse(parked.toCompletableFuture().isDone());
     b.reconcile(PEER, new LoadDigest(List.of()));
-    assertEquals(1, join(parked).workerId());
+    assertEquals(1, served(parked).workerId());
   }
 
   @Test
