@@ -8,7 +8,10 @@ else
   jar="$(ls "$root"/target/kvselect-*-fat.jar 2>/dev/null | head -n 1 || true)"
   if [ -z "$jar" ]; then
     echo "$name: building the jar (first run)..." >&2
-    (cd "$root" && mvn -B -q package -DskipTests) >&2
+    # Maven 3.8 writes colour resets even in batch mode; strip them so a terminal or a log file
+    # shows plain text (pipefail keeps Maven's exit status)
+    (set -o pipefail; cd "$root" && mvn -B -q -Dstyle.color=never package -DskipTests 2>&1 \
+      | sed -e 's/\x1b\[[0-9;]*[A-Za-z]//g') >&2
     jar="$(ls "$root"/target/kvselect-*-fat.jar | head -n 1)"
   fi
 fi

@@ -1,7 +1,10 @@
 package io.kvselect.server;
 
 import io.kvselect.core.service.SelectionService;
+import io.kvselect.server.api.ApiOperations;
 import io.kvselect.server.api.HttpApiVerticle;
+import io.kvselect.server.bus.BusEvents;
+import io.kvselect.server.bus.EventBusApi;
 import io.kvselect.core.config.RouterConfigLoader;
 import io.kvselect.core.index.WorkerRank;
 import io.kvselect.server.events.BatchSink;
@@ -20,7 +23,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The one place where a node is wired: it deploys the HTTP adapter instances over a shared
+ * The one place where a node is wired: it deploys the HTTP adapter instances and the event-bus
+ * API ({@link EventBusApi}, with the {@link BusEvents} publisher) over a shared
  * {@link SelectionService}, subscribes to the engines' KV events (when the index is event-driven),
  * and runs the periodic housekeeping (request expiry, TTL indexes, idle
  * session bindings).
@@ -46,6 +50,9 @@ public final class MainVerticle extends VerticleBase {
   /** The effective configuration served by {@code GET /config}; never modified. */
   private final java.util.Map<String, Object> config;
   private volatile IndexRecovery.Outcome recovery = IndexRecovery.Outcome.disabled();
+  /** Event-bus API instances; -1 means as many as HTTP instances (at least one). */
+  private int busInstances = -1;
+  private BusEvents busEvents;
 
   /** What {@code GET /cluster} and {@code /ready} report about clustering. */
   private final io.kvselect.server.cluster.ClusterView cluster;
@@ -70,9 +77,22 @@ public final class MainVerticle extends VerticleBase {
     this.httpInstances = httpInstances;
   }
 
+  /**
+   * Deploys {@code n} instances of the event-bus API ({@link EventBusApi}) instead of as many as
+   * HTTP instances; call before deployment. An {@code httpInstances} of 0 serves no HTTP at all.
+   */
+  public MainVerticle busInstances(int n) {
+    if (n < 1) {
+      throw new IllegalArgumentException("busInstances must be at least 1, got " + n);
+    }
+    this.busInstances = n;
+    return this;
+  }
+
   @Override
   public Future<?> start() {
     metrics.bind(service);
+    busEvents = BusEvents.install(vertx, context, service);
     timer = vertx.setPeriodic(HOUSEKEEPING_MS, id -> service.expire());
     var cfg = service.settings().router();
     List<String> inert = RouterConfigLoader.knobsNotActedOn(cfg);
@@ -111,9 +131,22 @@ public final class MainVerticle extends VerticleBase {
         .compose(outcome -> {
           recovery = outcome;
           KvEventsCoordinator ev = events;
+          if (httpInstances == 0) {
+            return Future.succeededFuture();
+          }
           return vertx.deployVerticle(() -> new HttpApiVerticle(service, metrics, ev, () -> recovery, host, port,
               actualPort::set, config, cluster), new DeploymentOptions().setInstances(httpInstances));
+        })
+        .compose(v -> {
+          ApiOperations ops = new ApiOperations(service, events);
+          return vertx.deployVerticle(() -> new EventBusApi(ops),
+              new DeploymentOptions().setInstances(busInstances > 0 ? busInstances : Math.max(1, httpInstances)));
         });
+  }
+
+  /** The publisher of {@code kvselect.events.*}, once started. */
+  public BusEvents busEvents() {
+    return busEvents;
   }
 
   /** The KV-event coordinator, or null in approximate mode. */
@@ -124,6 +157,9 @@ public final class MainVerticle extends VerticleBase {
   @Override
   public Future<?> stop() {
     service.shutdown();
+    if (busEvents != null) {
+      busEvents.close();
+    }
     if (timer >= 0) {
       vertx.cancelTimer(timer);
     }

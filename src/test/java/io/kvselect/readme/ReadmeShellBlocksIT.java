@@ -41,7 +41,12 @@ import org.junit.jupiter.api.TestFactory;
  *
  * <p>What a block may contain, and how it is adapted to a test machine:
  * <ul>
- *   <li>The README's fixed port 8092 becomes a free ephemeral port of the block.
+ *   <li>The README's fixed port 8092 becomes a free ephemeral port of the block, and so do 8093
+ *       and 8094 (the clustered section's second and third node); its Hazelcast member ports
+ *       5701..5703 become a free range of the block. Several nodes may start, each on its own
+ *       port. {@code GET /cluster} must list as many members as the block started nodes, and a
+ *       {@code session_id} must get the same worker from whichever node answers.
+ *   <li>{@code ./bin/kvselect --version} must print one line {@code kvselect VERSION} and exit 0.
  *   <li>{@code ./bin/kvselect} and {@code ./bin/kvselect-mocker} (without {@code --help}) are
  *       servers: started in the background whether or not the README writes {@code &} (the demo
  *       runs them in separate terminals), a node with {@code --host 127.0.0.1} and the block's
@@ -105,6 +110,25 @@ class ReadmeShellBlocksIT {
     return jars.get(0);
   }
 
+  /** A base port whose next {@code n - 1} ports were free too when probed (Hazelcast member ports). */
+  private static int freePortRange(int n) throws IOException {
+    for (int attempt = 0; attempt < 50; attempt++) {
+      int base = freePort();
+      boolean free = base + n + 100 <= 65535;
+      for (int i = 1; i < n && free; i++) {
+        try (ServerSocket s = new ServerSocket(base + i, 1, InetAddress.getLoopbackAddress())) {
+          free = s.isBound();
+        } catch (IOException taken) {
+          free = false;
+        }
+      }
+      if (free) {
+        return base;
+      }
+    }
+    throw new IOException("no free range of " + n + " ports");
+  }
+
   private static int freePort() throws IOException {
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       return s.getLocalPort();
@@ -123,7 +147,8 @@ class ReadmeShellBlocksIT {
     private final List<Integer> enginePorts = new ArrayList<>();
     private final Set<Long> registeredWorkers = new LinkedHashSet<>();
     private final Set<String> openReservations = new HashSet<>();
-    private boolean nodeStarted;
+    private final Set<Integer> nodePorts = new HashSet<>();
+    private final Map<String, Long> sessionWorkers = new java.util.HashMap<>();
 
     BlockRun(Block block, Processes procs) throws IOException {
       this.block = block;
@@ -132,7 +157,15 @@ class ReadmeShellBlocksIT {
     }
 
     void run() throws Exception {
-      String text = block.text().replaceAll("\\b8092\\b", Integer.toString(port));
+      String text = block.text().replaceAll("\\b8092\\b", Integer.toString(port))
+          .replaceAll("\\b8093\\b", Integer.toString(freePort()))
+          .replaceAll("\\b8094\\b", Integer.toString(freePort()));
+      if (text.matches("(?s).*\\b570[1-3]\\b.*")) {
+        int members = freePortRange(3);
+        for (int i = 0; i < 3; i++) {
+          text = text.replaceAll("\\b570" + (i + 1) + "\\b", Integer.toString(members + i));
+        }
+      }
       List<String> commands = ShellText.commands(text);
       List<String> skip = block.skippedPrefixes();
       for (String prefix : skip) {
@@ -159,10 +192,13 @@ class ReadmeShellBlocksIT {
       String program = ShellText.program(command);
       String c = ShellText.foreground(command);
       boolean help = c.matches(".*\\s(--help|-h)(\\s.*)?");
+      boolean version = c.matches(".*\\s--version(\\s.*)?");
       switch (program) {
         case NODE -> {
           if (help) {
             checkHelp(c, "--port");
+          } else if (version) {
+            checkVersion(c);
           } else {
             startNode(c);
           }
@@ -194,18 +230,26 @@ class ReadmeShellBlocksIT {
           c + " printed no usage naming " + mentions + ":\n" + s.stdout());
     }
 
+    private void checkVersion(String c) throws Exception {
+      Started s = procs.run(c, COMMAND_SECONDS);
+      assertEquals(0, s.process().exitValue(), c + "\nstderr:\n" + s.stderrTail());
+      assertTrue(s.stdout().matches("kvselect \\S+\\n"), c + " printed no one-line version:\n" + s.stdout());
+    }
+
     private void startNode(String c) throws Exception {
-      assertFalse(nodeStarted, block.where() + ": a second node on the block's one port: " + c);
-      nodeStarted = true;
       if (!c.contains("--host")) {
         c += " --host 127.0.0.1";
       }
       if (!c.contains("--port")) {
         c += " --port " + port;
       }
+      Matcher pm = Pattern.compile("--port[ =](\\d+)").matcher(c);
+      assertTrue(pm.find(), c);
+      int nodePort = Integer.parseInt(pm.group(1));
+      assertTrue(nodePorts.add(nodePort), block.where() + ": a second node on port " + nodePort + ": " + c);
       Started s = procs.start(c);
       servers.add(s);
-      URI health = URI.create("http://127.0.0.1:" + port + "/health");
+      URI health = URI.create("http://127.0.0.1:" + nodePort + "/health");
       await("node of " + block.where()).atMost(START_LIMIT).pollInterval(Duration.ofMillis(200))
           .until(() -> {
             assertAlive(s);
@@ -282,6 +326,9 @@ class ReadmeShellBlocksIT {
         registeredWorkers.add(json.path("worker_id").asLong());
       } else if (route.equals("GET /ready")) {
         assertTrue(json.path("ready").asBoolean(), what);
+      } else if (route.equals("GET /cluster")) {
+        assertTrue(json.path("enabled").asBoolean(), what);
+        assertEquals(nodePorts.size(), json.path("members").size(), "members of " + what);
       } else if (route.equals("POST /select_and_reserve") || route.equals("POST /select")) {
         long worker = json.path("worker_id").asLong(-1);
         assertTrue(registeredWorkers.contains(worker), "selected a worker the block did not register "
@@ -291,6 +338,12 @@ class ReadmeShellBlocksIT {
         }
         if (route.equals("POST /select_and_reserve")) {
           openReservations.add(json.path("selection_id").asText());
+        }
+        Matcher session = Pattern.compile("\"session_id\"\\s*:\\s*\"([^\"]+)\"").matcher(c);
+        if (session.find()) {
+          Long before = sessionWorkers.putIfAbsent(session.group(1), worker);
+          assertTrue(before == null || before == worker, "session " + session.group(1) + " left worker " + before
+              + ": " + what);
         }
       } else if (method.equals("POST") && path.matches("/reservations/[^/]+/prefill_complete")) {
         assertEquals("ok", json.path("status").asText(), what);

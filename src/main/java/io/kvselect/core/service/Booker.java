@@ -26,6 +26,8 @@ final class Booker {
   private final PendingStore<PendingKey, PendingSelection> pending;
   private final LoadSync loadSync;
   private final java.util.function.Consumer<Partition> capacityFreed;
+  /** Registered once at wiring and read by every commit; copy-on-write, so any thread may read. */
+  private final java.util.List<BookingListener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   /** {@code capacityFreed} runs (outside the lock) after a step gave admitted load back. */
   Booker(Bookings bookings, SessionAffinity affinity, PendingStore<PendingKey, PendingSelection> pending,
@@ -35,6 +37,10 @@ final class Booker {
     this.pending = pending;
     this.loadSync = loadSync;
     this.capacityFreed = capacityFreed;
+  }
+
+  void addListener(BookingListener l) {
+    listeners.add(l);
   }
 
   /** One request's booking inputs, fixed once its rank is chosen. */
@@ -89,11 +95,25 @@ final class Booker {
       throw SelectionException.notReady("worker " + Long.toUnsignedString(a.rank().workerId())
           + " left while reservation " + a.id() + " was being made");
     }
+    if (!listeners.isEmpty()) {
+      notifyBooked(new BookingListener.Booked(a.id(), p.key, a.rank(), a.sessionId(), a.prompt().isl(),
+          a.prefillTokens(), blockSize));
+    }
     Long out = a.expectedOutputTokens();
     LoadEvent.Booked e = new LoadEvent.Booked(p.key, a.id(), a.rank(), a.prompt().trackingHashes(),
         a.prompt().isl(), blockSize, out == null ? null : (int) Math.min(Integer.MAX_VALUE, out),
         a.trackPrefill(), a.prefillTokens());
     return pending.remove(new PendingKey(p.key, a.id())).thenCompose(v -> loadSync.publish(e));
+  }
+
+  private void notifyBooked(BookingListener.Booked b) {
+    for (BookingListener l : listeners) {
+      try {
+        l.booked(b);
+      } catch (RuntimeException ignored) {
+        // a listener must not fail a committed booking (see BookingListener)
+      }
+    }
   }
 
   /** Releases a session lease, if any (fire and forget: a lost release only delays idle expiry). */

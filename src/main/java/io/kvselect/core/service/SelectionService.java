@@ -99,6 +99,11 @@ public final class SelectionService {
     registry.addListener(l);
   }
 
+  /** Registers a listener called once per booking (see {@link BookingListener} for its thread rules). */
+  public void addBookingListener(BookingListener l) {
+    booker.addListener(l);
+  }
+
   /** Registers an observer of how requests leave the router queues (metrics). */
   public void addQueueObserver(QueueObserver o) {
     queueing.addObserver(o);

@@ -12,9 +12,6 @@ import java.util.function.Supplier;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import io.kvselect.core.service.SelectRequest;
-import java.util.function.Function;
-import io.kvselect.core.catalog.WorkerSpec;
 import io.kvselect.core.error.ErrorCode;
 import io.kvselect.core.error.SelectionException;
 import io.kvselect.core.service.ReadyStatus;
@@ -27,8 +24,10 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 
 /**
- * The route table of Dynamo's standalone selection service and the handlers behind it. Each
- * handler decodes, calls the service and writes; exceptions reach the router's failure handler.
+ * The route table of Dynamo's standalone selection service and the handlers behind it. The
+ * selection, reservation and catalog handlers take the body, path and headers to
+ * {@link ApiOperations} (the parse, service call and rendering the event-bus API shares) and write
+ * its answer; exceptions and failed stages reach the router's failure handler.
  */
 final class Routes {
 
@@ -44,6 +43,7 @@ final class Routes {
 
   private final Supplier<IndexRecovery.Outcome> recovery;
   private final io.kvselect.server.cluster.ClusterView cluster;
+  private final ApiOperations ops;
 
   Routes(Vertx vertx, SelectionService service, ServiceMetrics metrics, KvEventsCoordinator events,
       Supplier<IndexRecovery.Outcome> recovery) {
@@ -58,44 +58,37 @@ final class Routes {
     this.service = service;
     this.metrics = metrics;
     this.events = events;
+    this.ops = new ApiOperations(service, events);
   }
 
   void mount(Router r) {
-    r.post("/workers").handler(ctx -> reply(ctx, 201, service.upsertWorker(WorkerJson.parse(jsonBody(ctx))),
-        WorkerJson::worker));
-    r.get("/workers").handler(ctx -> respond(ctx, 200, WorkerJson.workers(service.listWorkers(
-        ctx.queryParams().get("model_name"), ctx.queryParams().get("routing_group")),
-        events == null ? null : events.stats(), events)));
+    r.post("/workers").handler(ctx -> answer(ctx, ops.createWorker(jsonBody(ctx))));
+    r.get("/workers").handler(ctx -> answer(ctx, ops.listWorkers(
+        ctx.queryParams().get("model_name"), ctx.queryParams().get("routing_group"))));
     r.patch("/workers/:id").handler(ctx -> {
       byte[] body = jsonBody(ctx);
-      reply(ctx, 200, service.patchWorker(workerId(ctx), spec -> WorkerJson.patch(spec, body)), WorkerJson::worker);
+      answer(ctx, ops.patchWorker(workerId(ctx), body));
     });
-    r.delete("/workers/:id").handler(ctx -> {
-      long id = workerId(ctx);
-      // answer only once the worker's listeners are closed and its blocks removed
-      CompletionStage<WorkerRecord> deleted = events == null ? service.deleteWorker(id)
-          : service.deleteWorker(id).thenCompose(w -> events.settled(id).handle((v, e) -> w));
-      reply(ctx, 200, deleted, WorkerJson::worker);
-    });
+    r.delete("/workers/:id").handler(ctx -> answer(ctx, ops.deleteWorker(workerId(ctx))));
 
     r.post("/select").handler(ctx -> select(ctx, false));
     r.post("/select_and_reserve").handler(ctx -> select(ctx, true));
     r.post("/reservations").handler(ctx -> {
       countReservation(ctx, "reserve");
-      reply(ctx, 201, service.reserve(RequestParsers.reservation(jsonBody(ctx))), ResponseJson::reservation);
+      answer(ctx, ops.reserve(jsonBody(ctx)));
     });
     r.post("/reservations/:id/prefill_complete").handler(ctx -> {
       countReservation(ctx, "prefill_complete");
-      reply(ctx, 200, service.prefillComplete(ctx.pathParam("id")), v -> ResponseJson.status("ok"));
+      answer(ctx, ops.prefillComplete(ctx.pathParam("id")));
     });
     r.post("/reservations/:id/output_block").handler(ctx -> {
       countReservation(ctx, "output_block");
       Double fraction = decayFraction(ctx);
-      reply(ctx, 200, service.outputBlock(ctx.pathParam("id"), fraction), v -> ResponseJson.status("ok"));
+      answer(ctx, ops.outputBlock(ctx.pathParam("id"), fraction));
     });
     r.delete("/reservations/:id").handler(ctx -> {
       countReservation(ctx, "free");
-      reply(ctx, 200, service.free(ctx.pathParam("id")), v -> ResponseJson.status("ok"));
+      answer(ctx, ops.free(ctx.pathParam("id")));
     });
 
     r.get("/health").handler(ctx -> respond(ctx, 200, ResponseJson.status("ok")));
@@ -149,15 +142,11 @@ final class Routes {
   private void select(RoutingContext ctx, boolean reserve) {
     String kind = reserve ? "select_and_reserve" : "select";
     ctx.addBodyEndHandler(v -> metrics.selection(kind, ctx.response().getStatusCode()));
-    SelectRequest req = RequestParsers.select(jsonBody(ctx));
-    String cls = ctx.request().getHeader(POLICY_CLASS_HEADER);
-    if (cls != null && !cls.isBlank()) {
-      req = req.withPolicyClass(cls.trim());
-    }
+    byte[] body = jsonBody(ctx);
     // a request parked in the router queue leaves it when its client goes away
     CompletableFuture<Void> gone = new CompletableFuture<>();
     ctx.response().closeHandler(v -> gone.complete(null));
-    reply(ctx, 200, service.select(req, reserve, gone), ResponseJson::selection);
+    answer(ctx, ops.select(body, ctx.request().getHeader(POLICY_CLASS_HEADER), reserve, gone));
   }
 
   private void countReservation(RoutingContext ctx, String op) {
@@ -175,18 +164,7 @@ final class Routes {
     if (b == null || b.buffer() == null || b.buffer().length() == 0) {
       return null;
     }
-    byte[] body = jsonBody(ctx);
-    Double[] f = new Double[1];
-    try (JsonReader reader = new JsonReader(body, 0, body.length)) {
-      reader.readRootObject((k, r) -> {
-        if (k.equals("decay_fraction")) {
-          f[0] = r.number(k);
-        } else {
-          r.skip();
-        }
-      });
-    }
-    return f[0];
+    return ApiOperations.decayFraction(jsonBody(ctx));
   }
 
   /** The request body, after checking that it is declared as JSON (415 otherwise). */
@@ -220,24 +198,17 @@ final class Routes {
   }
 
   /**
-   * Answers with {@code body} of the stage's value once it completes, back on the handler's
+   * Answers with the operation's status and body once it completes, back on the handler's
    * context (a clustered stage may complete on another thread); a failed stage goes to the
    * failure handler.
    */
-  private <T> void reply(RoutingContext ctx, int status, CompletionStage<T> stage, Function<T, byte[]> body) {
+  private void answer(RoutingContext ctx, CompletionStage<ApiOperations.Result> stage) {
     Future.fromCompletionStage(stage, vertx.getOrCreateContext()).onComplete(ar -> {
       if (ar.failed()) {
         ctx.fail(SelectionException.unwrap(ar.cause()));
         return;
       }
-      byte[] bytes;
-      try {
-        bytes = body.apply(ar.result());
-      } catch (RuntimeException e) {
-        ctx.fail(e);
-        return;
-      }
-      respond(ctx, status, bytes);
+      respond(ctx, ar.result().status(), ar.result().body());
     });
   }
 

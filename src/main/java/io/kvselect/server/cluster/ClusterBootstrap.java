@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * {@link HazelcastClusterManager} over the Hazelcast configuration of the top-level
  * {@code cluster.xml} (carried by the jar), with the node's {@link ClusterSettings} applied on
  * top: cluster name, TCP-IP member list, member port (auto-increment) and the interface to bind
- * and advertise. The event bus listens on the same interface, on an ephemeral port.
+ * and advertise. The event bus listens on the same interface, on {@code busPort} (ephemeral when 0).
  *
  * <p>An operator who needs another join mechanism (Kubernetes discovery, say) points the
  * {@value #CONFIG_PROPERTY} system property at their own file (a path, or {@code classpath:name});
@@ -106,14 +106,19 @@ public final class ClusterBootstrap {
       return Future.failedFuture(e);
     }
     HazelcastClusterManager manager = new HazelcastClusterManager(config);
-    options.getEventBusOptions().setHost(s.host()).setPort(0);
+    options.getEventBusOptions().setHost(s.host()).setPort(s.busPort());
     LOG.info("cluster: starting clustered as '{}' on {} (member port {} or the next free one), members to try: {}",
         s.name(), s.host(), s.port(), s.members().isEmpty() ? "none" : String.join(",", s.members()));
     Promise<Clustered> result = Promise.promise();
     Vertx.builder().with(options).withMetrics(metrics).withClusterManager(manager).buildClustered()
         .onComplete(ar -> {
           if (ar.failed()) {
-            result.fail(ar.cause());
+            LOG.error("cluster: the Hazelcast member did not start", ar.cause());
+            // no cause attached: the launcher prints the innermost message, and this one names the setting
+            result.fail(new IllegalStateException("cannot start the cluster member on " + s.host()
+                + " (--cluster-host, an IPv4 address of this machine), member port " + s.port()
+                + " or the next free one (--cluster-port): "
+                + String.valueOf(ar.cause().getMessage()).replaceAll("\\s+", " ").strip()));
             return;
           }
           HazelcastInstance hz = manager.getHazelcastInstance();

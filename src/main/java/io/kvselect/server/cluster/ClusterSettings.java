@@ -15,32 +15,35 @@ import java.util.regex.Pattern;
  * <p>Invariants: {@code name} is 1..{@value #MAX_NAME} printable characters without spaces;
  * {@code members} holds {@code host} or {@code host:port} entries (port 1..65535), immutable;
  * {@code port} is 1..65535; {@code host} is an IPv4 address literal (it is both the interface
- * Hazelcast binds and the address it advertises).
+ * Hazelcast binds and the address it advertises); {@code busPort} is 0 (ephemeral) or 1..65535.
  *
  * @param enabled whether the node starts clustered
  * @param name the Hazelcast cluster name; nodes with other names never join this cluster
  * @param members the addresses tried at start-up to find the cluster
  * @param port the first member port tried (the next free one is taken when it is in use)
  * @param host the address to bind and advertise
+ * @param busPort the clustered event bus's TCP port on {@code host}; 0 picks an ephemeral one
  * @param reconcileIntervalSecs how often each node publishes the digest of the reservations it
  *     owns (1..{@value #MAX_RECONCILE_SECS} s; {@value #DEFAULT_RECONCILE_SECS} by default); load
  *     views converge within two intervals
  */
 public record ClusterSettings(boolean enabled, String name, List<String> members, int port, String host,
-    int reconcileIntervalSecs) {
+    int busPort, int reconcileIntervalSecs) {
 
   public static final int MAX_NAME = 128;
   public static final String NAME_ENV = "KVSELECT_CLUSTER_NAME";
   public static final String MEMBERS_ENV = "KVSELECT_CLUSTER_MEMBERS";
   public static final String PORT_ENV = "KVSELECT_CLUSTER_PORT";
   public static final String HOST_ENV = "KVSELECT_CLUSTER_HOST";
+  public static final String BUS_PORT_ENV = "KVSELECT_CLUSTER_BUS_PORT";
   public static final String RECONCILE_ENV = "KVSELECT_CLUSTER_RECONCILE_SECS";
   public static final int DEFAULT_RECONCILE_SECS = 5;
   public static final int MAX_RECONCILE_SECS = 3600;
   /** The variables read, in {@code --help} order. */
-  public static final List<String> ENVIRONMENT = List.of(NAME_ENV, MEMBERS_ENV, PORT_ENV, HOST_ENV, RECONCILE_ENV);
+  public static final List<String> ENVIRONMENT = List.of(NAME_ENV, MEMBERS_ENV, PORT_ENV, HOST_ENV, BUS_PORT_ENV,
+      RECONCILE_ENV);
 
-  private static final Set<String> FIELDS = Set.of("enabled", "name", "members", "port", "host",
+  private static final Set<String> FIELDS = Set.of("enabled", "name", "members", "port", "host", "bus_port",
       "reconcile_interval_secs");
   private static final Pattern IPV4 =
       Pattern.compile("(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}");
@@ -50,9 +53,14 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
     members = List.copyOf(members);
   }
 
-  /** Settings with the default reconciliation interval. */
+  /** Settings with an ephemeral event-bus port and the default reconciliation interval. */
   public ClusterSettings(boolean enabled, String name, List<String> members, int port, String host) {
-    this(enabled, name, members, port, host, DEFAULT_RECONCILE_SECS);
+    this(enabled, name, members, port, host, 0, DEFAULT_RECONCILE_SECS);
+  }
+
+  /** Settings with the default reconciliation interval. */
+  public ClusterSettings(boolean enabled, String name, List<String> members, int port, String host, int busPort) {
+    this(enabled, name, members, port, host, busPort, DEFAULT_RECONCILE_SECS);
   }
 
   /** The settings as the {@code cluster} section of the config file. */
@@ -63,6 +71,7 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
     m.put("members", members);
     m.put("port", port);
     m.put("host", host);
+    m.put("bus_port", busPort);
     m.put("reconcile_interval_secs", reconcileIntervalSecs);
     return m;
   }
@@ -78,6 +87,7 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
     private List<String> members = List.of();
     private int port;
     private String host;
+    private int busPort;
     private int reconcileIntervalSecs = DEFAULT_RECONCILE_SECS;
     /** The first environment variable or flag that set a cluster value, for the "needs --cluster" check. */
     private String setOutsideFile;
@@ -114,6 +124,9 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
       if (s.containsKey("host")) {
         host = host("config field cluster.host", s.get("host"));
       }
+      if (s.containsKey("bus_port")) {
+        busPort = busPort("config field cluster.bus_port", s.get("bus_port"));
+      }
       if (s.containsKey("reconcile_interval_secs")) {
         reconcileIntervalSecs = reconcileSecs("config field cluster.reconcile_interval_secs",
             s.get("reconcile_interval_secs"));
@@ -146,6 +159,15 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
         host = host(HOST_ENV, v.strip());
         outside(HOST_ENV);
       }
+      v = env.get(BUS_PORT_ENV);
+      if (v != null && !v.isBlank()) {
+        try {
+          busPort = busPort(BUS_PORT_ENV, Long.parseLong(v.strip()));
+        } catch (NumberFormatException e) {
+          throw new CliException(BUS_PORT_ENV + " must be an integer port, got '" + v + "'");
+        }
+        outside(BUS_PORT_ENV);
+      }
       v = env.get(RECONCILE_ENV);
       if (v != null && !v.isBlank()) {
         try {
@@ -166,7 +188,8 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
     }
 
     /** Applies the flags that were given (null when absent). */
-    public void applyFlags(Boolean cluster, String name, List<String> members, Integer port, String host) {
+    public void applyFlags(Boolean cluster, String name, List<String> members, Integer port, String host,
+        Integer busPort) {
       if (cluster != null) {
         enabled = cluster;
       }
@@ -186,6 +209,10 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
         this.host = host("--cluster-host", host);
         outside("--cluster-host");
       }
+      if (busPort != null) {
+        this.busPort = busPort("--cluster-bus-port", (long) busPort);
+        outside("--cluster-bus-port");
+      }
     }
 
     /** A cluster flag or variable without clustering is almost surely a mistake. */
@@ -196,7 +223,7 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
     }
 
     public ClusterSettings build() {
-      return new ClusterSettings(enabled, name, members, port, host, reconcileIntervalSecs);
+      return new ClusterSettings(enabled, name, members, port, host, busPort, reconcileIntervalSecs);
     }
 
     private void outside(String label) {
@@ -222,6 +249,17 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
     long p = ((Number) v).longValue();
     if (p < 1 || p > 65535) {
       throw new CliException(label + " must be between 1 and 65535, got " + p);
+    }
+    return (int) p;
+  }
+
+  static int busPort(String label, Object v) {
+    if (!(v instanceof Integer || v instanceof Long || v instanceof Short)) {
+      throw new CliException(label + " must be an integer port, got " + quoted(v));
+    }
+    long p = ((Number) v).longValue();
+    if (p < 0 || p > 65535) {
+      throw new CliException(label + " must be between 0 and 65535 (0 = ephemeral), got " + p);
     }
     return (int) p;
   }

@@ -30,6 +30,9 @@ public final class ClusterView {
 
   private static final Logger LOG = LoggerFactory.getLogger(ClusterView.class);
 
+  /** The member attribute in which Vert.x's Hazelcast cluster manager publishes its node id. */
+  private static final String VERTX_NODE_ID = "__vertx.nodeId";
+
   private static final ClusterView STANDALONE = new ClusterView(null, null, null);
 
   private final ClusterSettings settings;
@@ -87,7 +90,8 @@ public final class ClusterView {
     if (!"down".equals(state)) {
       for (Member member : hazelcast.getCluster().getMembers()) {
         Map<String, Object> row = new LinkedHashMap<>();
-        row.put("id", member.getUuid().toString());
+        row.put("id", nodeId(member));
+        row.put("member_uuid", member.getUuid().toString());
         row.put("address", address(member));
         row.put("local", member.localMember());
         members.add(row);
@@ -148,6 +152,12 @@ public final class ClusterView {
     return others.isEmpty()
         ? "no other member listed; running as a cluster of one until others join"
         : "none of the listed members (" + String.join(", ", others) + ") answered; running as a cluster of one";
+  }
+
+  /** The Vert.x node id of a member (what {@code node_id} reports for the local one), else its Hazelcast UUID. */
+  private static String nodeId(Member m) {
+    String id = m.getAttribute(VERTX_NODE_ID);
+    return id != null ? id : m.getUuid().toString();
   }
 
   private static String address(Member m) {

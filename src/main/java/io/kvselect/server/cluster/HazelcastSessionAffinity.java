@@ -55,6 +55,10 @@ import java.util.concurrent.Executor;
  * travel and no serializer factory needs registering; each message is a few hundred bytes, well
  * below where Compact or IdentifiedDataSerializable would pay off.
  *
+ * <p>Leases are stored with the booking member's id ({@code memberUuid|leaseId}): the reservations
+ * behind them live in that member's process, so when a member leaves the survivors release its
+ * leases ({@link #releaseLeasesOf}) and those bindings age out on the idle TTL like any other.
+ *
  * <p>Threading: holds no lock; {@code counts} is a concurrent map written by the sweep and by
  * completions of binds that created an entry.
  */
@@ -76,7 +80,10 @@ public final class HazelcastSessionAffinity implements SessionAffinity {
   /** The outcome of a bind: the binding in effect, whether the entry was created, or a full table. */
   record BindResult(long workerId, int dpRank, boolean created, boolean full) implements Serializable {}
 
+  private final HazelcastInstance hazelcast;
   private final IMap<String, Binding> map;
+  /** This member's lease prefix: leases are stored as {@code memberUuid|leaseId}. */
+  private final String leasePrefix;
   private final Clock clock;
   private final long idleTtlMillis;
   private final int maxEntriesPerPartition;
@@ -93,7 +100,9 @@ public final class HazelcastSessionAffinity implements SessionAffinity {
    */
   public HazelcastSessionAffinity(HazelcastInstance hazelcast, Clock clock, Duration idleTtl,
       int maxEntriesPerPartition, Executor blocking, Executor completions) {
+    this.hazelcast = hazelcast;
     this.map = hazelcast.getMap(ClusterBootstrap.SESSIONS_MAP);
+    this.leasePrefix = hazelcast.getCluster().getLocalMember().getUuid() + "|";
     this.clock = Objects.requireNonNull(clock, "clock");
     if (idleTtl == null || idleTtl.isNegative() || idleTtl.isZero()) {
       throw new IllegalArgumentException("idle TTL must be positive: " + idleTtl);
@@ -105,6 +114,26 @@ public final class HazelcastSessionAffinity implements SessionAffinity {
     this.maxEntriesPerPartition = maxEntriesPerPartition;
     this.blocking = Objects.requireNonNull(blocking, "blocking");
     this.completions = Objects.requireNonNull(completions, "completions");
+    hazelcast.getCluster().addMembershipListener(new com.hazelcast.cluster.MembershipListener() {
+      @Override
+      public void memberAdded(com.hazelcast.cluster.MembershipEvent e) {}
+
+      @Override
+      public void memberRemoved(com.hazelcast.cluster.MembershipEvent e) {
+        releaseLeasesOf(e.getMember().getUuid().toString());
+      }
+    });
+  }
+
+  /**
+   * Releases every lease a departed member held (its reservations died with it), so that its
+   * sessions' bindings start their idle TTL instead of living forever. Every survivor runs it;
+   * it is idempotent.
+   */
+  CompletionStage<Integer> releaseLeasesOf(String memberUuid) {
+    String prefix = memberUuid + "|";
+    long deadline = clock.millis() + idleTtlMillis;
+    return onBlocking(() -> map.executeOnEntries(new DropLeases(prefix, deadline), new HasLeaseOf(prefix)).size());
   }
 
   /** The map key: the partition's length first, so no partition/session pair can collide with another. */
@@ -135,7 +164,7 @@ public final class HazelcastSessionAffinity implements SessionAffinity {
       Objects.requireNonNull(leaseId, "leaseId");
       boolean full = counts.getOrDefault(partition, 0) >= maxEntriesPerPartition;
       Bind op = new Bind(partition, expected == null ? null : new long[] {expected.workerId(), expected.dpRank()},
-          target.workerId(), target.dpRank(), leaseId, clock.millis(), full);
+          target.workerId(), target.dpRank(), leasePrefix + leaseId, clock.millis(), full);
       return hop(map.submitToKey(key(partition, sessionId), op)).thenApply(r -> {
         if (r.full()) {
           throw SelectionException.notReady("session affinity table is full");
@@ -155,15 +184,21 @@ public final class HazelcastSessionAffinity implements SessionAffinity {
     if (partition == null || sessionId == null || sessionId.isEmpty() || leaseId == null) {
       return CompletableFuture.completedFuture(null);
     }
-    return hop(map.submitToKey(key(partition, sessionId), new Release(leaseId, clock.millis() + idleTtlMillis)))
+    return hop(map.submitToKey(key(partition, sessionId), new Release(leasePrefix + leaseId, clock.millis() + idleTtlMillis)))
         .thenApply(x -> null);
   }
 
+  /**
+   * Removes expired bindings (only the cluster's oldest member does, so the map is scanned once
+   * per period, not once per node) and refreshes the per-partition counts (every node). Both are
+   * whole-map scans on the owners, O(bindings), run on the worker pool.
+   */
   @Override
   public CompletionStage<Integer> sweep() {
     long now = clock.millis();
     return onBlocking(() -> {
-      int removed = map.executeOnEntries(new Remove(), new Expired(now)).size();
+      boolean oldest = hazelcast.getCluster().getMembers().iterator().next().localMember();
+      int removed = oldest ? map.executeOnEntries(new Remove(), new Expired(now)).size() : 0;
       Map<String, Integer> fresh = map.aggregate(new CountByPartition());
       counts.keySet().retainAll(fresh.keySet());
       counts.putAll(fresh);
@@ -260,6 +295,32 @@ public final class HazelcastSessionAffinity implements SessionAffinity {
       entry.setValue(new Binding(b.partition(), b.workerId(), b.dpRank(), leases,
           leases.isEmpty() ? idleDeadlineMillis : b.idleDeadlineMillis()));
       return true;
+    }
+  }
+
+  /** Drops the leases carrying {@code prefix}; the last one starts the idle TTL. */
+  record DropLeases(String prefix, long idleDeadlineMillis) implements EntryProcessor<String, Binding, Boolean> {
+    @Override
+    public Boolean process(Map.Entry<String, Binding> entry) {
+      Binding b = entry.getValue();
+      if (b == null) {
+        return false;
+      }
+      ArrayList<String> leases = new ArrayList<>(b.leases());
+      if (!leases.removeIf(l -> l.startsWith(prefix))) {
+        return false;
+      }
+      entry.setValue(new Binding(b.partition(), b.workerId(), b.dpRank(), leases,
+          leases.isEmpty() ? idleDeadlineMillis : b.idleDeadlineMillis()));
+      return true;
+    }
+  }
+
+  /** Bindings holding a lease of the member whose leases start with {@code prefix}. */
+  record HasLeaseOf(String prefix) implements Predicate<String, Binding> {
+    @Override
+    public boolean apply(Map.Entry<String, Binding> e) {
+      return e.getValue() != null && e.getValue().leases().stream().anyMatch(l -> l.startsWith(prefix));
     }
   }
 

@@ -93,6 +93,8 @@ public final class EnvironmentCheck {
         cluster.port()));
     lines.add(String.format(Locale.ROOT, "  %-52s [%s]", io.kvselect.server.cluster.ClusterSettings.HOST_ENV,
         cluster.host()));
+    lines.add(String.format(Locale.ROOT, "  %-52s [%s]", io.kvselect.server.cluster.ClusterSettings.BUS_PORT_ENV,
+        cluster.busPort()));
     lines.add(String.format(Locale.ROOT, "  %-52s [%s]", io.kvselect.server.cluster.ClusterSettings.RECONCILE_ENV,
         cluster.reconcileIntervalSecs()));
     lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_JAVA_OPTS", "[none] JVM options"));

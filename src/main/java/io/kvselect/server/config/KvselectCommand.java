@@ -104,6 +104,10 @@ public final class KvselectCommand {
       description = "Address to bind and advertise to members (127.0.0.1; KVSELECT_CLUSTER_HOST).")
   String clusterHost;
 
+  @Option(names = "--cluster-bus-port", paramLabel = "PORT",
+      description = "Clustered event-bus port on --cluster-host; 0 = ephemeral (0; KVSELECT_CLUSTER_BUS_PORT).")
+  Integer clusterBusPort;
+
   @Option(names = "--cluster-reconcile-secs", paramLabel = "SECS",
       description = "Seconds between load digests; views converge within two (5; KVSELECT_CLUSTER_RECONCILE_SECS).")
   Integer clusterReconcileSecs;

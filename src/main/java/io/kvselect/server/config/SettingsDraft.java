@@ -256,7 +256,8 @@ final class SettingsDraft {
     }
     router = router.withTracking(
         c.routerTrackingHash, c.routerTrackingKeyFile, c.routerTrackingKeyId);
-    cluster.applyFlags(c.cluster, c.clusterName, c.clusterMembers, c.clusterPort, c.clusterHost);
+    cluster.applyFlags(c.cluster, c.clusterName, c.clusterMembers, c.clusterPort, c.clusterHost,
+        c.clusterBusPort);
     cluster.applyReconcileFlag(c.clusterReconcileSecs);
   }
 

@@ -35,7 +35,11 @@ class ClusterBootstrapTest {
         int local = 0;
         for (JsonNode m : cluster.path("members")) {
           assertTrue(m.path("address").asText().startsWith("127.0.0.1:"), cluster.toString());
-          local += m.path("local").asBoolean() ? 1 : 0;
+          if (m.path("local").asBoolean()) {
+            local++;
+            assertEquals(cluster.path("node_id").asText(), m.path("id").asText(), cluster.toString());
+            assertEquals(cluster.path("address").asText(), m.path("address").asText(), cluster.toString());
+          }
         }
         assertEquals(1, local, cluster.toString());
         assertEquals(cluster.path("address").asText(), n.cluster().address());
@@ -83,6 +87,19 @@ class ClusterBootstrapTest {
       assertTrue(cluster.path("note").asText().contains("cluster of one"), cluster.toString());
       assertEquals("alone", h.get(n, "/ready").body().path("cluster").path("state").asText());
     }
+  }
+
+  @Test
+  void aClusterHostThatIsNotAnAddressOfThisMachineFailsTheStartNamingTheFlag() throws Exception {
+    NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0", "--cluster",
+        "--cluster-name", "kvs-test-" + java.util.UUID.randomUUID(), "--cluster-host", "192.0.2.1"},
+        ClusterHarness.ENV);
+    java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+        java.util.concurrent.ExecutionException.class,
+        () -> KvselectNode.start(s).toCompletionStage().toCompletableFuture().get(90, java.util.concurrent.TimeUnit.SECONDS));
+    String message = e.getCause().getMessage();
+    assertTrue(message.contains("192.0.2.1 (--cluster-host"), message);
+    assertTrue(message.contains("No matching network interface"), message);
   }
 
   @Test

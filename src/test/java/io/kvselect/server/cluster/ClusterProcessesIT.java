@@ -72,6 +72,7 @@ class ClusterProcessesIT {
     int base = ClusterHarness.freePortRange(3);
     String members = "127.0.0.1:" + base + ",127.0.0.1:" + (base + 1) + ",127.0.0.1:" + (base + 2);
     Path logs = Files.createDirectories(Path.of("target", "cluster-it"));
+    long launched = System.nanoTime();
     for (int i = 0; i < 3; i++) {
       int port = ClusterHarness.freePort();
       Path log = logs.resolve("node" + i + ".log");
@@ -93,6 +94,8 @@ class ClusterProcessesIT {
         return c != null && c.path("members").size() == 3;
       });
     }
+    System.out.printf("three processes launched together saw 3 members after %.1f s%n",
+        (System.nanoTime() - launched) / 1e9);
     for (Node n : nodes) {
       for (int w = 1; w <= 3; w++) {
         Reply r = call(n, "POST", "/workers", Map.of("worker_id", w, "endpoint", "http://worker-" + w + ":8000",
@@ -116,6 +119,7 @@ class ClusterProcessesIT {
     }
 
     Node killed = nodes.get(2);
+    long killedAt = System.nanoTime();
     ProcessHandle.of(killed.process().pid()).orElseThrow().destroyForcibly();
     assertTrue(killed.process().waitFor(30, TimeUnit.SECONDS), "SIGKILL did not end " + killed.process().pid());
     List<Node> survivors = nodes.subList(0, 2);
@@ -127,6 +131,7 @@ class ClusterProcessesIT {
           });
       assertEquals(200, call(n, "GET", "/health", null).status());
     }
+    System.out.printf("survivors saw 2 members %.1f s after the SIGKILL%n", (System.nanoTime() - killedAt) / 1e9);
     for (var e : bound.entrySet()) {
       for (Node n : survivors) {
         Reply r = call(n, "POST", "/select_and_reserve", Map.of("session_id", e.getKey(), "token_ids",

@@ -53,7 +53,7 @@ class HazelcastSeamsTest {
     System.setProperty("hazelcast.wait.seconds.before.join", "0");
     int base = ClusterHarness.freePortRange(2);
     ClusterSettings s = new ClusterSettings(true, "kvs-test-" + UUID.randomUUID(),
-        List.of("127.0.0.1:" + base, "127.0.0.1:" + (base + 1)), base, "127.0.0.1");
+        List.of("127.0.0.1:" + base, "127.0.0.1:" + (base + 1)), base, "127.0.0.1", 0);
     one = Hazelcast.newHazelcastInstance(ClusterBootstrap.config(s, 1000));
     two = Hazelcast.newHazelcastInstance(ClusterBootstrap.config(s, 1000));
     await().atMost(Duration.ofSeconds(60)).until(() -> one.getCluster().getMembers().size() == 2);
@@ -108,7 +108,8 @@ class HazelcastSeamsTest {
     get(a.bindAndLease(p, "s", null, W1, "l1"));
     get(a.bindAndLease(p, "s", null, W1, "l2"));
     clock.advance(TTL.multipliedBy(5));
-    assertEquals(0, get(a.sweep()), "a leased binding never expires");
+    get(a.sweep());
+    assertEquals(Optional.of(W1), get(a.lookup(p, "s")), "a leased binding never expires, swept or not");
     get(a.releaseLease(p, "s", "l1"));
     clock.advance(TTL.multipliedBy(5));
     assertEquals(Optional.of(W1), get(a.lookup(p, "s")), "l2 still holds it");
@@ -151,6 +152,33 @@ class HazelcastSeamsTest {
     assertEquals(ErrorCode.NOT_READY, full.code());
     assertEquals(W1, get(a.bindAndLease(p, "s1", W1, W1, "l4")), "a bound session still books");
     assertEquals(Optional.empty(), get(a.lookup(p, "s3")), "the refused booking changed nothing");
+  }
+
+  @Test
+  void theLeasesOfAMemberThatLeftAreReleasedSoItsBindingsAgeOut() throws Exception {
+    MutableClock clock = new MutableClock();
+    String p = partition();
+    ClusterSettings s = new ClusterSettings(true, one.getConfig().getClusterName(),
+        one.getConfig().getNetworkConfig().getJoin().getTcpIpConfig().getMembers(),
+        one.getConfig().getNetworkConfig().getPort(), "127.0.0.1", 0);
+    HazelcastInstance three = Hazelcast.newHazelcastInstance(ClusterBootstrap.config(s, 1000));
+    HazelcastSessionAffinity survivor = sessions(one, clock, 100);
+    try {
+      await().atMost(Duration.ofSeconds(60)).until(() -> one.getCluster().getMembers().size() == 3);
+      HazelcastSessionAffinity leaving = sessions(three, clock, 100);
+      get(leaving.bindAndLease(p, "held", null, W1, "r1"));
+      get(survivor.bindAndLease(p, "shared", null, W2, "r2"));
+      get(leaving.bindAndLease(p, "shared", null, W2, "r3"));
+    } finally {
+      three.shutdown();
+    }
+    await().atMost(Duration.ofSeconds(60)).until(() -> one.getCluster().getMembers().size() == 2);
+    // every survivor releases the departed member's leases (idempotently); wait for this one's pass
+    await().atMost(Duration.ofSeconds(30)).until(() -> {
+      clock.advance(TTL);
+      return get(survivor.lookup(p, "held")).isEmpty();
+    });
+    assertEquals(Optional.of(W2), get(survivor.lookup(p, "shared")), "the survivor's own lease still holds it");
   }
 
   @Test
