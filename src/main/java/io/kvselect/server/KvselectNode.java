@@ -184,6 +184,7 @@ public final class KvselectNode {
 
   private KvselectNode withPeerSync(io.kvselect.server.cluster.PeerSync sync) {
     this.peerSync = sync;
+    cluster.attachSync(sync::json);
     return this;
   }
 

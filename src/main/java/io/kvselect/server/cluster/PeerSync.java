@@ -178,6 +178,28 @@ public final class PeerSync {
     return stats;
   }
 
+  /**
+   * The report {@code GET /cluster} shows under {@code sync}: the reconciliation interval, the
+   * recovery outcome and the counters.
+   */
+  public Map<String, Object> json() {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("reconcile_interval_secs", options.reconcileInterval().toMillis() / 1000.0);
+    BusIndexRecovery.Outcome o = recovery;
+    if (o != null) {
+      Map<String, Object> r = new LinkedHashMap<>();
+      r.put("state", o.state());
+      r.put("peer", o.peer());
+      r.put("blocks", o.blocks());
+      r.put("workers", o.workers());
+      r.put("error", o.error());
+      m.put("recovery", r);
+    }
+    m.put("sent", sent());
+    m.putAll(stats.snapshot());
+    return m;
+  }
+
   /** Messages this node has published on its stream. */
   public long sent() {
     return stream.sent.get();

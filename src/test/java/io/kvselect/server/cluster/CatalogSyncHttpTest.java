@@ -3,6 +3,7 @@ package io.kvselect.server.cluster;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvselect.server.KvselectNode;
@@ -50,6 +51,10 @@ class CatalogSyncHttpTest {
       KvselectNode c = h.start("--cluster-reconcile-secs", "1");
       assertNotNull(a.peerSync());
       assertEquals("done", c.peerSync().recovery().state(), "the third node copied from a peer");
+      JsonNode sync = h.get(c, "/cluster").body().get("sync");
+      assertEquals("done", sync.path("recovery").path("state").asText(), String.valueOf(sync));
+      assertEquals(1.0, sync.path("reconcile_interval_secs").asDouble());
+      assertEquals(0, sync.path("unknown_version").asLong());
 
       assertEquals(201, h.post(a, "/workers", Map.of("worker_id", 9, "endpoint", "http://w9:8000",
           "block_size", 16)).status());
@@ -69,6 +74,8 @@ class CatalogSyncHttpTest {
       assertEquals(200, h.call(a, "DELETE", "/reservations/http-1", null).status());
       for (KvselectNode n : List.of(b, c)) {
         await().atMost(CONVERGED).until(() -> activeRequests(h, n, 9) == 0);
+        JsonNode counters = h.get(n, "/cluster").body().get("sync");
+        assertTrue(counters.path("applied").asLong() >= 2, String.valueOf(counters));
       }
 
       assertEquals(200, h.call(c, "PATCH", "/workers/9", Map.of("max_num_batched_tokens", 4096)).status());
