@@ -46,7 +46,8 @@ import org.slf4j.LoggerFactory;
  * for a digest at once. A sender heard for the first time is also asked for a digest. A digest
  * replaces the receiver's view of that sender's bookings, so after lost messages every node's
  * load converges by the next digest (within two intervals). A peer gone from the cluster
- * membership for {@code deadGrace} has its bookings released; its late messages are dropped.
+ * membership for {@code deadGrace} has its bookings released; its late messages are dropped until
+ * it is a member again (a partition that healed), when its next message or digest restores them.
  *
  * <p>Ownership: everything mutable here (the per-sender streams, the departed set, the messages
  * held during recovery, timers, the recovery snapshots) is owned by one event-loop context,
@@ -480,6 +481,8 @@ public final class PeerSync {
 
   private void checkMembership() {
     Set<String> live = new HashSet<>(cluster.getNodes());
+    // a member released after a partition and back after the merge keeps its node id: hear it again
+    departed.removeIf(live::contains);
     long now = System.nanoTime() / 1_000_000;
     Iterator<Peer> it = peers.values().iterator();
     while (it.hasNext()) {

@@ -86,12 +86,21 @@ final class SyncTestNode implements AutoCloseable {
    */
   static SyncTestNode start(Cluster c, PeerSyncOptions options, RouterConfig router, boolean withMain)
       throws Exception {
+    return start(c, options, router, withMain, m -> m);
+  }
+
+  /**
+   * As {@link #start(Cluster, PeerSyncOptions, RouterConfig, boolean)}, with the sync seeing the
+   * cluster manager through {@code view} (a test may hide members from it).
+   */
+  static SyncTestNode start(Cluster c, PeerSyncOptions options, RouterConfig router, boolean withMain,
+      java.util.function.UnaryOperator<io.vertx.core.spi.cluster.ClusterManager> view) throws Exception {
     HazelcastClusterManager mgr = new HazelcastClusterManager(hazelcast(c));
     VertxOptions o = new VertxOptions();
     o.getEventBusOptions().setHost("127.0.0.1").setPort(0);
     Vertx vx = await(Vertx.builder().with(o).withClusterManager(mgr).buildClustered());
     try {
-      PeerSync sync = new PeerSync(vx, mgr, options);
+      PeerSync sync = new PeerSync(vx, view.apply(mgr), options);
       SelectionServiceBuilder b = SelectionService.builder().routerConfig(router)
           .queue(QueueConfig.defaults(router.queuePolicy()), Duration.ofMinutes(2))
           .loadSync(sync.loadSync()).catalogSync(sync.catalogSync());
