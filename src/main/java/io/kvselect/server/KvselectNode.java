@@ -38,6 +38,7 @@ public final class KvselectNode {
   private final java.util.concurrent.atomic.AtomicReference<Future<Void>> drained =
       new java.util.concurrent.atomic.AtomicReference<>();
   private final ClusterView cluster;
+  private volatile io.kvselect.server.cluster.PeerSync peerSync;
 
   private KvselectNode(Vertx vertx, SelectionService service, MainVerticle main,
       io.kvselect.server.drain.RequestGate gate, ClusterView cluster) {
@@ -130,12 +131,17 @@ public final class KvselectNode {
     return ClusterBootstrap.start(vertxOptions(), new MicrometerMetricsFactory(metrics.registry()), s.cluster(),
         s.selectionCacheMaxEntries()).compose(c -> {
           SelectionService service;
+          io.kvselect.server.cluster.PeerSync sync;
           try {
-            service = ClusterSeams.apply(builder(s), s, c).build();
+            sync = new io.kvselect.server.cluster.PeerSync(c.vertx(), io.kvselect.server.cluster.PeerSync.options(s.cluster()));
+            service = ClusterSeams.apply(builder(s), s, c).loadSync(sync.loadSync()).catalogSync(sync.catalogSync()).build();
           } catch (RuntimeException e) {
             return c.vertx().close().transform(x -> Future.<KvselectNode>failedFuture(e));
           }
-          return deploy(c.vertx(), s, service, httpInstances, metrics, c.view());
+          // load, catalog and index from the peers once the KV-event coordinator follows the catalog
+          return deploy(c.vertx(), s, service, httpInstances, metrics, c.view())
+              .compose(node -> sync.attach(service).map(o -> node.withPeerSync(sync))
+                  .recover(e -> node.close().transform(x -> Future.<KvselectNode>failedFuture(e))));
         });
   }
 
@@ -226,8 +232,20 @@ public final class KvselectNode {
     return cluster;
   }
 
+  /** Node-to-node sync of a clustered node ({@code null} when standalone). */
+  public io.kvselect.server.cluster.PeerSync peerSync() {
+    return peerSync;
+  }
+
+  private KvselectNode withPeerSync(io.kvselect.server.cluster.PeerSync sync) {
+    this.peerSync = sync;
+    cluster.attachSync(sync::json);
+    return this;
+  }
+
   public Future<Void> close() {
     service.shutdown();
-    return vertx.close();
+    io.kvselect.server.cluster.PeerSync sync = peerSync;
+    return sync == null ? vertx.close() : sync.close().eventually(() -> vertx.close());
   }
 }

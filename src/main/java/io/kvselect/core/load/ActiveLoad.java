@@ -99,6 +99,26 @@ public final class ActiveLoad {
       Integer expectedOutputTokens,
       boolean trackPrefill,
       long prefillTokens) {
+    addRequest(requestId, rank, sequenceHashes, islTokens, blockSize, expectedOutputTokens, trackPrefill,
+        prefillTokens, null);
+  }
+
+  /**
+   * As {@link #addRequest(String, WorkerRank, long[], long, int, Integer, boolean, long)}, for a
+   * request booked by {@code origin}: null for this node, else a peer's node id (a booking that
+   * peer published). The origin decides who may free the request in reconciliation
+   * ({@link #requests(String)}, {@link #removeOrigin}).
+   */
+  public void addRequest(
+      String requestId,
+      WorkerRank rank,
+      long[] sequenceHashes,
+      long islTokens,
+      int blockSize,
+      Integer expectedOutputTokens,
+      boolean trackPrefill,
+      long prefillTokens,
+      String origin) {
     Objects.requireNonNull(requestId, "requestId");
     Objects.requireNonNull(rank, "rank");
     requireShape(islTokens, blockSize);
@@ -120,7 +140,8 @@ public final class ActiveLoad {
             clock.millis(),
             islTokens,
             expectedOutputTokens,
-            prefill);
+            prefill,
+            origin);
     RankBlocks blocks = ranks.computeIfAbsent(rank, k -> new RankBlocks());
     for (long h : r.promptHashes) {
       blocks.touch(h);
@@ -288,6 +309,70 @@ public final class ActiveLoad {
   public WorkerRank rankOf(String requestId) {
     ActiveRequest r = requests.get(requestId);
     return r == null ? null : r.rank;
+  }
+
+  /** Whether {@code requestId} is active. */
+  public boolean isActive(String requestId) {
+    return requests.containsKey(requestId);
+  }
+
+  /**
+   * The origin of an active request: null when this node booked it or when it is not active
+   * (tell the two apart with {@link #isActive}).
+   */
+  public String originOf(String requestId) {
+    ActiveRequest r = requests.get(requestId);
+    return r == null ? null : r.origin;
+  }
+
+  /**
+   * One active request as its origin would re-book it: the admission arguments, with the prefill
+   * tokens still outstanding (0 once prefill completed).
+   */
+  public record RequestView(String requestId, WorkerRank rank, long[] sequenceHashes, long islTokens,
+      Integer expectedOutputTokens, long prefillTokens, String origin) {}
+
+  /**
+   * The active requests booked by {@code origin} (null: this node), in admission order. O(all
+   * requests); the hashes are shared with the request, so callers must not modify them.
+   */
+  public List<RequestView> requests(String origin) {
+    List<RequestView> out = new ArrayList<>();
+    for (ActiveRequest r : requests.values()) {
+      if (Objects.equals(r.origin, origin)) {
+        out.add(new RequestView(r.id, r.rank, r.promptHashes, r.islTokens, r.expectedOutputTokens,
+            r.prefillTokens, r.origin));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Frees every request booked by {@code origin} (a peer that died). O(all requests).
+   *
+   * @return ids of the freed requests in admission order
+   */
+  public List<String> removeOrigin(String origin) {
+    List<String> freed = new ArrayList<>();
+    Iterator<ActiveRequest> it = requests.values().iterator();
+    while (it.hasNext()) {
+      ActiveRequest r = it.next();
+      if (Objects.equals(r.origin, origin)) {
+        it.remove();
+        release(r);
+        freed.add(r.id);
+      }
+    }
+    return freed;
+  }
+
+  /** The distinct origins of the active requests (null stands for this node). O(all requests). */
+  public Set<String> origins() {
+    Set<String> out = new java.util.HashSet<>();
+    for (ActiveRequest r : requests.values()) {
+      out.add(r.origin);
+    }
+    return out;
   }
 
   /** A snapshot of the ranks that have a load row. */

@@ -17,6 +17,8 @@ final class ActiveRequest {
   final long admittedAtMillis;
   final long islTokens;
   final Integer expectedOutputTokens;
+  /** The node that booked it: null for this node, else the peer's node id. */
+  final String origin;
   /** Output blocks, created on the first {@code addOutputBlock}. */
   LongArrayList outputHashes;
   /** Prefill tokens still counted on the rank; 0 once prefill completed or if never tracked. */
@@ -29,7 +31,8 @@ final class ActiveRequest {
       long admittedAtMillis,
       long islTokens,
       Integer expectedOutputTokens,
-      long prefillTokens) {
+      long prefillTokens,
+      String origin) {
     this.id = id;
     this.rank = rank;
     this.promptHashes = promptHashes == null ? NO_BLOCKS : promptHashes.clone();
@@ -37,6 +40,7 @@ final class ActiveRequest {
     this.islTokens = islTokens;
     this.expectedOutputTokens = expectedOutputTokens;
     this.prefillTokens = prefillTokens;
+    this.origin = origin;
   }
 
   int outputBlockCount() {

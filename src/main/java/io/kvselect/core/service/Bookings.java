@@ -72,6 +72,12 @@ final class Bookings {
     return rows.remove(id, booking);
   }
 
+  /** Whether {@code id} is a committed booking in {@code partition} (not a claim). */
+  boolean isBooked(String id, PartitionKey partition) {
+    Booking b = rows.get(id);
+    return b != null && b != CLAIM && partition.equals(b.partition());
+  }
+
   /** Number of live bookings (claims in progress excluded). O(rows). */
   int size() {
     int n = 0;

@@ -61,6 +61,7 @@ public final class SelectionService {
   private final RouterQueueing queueing;
   private final Selector selector;
   private final Inspection inspection;
+  private final PeerState peers;
   private volatile boolean shuttingDown;
 
   SelectionService(ServiceSettings settings, Clock clock, RandomGenerator rng, SelectionPipeline pipeline,
@@ -77,6 +78,7 @@ public final class SelectionService {
     this.selector = new Selector(pipeline, rng);
     this.booker = new Booker(bookings, affinity, pending, loadSync, this::drain);
     this.inspection = new Inspection(this, registry);
+    this.peers = new PeerState(registry, bookings, affinity, this::drain, this::drainAll, this::droppedBookings);
   }
 
   public static SelectionServiceBuilder builder() {
@@ -551,8 +553,8 @@ public final class SelectionService {
           Bookings.Booking b = bookings.drop(id);
           if (b != null) {
             booker.release(p.key.toString(), b.sessionId(), id);
+            freed.add(new LoadEvent.Freed(p.key, id));
           }
-          freed.add(new LoadEvent.Freed(p.key, id));
           n++;
         }
         p.expire();
@@ -564,6 +566,55 @@ public final class SelectionService {
       affinity.sweep();
     }
     return n;
+  }
+
+  // ---- peers (cluster) ----
+
+  /**
+   * Applies a lifecycle step that peer {@code peerId} published for one of its own bookings,
+   * without publishing it again. A {@code Booked} is admitted (tagged with the peer as origin)
+   * when its rank is schedulable here with the same block size and the id is not active yet; a
+   * {@code PrefillCompleted} or {@code Freed} applies only to a request of that origin and then
+   * serves the partition's router queue exactly as a local one does. Anything else is ignored.
+   *
+   * @return whether the step changed this node's load
+   */
+  public boolean applyPeerLoad(String peerId, LoadEvent event) {
+    return peers.apply(peerId, event);
+  }
+
+  /**
+   * The committed bookings this node owns, as its peers need them to reconcile ({@link #reconcile}).
+   * Takes each partition's lock in turn, O(active requests).
+   */
+  public io.kvselect.core.load.LoadDigest loadDigest() {
+    return peers.digest();
+  }
+
+  /**
+   * Makes this node's view of {@code peerId}'s bookings equal to its digest: bookings of that
+   * origin absent from the digest (or on another rank) are freed, prefills the digest shows
+   * complete are completed, missing bookings are admitted as by {@link #applyPeerLoad}. Freed
+   * capacity serves the router queues. Bookings of other origins are never touched.
+   */
+  public io.kvselect.core.load.LoadDigest.Outcome reconcile(String peerId, io.kvselect.core.load.LoadDigest digest) {
+    return peers.reconcile(peerId, digest);
+  }
+
+  /** Frees every booking of {@code peerId} (it left the cluster); returns how many. */
+  public int releasePeer(String peerId) {
+    return peers.releasePeer(peerId);
+  }
+
+  /**
+   * Applies a catalog change a peer published (its {@code POST/PATCH/DELETE /workers}) through
+   * the catalog writer, without publishing it again: listeners (KV-event subscriptions) follow,
+   * bookings on dropped ranks are released, router queues are served. An upsert identical to the
+   * current registration and the removal of an unknown worker change nothing. Completes with
+   * whether the catalog changed; fails (changing nothing) when the spec is refused here.
+   */
+  public CompletionStage<Boolean> applyPeerCatalog(CatalogSync.CatalogChange change) {
+    return attempt(() -> peers.applyCatalog(change));
   }
 
   /** Serves what a partition's freed capacity allows from its router queue. */

@@ -23,9 +23,12 @@ import java.util.regex.Pattern;
  * @param port the first member port tried (the next free one is taken when it is in use)
  * @param host the address to bind and advertise
  * @param busPort the clustered event bus's TCP port on {@code host}; 0 picks an ephemeral one
+ * @param reconcileIntervalSecs how often each node publishes the digest of the reservations it
+ *     owns (1..{@value #MAX_RECONCILE_SECS} s; {@value #DEFAULT_RECONCILE_SECS} by default); load
+ *     views converge within two intervals
  */
 public record ClusterSettings(boolean enabled, String name, List<String> members, int port, String host,
-    int busPort) {
+    int busPort, int reconcileIntervalSecs) {
 
   public static final int MAX_NAME = 128;
   public static final String NAME_ENV = "KVSELECT_CLUSTER_NAME";
@@ -33,16 +36,31 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
   public static final String PORT_ENV = "KVSELECT_CLUSTER_PORT";
   public static final String HOST_ENV = "KVSELECT_CLUSTER_HOST";
   public static final String BUS_PORT_ENV = "KVSELECT_CLUSTER_BUS_PORT";
+  public static final String RECONCILE_ENV = "KVSELECT_CLUSTER_RECONCILE_SECS";
+  public static final int DEFAULT_RECONCILE_SECS = 5;
+  public static final int MAX_RECONCILE_SECS = 3600;
   /** The variables read, in {@code --help} order. */
-  public static final List<String> ENVIRONMENT = List.of(NAME_ENV, MEMBERS_ENV, PORT_ENV, HOST_ENV, BUS_PORT_ENV);
+  public static final List<String> ENVIRONMENT = List.of(NAME_ENV, MEMBERS_ENV, PORT_ENV, HOST_ENV, BUS_PORT_ENV,
+      RECONCILE_ENV);
 
-  private static final Set<String> FIELDS = Set.of("enabled", "name", "members", "port", "host", "bus_port");
+  private static final Set<String> FIELDS = Set.of("enabled", "name", "members", "port", "host", "bus_port",
+      "reconcile_interval_secs");
   private static final Pattern IPV4 =
       Pattern.compile("(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}");
   private static final Pattern HOST_NAME = Pattern.compile("[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?");
 
   public ClusterSettings {
     members = List.copyOf(members);
+  }
+
+  /** Settings with an ephemeral event-bus port and the default reconciliation interval. */
+  public ClusterSettings(boolean enabled, String name, List<String> members, int port, String host) {
+    this(enabled, name, members, port, host, 0, DEFAULT_RECONCILE_SECS);
+  }
+
+  /** Settings with the default reconciliation interval. */
+  public ClusterSettings(boolean enabled, String name, List<String> members, int port, String host, int busPort) {
+    this(enabled, name, members, port, host, busPort, DEFAULT_RECONCILE_SECS);
   }
 
   /** The settings as the {@code cluster} section of the config file. */
@@ -54,6 +72,7 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
     m.put("port", port);
     m.put("host", host);
     m.put("bus_port", busPort);
+    m.put("reconcile_interval_secs", reconcileIntervalSecs);
     return m;
   }
 
@@ -69,6 +88,7 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
     private int port;
     private String host;
     private int busPort;
+    private int reconcileIntervalSecs = DEFAULT_RECONCILE_SECS;
     /** The first environment variable or flag that set a cluster value, for the "needs --cluster" check. */
     private String setOutsideFile;
 
@@ -107,6 +127,10 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
       if (s.containsKey("bus_port")) {
         busPort = busPort("config field cluster.bus_port", s.get("bus_port"));
       }
+      if (s.containsKey("reconcile_interval_secs")) {
+        reconcileIntervalSecs = reconcileSecs("config field cluster.reconcile_interval_secs",
+            s.get("reconcile_interval_secs"));
+      }
     }
 
     /** Applies the {@code KVSELECT_CLUSTER_*} variables that are set and not blank. */
@@ -143,6 +167,23 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
           throw new CliException(BUS_PORT_ENV + " must be an integer port, got '" + v + "'");
         }
         outside(BUS_PORT_ENV);
+      }
+      v = env.get(RECONCILE_ENV);
+      if (v != null && !v.isBlank()) {
+        try {
+          reconcileIntervalSecs = reconcileSecs(RECONCILE_ENV, Long.parseLong(v.strip()));
+        } catch (NumberFormatException e) {
+          throw new CliException(RECONCILE_ENV + " must be an integer number of seconds, got '" + v + "'");
+        }
+        outside(RECONCILE_ENV);
+      }
+    }
+
+    /** Applies {@code --cluster-reconcile-secs} when given (null when absent). */
+    public void applyReconcileFlag(Integer secs) {
+      if (secs != null) {
+        reconcileIntervalSecs = reconcileSecs("--cluster-reconcile-secs", (long) secs);
+        outside("--cluster-reconcile-secs");
       }
     }
 
@@ -182,7 +223,7 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
     }
 
     public ClusterSettings build() {
-      return new ClusterSettings(enabled, name, members, port, host, busPort);
+      return new ClusterSettings(enabled, name, members, port, host, busPort, reconcileIntervalSecs);
     }
 
     private void outside(String label) {
@@ -221,6 +262,17 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
       throw new CliException(label + " must be between 0 and 65535 (0 = ephemeral), got " + p);
     }
     return (int) p;
+  }
+
+  static int reconcileSecs(String label, Object v) {
+    if (!(v instanceof Integer || v instanceof Long || v instanceof Short)) {
+      throw new CliException(label + " must be an integer number of seconds, got " + quoted(v));
+    }
+    long n = ((Number) v).longValue();
+    if (n < 1 || n > MAX_RECONCILE_SECS) {
+      throw new CliException(label + " must be between 1 and " + MAX_RECONCILE_SECS + " seconds, got " + n);
+    }
+    return (int) n;
   }
 
   static String host(String label, Object v) {

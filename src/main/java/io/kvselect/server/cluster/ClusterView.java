@@ -38,6 +38,8 @@ public final class ClusterView {
   private final ClusterSettings settings;
   private final HazelcastInstance hazelcast;
   private final String nodeId;
+  /** What node-to-node sync reports under {@code sync}; set once the node is in step. */
+  private volatile java.util.function.Supplier<Map<String, Object>> sync;
 
   ClusterView(ClusterSettings settings, HazelcastInstance hazelcast, String nodeId) {
     this.settings = settings;
@@ -73,6 +75,11 @@ public final class ClusterView {
     return address(hazelcast.getCluster().getLocalMember());
   }
 
+  /** Adds node-to-node sync's report ({@link PeerSync#json}) to {@code GET /cluster} as {@code sync}. */
+  public void attachSync(java.util.function.Supplier<Map<String, Object>> report) {
+    this.sync = report;
+  }
+
   /** The body of {@code GET /cluster}. */
   public Map<String, Object> json() {
     Map<String, Object> m = new LinkedHashMap<>();
@@ -100,6 +107,10 @@ public final class ClusterView {
     m.put("members", members);
     if ("alone".equals(state)) {
       m.put("note", aloneNote());
+    }
+    java.util.function.Supplier<Map<String, Object>> report = sync;
+    if (report != null) {
+      m.put("sync", report.get());
     }
     return m;
   }

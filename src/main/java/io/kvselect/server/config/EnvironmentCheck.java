@@ -103,6 +103,8 @@ public final class EnvironmentCheck {
         cluster.host()));
     lines.add(String.format(Locale.ROOT, "  %-52s [%s]", io.kvselect.server.cluster.ClusterSettings.BUS_PORT_ENV,
         cluster.busPort()));
+    lines.add(String.format(Locale.ROOT, "  %-52s [%s]", io.kvselect.server.cluster.ClusterSettings.RECONCILE_ENV,
+        cluster.reconcileIntervalSecs()));
     lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_JAVA_OPTS", "[none] JVM options"));
     lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_JAR", "[built jar]"));
     lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_BASELINE_JAR", "[none]"));

@@ -111,6 +111,10 @@ public final class KvselectCommand {
       description = "Clustered event-bus port on --cluster-host; 0 = ephemeral (0; KVSELECT_CLUSTER_BUS_PORT).")
   Integer clusterBusPort;
 
+  @Option(names = "--cluster-reconcile-secs", paramLabel = "SECS",
+      description = "Seconds between load digests; views converge within two (5; KVSELECT_CLUSTER_RECONCILE_SECS).")
+  Integer clusterReconcileSecs;
+
   @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
   boolean help;
 

@@ -262,6 +262,7 @@ final class SettingsDraft {
     operations.applyFlags(c.operations);
     cluster.applyFlags(c.cluster, c.clusterName, c.clusterMembers, c.clusterPort, c.clusterHost,
         c.clusterBusPort);
+    cluster.applyReconcileFlag(c.clusterReconcileSecs);
   }
 
   /** Cross-field checks on the merged layers. */

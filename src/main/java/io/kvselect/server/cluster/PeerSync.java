@@ -1,0 +1,513 @@
+package io.kvselect.server.cluster;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvselect.core.catalog.CatalogSync;
+import io.kvselect.core.load.LoadDigest;
+import io.kvselect.core.load.LoadEvent;
+import io.kvselect.core.load.LoadSync;
+import io.kvselect.core.service.SelectionService;
+import io.kvselect.server.sync.BusIndexRecovery;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.spi.cluster.ClusterManager;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps this node's view of its peers' load and catalog in step over the clustered event bus, and
+ * recovers index and catalog from a peer when the node joins. The one entry point of node-to-node
+ * sync: build it with the clustered Vert.x and its cluster manager, pass {@link #loadSync()} and
+ * {@link #catalogSync()} to the {@code SelectionServiceBuilder}, then {@link #attach} the built
+ * service (after the KV-event coordinator listens to the catalog), and {@link #close} it before
+ * closing Vert.x.
+ *
+ * <p>Protocol. Every node publishes one stream ({@link SyncStream}) on
+ * {@link SyncAddresses#STREAM}: its booking steps, its catalog changes and, every
+ * {@code reconcileInterval}, the digest of the reservations it owns, numbered 1, 2, 3, ... A
+ * receiver applies each sender's messages in sequence order: an early message waits (bounded) for
+ * the missing ones; after {@code gapTimeout} the gap is skipped, counted, and the sender is asked
+ * for a digest at once. A sender heard for the first time is also asked for a digest. A digest
+ * replaces the receiver's view of that sender's bookings, so after lost messages every node's
+ * load converges by the next digest (within two intervals). A peer gone from the cluster
+ * membership for {@code deadGrace} has its bookings released; its late messages are dropped until
+ * it is a member again (a partition that healed), when its next message or digest restores them.
+ *
+ * <p>Ownership: everything mutable here (the per-sender streams, the departed set, the messages
+ * held during recovery, timers, the recovery snapshots) is owned by one event-loop context,
+ * captured at construction; consumers and timers run on it. Counters are atomic and read from
+ * anywhere. Core calls made from it take only short partition / catalog locks.
+ */
+public final class PeerSync {
+
+  private static final Logger LOG = LoggerFactory.getLogger(PeerSync.class);
+  /** Messages a receiver holds per sender behind a gap, and in total while recovering. */
+  static final int HOLD_LIMIT = 100_000;
+  private static final int DEPARTED_LIMIT = 4096;
+  private static final long DIGEST_REQUEST_SPACING_MS = 200;
+
+  /** Counters, for {@code /cluster} and tests. */
+  public static final class Stats {
+    public final AtomicLong received = new AtomicLong();
+    public final AtomicLong applied = new AtomicLong();
+    public final AtomicLong ignored = new AtomicLong();
+    public final AtomicLong duplicates = new AtomicLong();
+    public final AtomicLong gaps = new AtomicLong();
+    public final AtomicLong digestsSent = new AtomicLong();
+    public final AtomicLong digestsApplied = new AtomicLong();
+    public final AtomicLong corrections = new AtomicLong();
+    public final AtomicLong digestRequests = new AtomicLong();
+    public final AtomicLong malformed = new AtomicLong();
+    public final AtomicLong unknownVersion = new AtomicLong();
+    public final AtomicLong catalogRefused = new AtomicLong();
+    public final AtomicLong peersReleased = new AtomicLong();
+    public final AtomicLong bookingsReleased = new AtomicLong();
+    public final AtomicLong fromDeparted = new AtomicLong();
+
+    /** A snapshot, by snake_case name. */
+    public Map<String, Long> snapshot() {
+      Map<String, Long> m = new LinkedHashMap<>();
+      m.put("received", received.get());
+      m.put("applied", applied.get());
+      m.put("ignored", ignored.get());
+      m.put("duplicates", duplicates.get());
+      m.put("gaps", gaps.get());
+      m.put("digests_sent", digestsSent.get());
+      m.put("digests_applied", digestsApplied.get());
+      m.put("corrections", corrections.get());
+      m.put("digest_requests", digestRequests.get());
+      m.put("malformed", malformed.get());
+      m.put("unknown_version", unknownVersion.get());
+      m.put("catalog_refused", catalogRefused.get());
+      m.put("peers_released", peersReleased.get());
+      m.put("bookings_released", bookingsReleased.get());
+      m.put("from_departed", fromDeparted.get());
+      return m;
+    }
+  }
+
+  /** What this node knows about one sender's stream. Owned by the sync context. */
+  private static final class Peer {
+    final String id;
+    /** The next sequence number to apply; -1 before the first message. */
+    long expected = -1;
+    final TreeMap<Long, SyncCodec.Envelope> held = new TreeMap<>();
+    long gapTimer = -1;
+    /** When the membership first missed this peer (ms, monotonic), or -1 while it is a member. */
+    long missingSince = -1;
+
+    Peer(String id) {
+      this.id = id;
+    }
+  }
+
+  private final Vertx vertx;
+  private final ClusterManager cluster;
+  private final PeerSyncOptions options;
+  private final String nodeId;
+  private final Context context;
+  private final SyncStream stream;
+  private final EventBusLoadSync loadSync;
+  private final EventBusCatalogSync catalogSync;
+  private final Stats stats = new Stats();
+  private final Map<String, Peer> peers = new HashMap<>();
+  private final LinkedHashSet<String> departed = new LinkedHashSet<>();
+  private final List<SyncCodec.Envelope> early = new ArrayList<>();
+  private volatile boolean recovering = true;
+  private volatile BusIndexRecovery.Outcome recovery;
+  private SelectionService service;
+  private BusIndexRecovery recoveryServer;
+  private MessageConsumer<Object> streamConsumer;
+  private MessageConsumer<Object> nodeConsumer;
+  private long digestTimer = -1;
+  private long membershipTimer = -1;
+  private long lastDigestMs = Long.MIN_VALUE / 2;
+  private boolean digestScheduled;
+
+  public PeerSync(Vertx vertx, ClusterManager cluster, PeerSyncOptions options) {
+    this.vertx = vertx;
+    this.cluster = cluster;
+    this.options = options;
+    this.nodeId = cluster.getNodeId();
+    this.context = vertx.getOrCreateContext();
+    this.stream = new SyncStream(vertx, context, nodeId);
+    this.loadSync = new EventBusLoadSync(stream);
+    this.catalogSync = new EventBusCatalogSync(stream);
+  }
+
+  /** Over the cluster manager of a clustered {@code vertx}. */
+  public PeerSync(Vertx vertx, PeerSyncOptions options) {
+    this(vertx, ((io.vertx.core.internal.VertxInternal) vertx).clusterManager(), options);
+  }
+
+  /** Options for a node with {@code settings}: the reconciliation interval and what derives from it. */
+  public static PeerSyncOptions options(ClusterSettings settings) {
+    return PeerSyncOptions.withInterval(java.time.Duration.ofSeconds(settings.reconcileIntervalSecs()));
+  }
+
+  /** The load seam to pass to {@code SelectionServiceBuilder.loadSync}. */
+  public LoadSync loadSync() {
+    return loadSync;
+  }
+
+  /** The catalog seam to pass to {@code SelectionServiceBuilder.catalogSync}. */
+  public CatalogSync catalogSync() {
+    return catalogSync;
+  }
+
+  public String nodeId() {
+    return nodeId;
+  }
+
+  public Stats stats() {
+    return stats;
+  }
+
+  /**
+   * The report {@code GET /cluster} shows under {@code sync}: the reconciliation interval, the
+   * recovery outcome and the counters.
+   */
+  public Map<String, Object> json() {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("reconcile_interval_secs", options.reconcileInterval().toMillis() / 1000.0);
+    BusIndexRecovery.Outcome o = recovery;
+    if (o != null) {
+      Map<String, Object> r = new LinkedHashMap<>();
+      r.put("state", o.state());
+      r.put("peer", o.peer());
+      r.put("blocks", o.blocks());
+      r.put("workers", o.workers());
+      r.put("error", o.error());
+      m.put("recovery", r);
+    }
+    m.put("sent", sent());
+    m.putAll(stats.snapshot());
+    return m;
+  }
+
+  /** Messages this node has published on its stream. */
+  public long sent() {
+    return stream.sent.get();
+  }
+
+  /** The recovery outcome once {@link #attach} completed, else null. */
+  public BusIndexRecovery.Outcome recovery() {
+    return recovery;
+  }
+
+  /**
+   * Starts syncing {@code service}: registers the stream and node consumers (cluster-wide), copies
+   * the catalog and index from the first peer that serves them (messages arriving meanwhile are
+   * held and applied afterwards, in order), then starts the digest and membership timers.
+   * Completes when the node is in step; never fails because of a peer.
+   */
+  public Future<BusIndexRecovery.Outcome> attach(SelectionService service) {
+    Promise<BusIndexRecovery.Outcome> done = Promise.promise();
+    context.runOnContext(v -> {
+      this.service = service;
+      this.recoveryServer = new BusIndexRecovery(vertx, service, options.chunkBlocks(), options.requestTimeout(),
+          () -> !recovering);
+      streamConsumer = vertx.eventBus().consumer(SyncAddresses.STREAM, this::onStream);
+      nodeConsumer = vertx.eventBus().consumer(SyncAddresses.node(nodeId), this::onNode);
+      Future.all(streamConsumer.completion(), nodeConsumer.completion())
+          .compose(x -> recoveryServer.recover(otherNodes()))
+          .onComplete(ar -> context.runOnContext(y -> {
+            if (ar.failed()) {
+              done.fail(ar.cause());
+              return;
+            }
+            BusIndexRecovery.Outcome o = ar.result();
+            recovery = o;
+            recovering = false;
+            List<SyncCodec.Envelope> held = new ArrayList<>(early);
+            early.clear();
+            held.forEach(this::receive);
+            digestTimer = vertx.setPeriodic(options.reconcileInterval().toMillis(), t -> publishDigest());
+            long poll = Math.min(options.reconcileInterval().toMillis(), 1000);
+            membershipTimer = vertx.setPeriodic(poll, t -> checkMembership());
+            publishDigest();
+            done.complete(o);
+          }));
+    });
+    return done.future();
+  }
+
+  /** Stops timers and consumers; held messages are dropped. Does not close Vert.x. */
+  public Future<Void> close() {
+    Promise<Void> done = Promise.promise();
+    context.runOnContext(v -> {
+      if (digestTimer >= 0) {
+        vertx.cancelTimer(digestTimer);
+      }
+      if (membershipTimer >= 0) {
+        vertx.cancelTimer(membershipTimer);
+      }
+      for (Peer p : peers.values()) {
+        if (p.gapTimer >= 0) {
+          vertx.cancelTimer(p.gapTimer);
+        }
+      }
+      List<Future<Void>> f = new ArrayList<>();
+      if (streamConsumer != null) {
+        f.add(streamConsumer.unregister());
+      }
+      if (nodeConsumer != null) {
+        f.add(nodeConsumer.unregister());
+      }
+      Future.join(f).<Void>mapEmpty().onComplete(done);
+    });
+    return done.future();
+  }
+
+  private List<String> otherNodes() {
+    List<String> out = new ArrayList<>(cluster.getNodes());
+    out.remove(nodeId);
+    java.util.Collections.sort(out);
+    return out;
+  }
+
+  // ---- receiving ----
+
+  private void onStream(Message<Object> m) {
+    SyncCodec.Envelope e;
+    try {
+      e = SyncCodec.envelope(m.body());
+    } catch (SyncCodec.UnknownVersion uv) {
+      stats.unknownVersion.incrementAndGet();
+      return;
+    } catch (IOException | RuntimeException bad) {
+      stats.malformed.incrementAndGet();
+      return;
+    }
+    if (e.from().equals(nodeId)) {
+      return;
+    }
+    stats.received.incrementAndGet();
+    if (departed.contains(e.from())) {
+      stats.fromDeparted.incrementAndGet();
+      return;
+    }
+    if (recovering) {
+      if (early.size() < HOLD_LIMIT) {
+        early.add(e);
+      } else {
+        stats.gaps.incrementAndGet();
+      }
+      return;
+    }
+    receive(e);
+  }
+
+  /** Applies {@code e} in its sender's order, holding it if messages before it are missing. */
+  private void receive(SyncCodec.Envelope e) {
+    if (departed.contains(e.from())) {
+      stats.fromDeparted.incrementAndGet();
+      return;
+    }
+    Peer p = peers.computeIfAbsent(e.from(), Peer::new);
+    if (p.expected < 0) {
+      p.expected = e.seq();
+      if (!e.kind().equals("digest")) {
+        requestDigest(p.id);
+      }
+    }
+    if (e.seq() < p.expected || p.held.containsKey(e.seq())) {
+      stats.duplicates.incrementAndGet();
+      return;
+    }
+    if (e.seq() > p.expected) {
+      p.held.put(e.seq(), e);
+      if (p.held.size() > HOLD_LIMIT) {
+        skipGap(p);
+      } else if (p.gapTimer < 0) {
+        p.gapTimer = vertx.setTimer(options.gapTimeout().toMillis(), t -> {
+          p.gapTimer = -1;
+          skipGap(p);
+        });
+      }
+      return;
+    }
+    apply(e);
+    p.expected++;
+    drainHeld(p);
+  }
+
+  private void drainHeld(Peer p) {
+    while (!p.held.isEmpty() && p.held.firstKey() == p.expected) {
+      apply(p.held.pollFirstEntry().getValue());
+      p.expected++;
+    }
+    if (p.held.isEmpty() && p.gapTimer >= 0) {
+      vertx.cancelTimer(p.gapTimer);
+      p.gapTimer = -1;
+    }
+  }
+
+  /** Gives up on the missing messages before the first held one and asks for a digest. */
+  private void skipGap(Peer p) {
+    if (p.held.isEmpty() || !peers.containsKey(p.id)) {
+      return;
+    }
+    if (p.held.firstKey() > p.expected) {
+      stats.gaps.incrementAndGet();
+      p.expected = p.held.firstKey();
+      requestDigest(p.id);
+    }
+    drainHeld(p);
+    if (!p.held.isEmpty() && p.gapTimer < 0) {
+      p.gapTimer = vertx.setTimer(options.gapTimeout().toMillis(), t -> {
+        p.gapTimer = -1;
+        skipGap(p);
+      });
+    }
+  }
+
+  private void apply(SyncCodec.Envelope e) {
+    try {
+      LoadEvent load = SyncCodec.load(e.kind(), e.body());
+      if (load != null) {
+        count(service.applyPeerLoad(e.from(), load));
+        return;
+      }
+      if (e.kind().equals("digest")) {
+        LoadDigest.Outcome o = service.reconcile(e.from(), SyncCodec.digest(e.body()));
+        stats.digestsApplied.incrementAndGet();
+        stats.corrections.addAndGet(o.added() + o.dropped() + o.prefillsCompleted());
+        return;
+      }
+      CatalogSync.CatalogChange c = SyncCodec.catalog(e.kind(), e.body());
+      if (c == null) {
+        stats.malformed.incrementAndGet();
+        return;
+      }
+      service.applyPeerCatalog(c).whenComplete((changed, err) -> {
+        if (err != null) {
+          stats.catalogRefused.incrementAndGet();
+          LOG.warn("catalog change from {} refused: {}", e.from(), err.toString());
+        } else {
+          count(changed);
+        }
+      });
+    } catch (IOException | RuntimeException bad) {
+      stats.malformed.incrementAndGet();
+    }
+  }
+
+  private void count(boolean applied) {
+    (applied ? stats.applied : stats.ignored).incrementAndGet();
+  }
+
+  // ---- node address: digest requests, recovery ----
+
+  private void onNode(Message<Object> m) {
+    ObjectNode doc;
+    try {
+      doc = SyncCodec.document(m.body());
+    } catch (SyncCodec.UnknownVersion uv) {
+      stats.unknownVersion.incrementAndGet();
+      failIfRequest(m, 400, uv.getMessage());
+      return;
+    } catch (IOException | RuntimeException bad) {
+      stats.malformed.incrementAndGet();
+      failIfRequest(m, 400, "malformed sync message: " + bad.getMessage());
+      return;
+    }
+    String kind = doc.path("kind").asText();
+    if (kind.equals("digest_request")) {
+      stats.digestRequests.incrementAndGet();
+      scheduleDigest();
+    } else if (!recoveryServer.handle(kind, doc, m)) {
+      stats.malformed.incrementAndGet();
+      failIfRequest(m, 400, "unknown kind `" + kind + "`");
+    }
+  }
+
+  private static void failIfRequest(Message<Object> m, int code, String message) {
+    if (m.replyAddress() != null) {
+      m.fail(code, message);
+    }
+  }
+
+  private void requestDigest(String peer) {
+    ObjectNode d = SyncCodec.doc("digest_request");
+    d.put("from", nodeId);
+    vertx.eventBus().send(SyncAddresses.node(peer), SyncCodec.buffer(d));
+  }
+
+  // ---- sending digests ----
+
+  private void publishDigest() {
+    if (service == null) {
+      return;
+    }
+    lastDigestMs = System.nanoTime() / 1_000_000;
+    Supplier<com.fasterxml.jackson.databind.JsonNode> body = () -> SyncCodec.digest(service.loadDigest());
+    stream.publish("digest", body);
+    stats.digestsSent.incrementAndGet();
+  }
+
+  /** Publishes a digest now, or once {@value #DIGEST_REQUEST_SPACING_MS} ms after the last one. */
+  private void scheduleDigest() {
+    long now = System.nanoTime() / 1_000_000;
+    long wait = lastDigestMs + DIGEST_REQUEST_SPACING_MS - now;
+    if (wait <= 0) {
+      publishDigest();
+    } else if (!digestScheduled) {
+      digestScheduled = true;
+      vertx.setTimer(wait, t -> {
+        digestScheduled = false;
+        publishDigest();
+      });
+    }
+  }
+
+  // ---- membership ----
+
+  private void checkMembership() {
+    Set<String> live = new HashSet<>(cluster.getNodes());
+    // a member released after a partition and back after the merge keeps its node id: hear it again
+    departed.removeIf(live::contains);
+    long now = System.nanoTime() / 1_000_000;
+    Iterator<Peer> it = peers.values().iterator();
+    while (it.hasNext()) {
+      Peer p = it.next();
+      if (live.contains(p.id)) {
+        p.missingSince = -1;
+        continue;
+      }
+      if (p.missingSince < 0) {
+        p.missingSince = now;
+      }
+      if (now - p.missingSince >= options.deadGrace().toMillis()) {
+        it.remove();
+        if (p.gapTimer >= 0) {
+          vertx.cancelTimer(p.gapTimer);
+        }
+        departed.add(p.id);
+        if (departed.size() > DEPARTED_LIMIT) {
+          departed.remove(departed.iterator().next());
+        }
+        int n = service.releasePeer(p.id);
+        stats.peersReleased.incrementAndGet();
+        stats.bookingsReleased.addAndGet(n);
+        LOG.info("peer {} left the cluster: released its {} booking(s)", p.id, n);
+      }
+    }
+  }
+}

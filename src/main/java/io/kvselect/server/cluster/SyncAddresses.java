@@ -1,0 +1,21 @@
+package io.kvselect.server.cluster;
+
+/**
+ * Event-bus addresses of node-to-node synchronisation (load, catalog, index recovery). Both are
+ * cluster-wide; bodies are JSON documents of {@link SyncCodec}.
+ */
+public final class SyncAddresses {
+
+  /** Published by every node: its sequenced stream of load steps, digests and catalog changes. */
+  public static final String STREAM = "kvselect.sync.stream";
+
+  /** Prefix of each node's own address: digest requests and index-recovery requests. */
+  public static final String NODE_PREFIX = "kvselect.sync.node.";
+
+  private SyncAddresses() {}
+
+  /** The point-to-point address of node {@code nodeId}. */
+  public static String node(String nodeId) {
+    return NODE_PREFIX + nodeId;
+  }
+}
