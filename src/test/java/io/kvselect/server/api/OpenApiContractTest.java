@@ -70,6 +70,45 @@ class OpenApiContractTest {
   }
 
   @Test
+  void clusteredNodesAnswerClusterAndReadyAsDocumented() throws Exception {
+    System.setProperty("hazelcast.wait.seconds.before.join", "0");
+    int base;
+    try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      base = probe.getLocalPort();
+    }
+    String name = "kvs-test-" + java.util.UUID.randomUUID();
+    String members = "127.0.0.1:" + base + ",127.0.0.1:" + (base + 1);
+    java.util.List<io.kvselect.server.KvselectNode> nodes = new java.util.ArrayList<>();
+    try {
+      for (int i = 0; i < 2; i++) {
+        io.kvselect.server.config.NodeSettings s = io.kvselect.server.config.NodeSettings.parse(new String[] {
+            "--host", "127.0.0.1", "--port", "0", "--cluster", "--cluster-name", name,
+            "--cluster-members", members, "--cluster-port", Integer.toString(base)},
+            java.util.Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
+        nodes.add(io.kvselect.server.KvselectNode.start(s).toCompletionStage().toCompletableFuture()
+            .get(90, java.util.concurrent.TimeUnit.SECONDS));
+      }
+      for (io.kvselect.server.KvselectNode n : nodes) {
+        for (String path : java.util.List.of("/cluster", "/ready")) {
+          HttpResponse<String> r = CLIENT.send(HttpRequest.newBuilder(
+              URI.create("http://127.0.0.1:" + n.port() + path)).timeout(Duration.ofSeconds(20)).build(),
+              HttpResponse.BodyHandlers.ofString());
+          doc.check("GET", path, r.statusCode(), r.headers().firstValue("content-type").orElse(null), r.body());
+          if (path.equals("/cluster")) {
+            JsonNode c = NodeHarness.JSON.readTree(r.body());
+            assertEquals("joined", c.get("state").asText(), r.body());
+            assertTrue(c.has("sync"), "a joined node reports its sync: " + r.body());
+          }
+        }
+      }
+    } finally {
+      for (io.kvselect.server.KvselectNode n : nodes) {
+        n.close().toCompletionStage().toCompletableFuture().get(60, java.util.concurrent.TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  @Test
   void documentIsServedAsOpenApi31() throws Exception {
     Answer a = send("GET", "/openapi.json", null, null);
     assertEquals(200, a.status());
