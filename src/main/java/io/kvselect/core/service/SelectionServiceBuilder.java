@@ -9,7 +9,7 @@ import io.kvselect.core.load.LoadSync;
 import io.kvselect.core.pending.LocalPendingStore;
 import io.kvselect.core.pending.PendingStore;
 import io.kvselect.core.queue.QueueConfig;
-import io.kvselect.core.select.KvCostPolicy;
+import io.kvselect.core.select.ConfiguredPolicy;
 import io.kvselect.core.select.SelectionPipeline;
 import io.kvselect.core.select.SelectionPolicy;
 import io.kvselect.core.session.LocalSessionAffinity;
@@ -41,7 +41,7 @@ public final class SelectionServiceBuilder {
   private Supplier<BlockIndex> indexFactory = DEFAULT_INDEX;
   private Clock clock = Clock.systemUTC();
   private RandomGenerator rng = new Random();
-  private SelectionPolicy policy = new KvCostPolicy();
+  private SelectionPolicy policy = new ConfiguredPolicy();
   private Function<Clock, SessionAffinity> affinity;
   private LoadSync loadSync = LoadSync.LOCAL;
   private CatalogSync catalogSync = CatalogSync.LOCAL;
@@ -90,7 +90,10 @@ public final class SelectionServiceBuilder {
     return this;
   }
 
-  /** The selection policy (score and pick stages); {@code kv} by default. */
+  /**
+   * The selection policy (score and pick stages); by default {@link ConfiguredPolicy}, which
+   * follows each request's effective {@code policy} ({@code kv} unless configured).
+   */
   public SelectionServiceBuilder policy(SelectionPolicy p) {
     this.policy = p;
     return this;
