@@ -37,9 +37,40 @@ public record WorkerSpec(
     Double kvTransferPreferredWeight,
     String routerHintWorkerType,
     Map<Integer, String> routerHintSourceControlEndpoints,
-    String kvEventSourceMode) {
+    String kvEventSourceMode,
+    DisaggSpec disagg) {
+
+  /** A spec without prefill/decode role fields ({@link DisaggSpec#NONE}). */
+  public WorkerSpec(long workerId, String modelName, String routingGroup, String endpoint, String kvEventsEndpoint,
+      Map<Integer, String> kvEventsEndpoints, String replayEndpoint, Integer blockSize, int dataParallelStartRank,
+      int dataParallelSize, Long maxNumBatchedTokens, Long totalKvBlocks, String stableRoutingId, boolean isEagle,
+      Set<String> taints, Map<String, String> topologyDomains, String kvTransferDomain, String kvTransferEnforcement,
+      Double kvTransferPreferredWeight, String routerHintWorkerType, Map<Integer, String> routerHintSourceControlEndpoints,
+      String kvEventSourceMode) {
+    this(workerId, modelName, routingGroup, endpoint, kvEventsEndpoint, kvEventsEndpoints, replayEndpoint, blockSize,
+        dataParallelStartRank, dataParallelSize, maxNumBatchedTokens, totalKvBlocks, stableRoutingId, isEagle, taints,
+        topologyDomains, kvTransferDomain, kvTransferEnforcement, kvTransferPreferredWeight, routerHintWorkerType,
+        routerHintSourceControlEndpoints, kvEventSourceMode, DisaggSpec.NONE);
+  }
+
+  /** {@code worker_type}, else {@code router_hint_worker_type} (null when neither is set). */
+  public String workerType() {
+    return disagg.workerType() != null ? disagg.workerType() : routerHintWorkerType;
+  }
+
+  /** K_d: {@code kv_capacity_tokens}, else {@code total_kv_blocks * block_size}, else null. */
+  public Long kvCapacityTokens() {
+    if (disagg.kvCapacityTokens() != null) {
+      return disagg.kvCapacityTokens();
+    }
+    if (totalKvBlocks != null && blockSize != null) {
+      return totalKvBlocks * blockSize;
+    }
+    return null;
+  }
 
   public WorkerSpec {
+    disagg = disagg == null ? DisaggSpec.NONE : disagg;
     modelName = modelName == null ? PartitionKey.DEFAULT : modelName;
     routingGroup = routingGroup == null ? PartitionKey.DEFAULT : routingGroup;
     kvEventsEndpoints = kvEventsEndpoints == null ? Map.of() : Map.copyOf(kvEventsEndpoints);
@@ -87,6 +118,6 @@ public record WorkerSpec(
         replayEndpoint, blockSize, dataParallelStartRank, dataParallelSize, maxNumBatchedTokens,
         totalKvBlocks, stableRoutingId, isEagle, taints, topologyDomains, kvTransferDomain,
         kvTransferEnforcement, kvTransferPreferredWeight, routerHintWorkerType,
-        routerHintSourceControlEndpoints, kvEventSourceMode);
+        routerHintSourceControlEndpoints, kvEventSourceMode, disagg);
   }
 }

@@ -28,9 +28,20 @@ public final class KvcDispatcher {
   public static final String DECODE_POOL = "decode";
 
   private final KvcState state;
+  private final KvcMetrics metrics;
 
   public KvcDispatcher(KvcState state) {
+    this(state, new KvcMetrics());
+  }
+
+  /** A dispatcher counting recorded dispatches into {@code metrics}. */
+  public KvcDispatcher(KvcState state, KvcMetrics metrics) {
     this.state = state;
+    this.metrics = metrics;
+  }
+
+  public KvcMetrics metrics() {
+    return metrics;
   }
 
   public KvcState state() {
@@ -108,12 +119,20 @@ public final class KvcDispatcher {
           CompletionStage<WorkerRank> before = record
               ? state.admitted(partition, r.sessionId(), d, p.resetScope())
               : CompletableFuture.completedFuture(snap.pin());
-          return before.thenApply(prev -> new KvcOutcome(dec.mode(), d, null,
-              attempts, prev, prev != null && !prev.equals(d)));
+          return before.thenApply(prev -> {
+            KvcOutcome o = new KvcOutcome(dec.mode(), d, null, attempts, prev, prev != null && !prev.equals(d));
+            if (record) {
+              metrics.served(o.mode(), o.migrated());
+            }
+            return o;
+          });
         }
         tried.add(d);
         rejects.merge(d, 1, Integer::sum);
         attempts.add(new KvcOutcome.Attempt(d, dec.reason()));
+        if (record) {
+          metrics.rejected(dec.reason(), rejects.get(d) == p.tauReject());
+        }
         CompletionStage<Void> bumped = record
             ? state.rejected(partition, r.sessionId(), d) : CompletableFuture.completedFuture(null);
         return bumped.thenCompose(v -> next());
@@ -136,8 +155,13 @@ public final class KvcDispatcher {
             : state.nextRoundRobin(partition, PREFILL_POOL);
         return pi.thenCompose(i -> {
           WorkerRank pw = i < 0 ? null : prefill.get((int) Math.floorMod(i, (long) prefill.size()));
-          CompletionStage<Void> rec = record ? state.fallback(partition, d) : CompletableFuture.completedFuture(null);
-          return rec.thenApply(v -> new KvcOutcome(KvcMode.FALLBACK, d, pw, attempts, snap.pin(), false));
+          CompletionStage<Void> rec = record ? state.fallback(partition, r.sessionId(), d) : CompletableFuture.completedFuture(null);
+          return rec.thenApply(v -> {
+            if (record) {
+              metrics.served(KvcMode.FALLBACK, false);
+            }
+            return new KvcOutcome(KvcMode.FALLBACK, d, pw, attempts, snap.pin(), false);
+          });
         });
       });
     }

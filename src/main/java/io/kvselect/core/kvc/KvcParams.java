@@ -12,7 +12,8 @@ import java.util.Objects;
  * @param tauReject rejects of a session by a worker after which the worker is blacklisted for it
  * @param tauAppend largest append (tokens) a Direct admission accepts
  * @param rho high-water mark: a worker admits up to {@code rho * K_d} tokens
- * @param epsilon most admission probes per dispatch, null for {@code |D| - 1}
+ * @param epsilon most admission probes per dispatch, null for {@code |D| - 1} (at least 1, so that a
+ *     partition with a single decode worker still asks it)
  * @param accounting how the capacity test counts the session's own KV
  * @param resetScope what reset-on-success clears
  * @param countWaiting refinement (not in the original): the capacity test also counts the KV of
@@ -54,9 +55,9 @@ public record KvcParams(
     return new KvcParams(1.0, 3, 8192, 0.95, null, AdmitAccounting.LITERAL, ResetScope.WINNER, false);
   }
 
-  /** The probe budget for {@code decodeWorkers} decode workers. */
+  /** The probe budget for {@code decodeWorkers} decode workers: epsilon, else max(1, |D| - 1). */
   public int epsilonFor(int decodeWorkers) {
-    return epsilon != null ? epsilon : Math.max(0, decodeWorkers - 1);
+    return epsilon != null ? epsilon : Math.max(1, decodeWorkers - 1);
   }
 
   public KvcParams withAccounting(AdmitAccounting a) {

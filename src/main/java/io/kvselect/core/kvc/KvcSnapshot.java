@@ -11,14 +11,16 @@ import java.util.Map;
  * @param rejects rejects of the session per worker since it last succeeded there (absent = 0)
  * @param inflight dispatched, unfinished requests per worker (absent = 0)
  * @param assigned routing decisions sent to each worker so far (absent = 0)
+ * @param turns dispatches recorded for the session so far (its next turn index)
  */
 public record KvcSnapshot(
     WorkerRank pin,
     Map<WorkerRank, Integer> rejects,
     Map<WorkerRank, Long> inflight,
-    Map<WorkerRank, Long> assigned) {
+    Map<WorkerRank, Long> assigned,
+    int turns) {
 
-  public static final KvcSnapshot EMPTY = new KvcSnapshot(null, Map.of(), Map.of(), Map.of());
+  public static final KvcSnapshot EMPTY = new KvcSnapshot(null, Map.of(), Map.of(), Map.of(), 0);
 
   public KvcSnapshot {
     rejects = Map.copyOf(rejects);

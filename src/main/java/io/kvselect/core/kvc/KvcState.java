@@ -25,13 +25,16 @@ public interface KvcState {
 
   /**
    * Algorithm 3, lines 8-10: reset-on-success per {@code scope}, {@code pin[s] = d},
-   * {@code inflight[d]++}, {@code assigned[d]++}. Completes with the pin before the call (null
+   * {@code inflight[d]++}, {@code assigned[d]++}, one more turn for the session. Completes with the pin before the call (null
    * when the session had none), so the caller sees a migration.
    */
   CompletionStage<WorkerRank> admitted(String partition, String sessionId, WorkerRank d, ResetScope scope);
 
-  /** A Fallback sent to {@code d}: {@code inflight[d]++}, {@code assigned[d]++}; the pin is unchanged. */
-  CompletionStage<Void> fallback(String partition, WorkerRank d);
+  /**
+   * A Fallback of the session sent to {@code d}: {@code inflight[d]++}, {@code assigned[d]++}, one
+   * more turn for the session; the pin is unchanged.
+   */
+  CompletionStage<Void> fallback(String partition, String sessionId, WorkerRank d);
 
   /** A dispatched request on {@code d} finished: {@code inflight[d]--} (never below 0). */
   CompletionStage<Void> finished(String partition, WorkerRank d);

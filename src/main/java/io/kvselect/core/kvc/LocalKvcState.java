@@ -21,6 +21,7 @@ public final class LocalKvcState implements KvcState {
 
   private static final class SessionRec {
     WorkerRank pin;
+    int turns;
     final Map<WorkerRank, Integer> rejects = new HashMap<>(4);
   }
 
@@ -71,7 +72,7 @@ public final class LocalKvcState implements KvcState {
     }
     SessionRec s = p.sessions.get(sessionId);
     return CompletableFuture.completedFuture(new KvcSnapshot(s == null ? null : s.pin,
-        s == null ? Map.of() : s.rejects, p.inflight, p.assigned));
+        s == null ? Map.of() : s.rejects, p.inflight, p.assigned, s == null ? 0 : s.turns));
   }
 
   @Override
@@ -92,14 +93,16 @@ public final class LocalKvcState implements KvcState {
     }
     WorkerRank before = s.pin;
     s.pin = d;
+    s.turns++;
     p.inflight.merge(d, 1L, Long::sum);
     p.assigned.merge(d, 1L, Long::sum);
     return CompletableFuture.completedFuture(before);
   }
 
   @Override
-  public synchronized CompletionStage<Void> fallback(String partition, WorkerRank d) {
+  public synchronized CompletionStage<Void> fallback(String partition, String sessionId, WorkerRank d) {
     PartitionRec p = part(partition);
+    session(p, sessionId).turns++;
     p.inflight.merge(d, 1L, Long::sum);
     p.assigned.merge(d, 1L, Long::sum);
     return CompletableFuture.completedFuture(null);

@@ -47,6 +47,8 @@ public final class SelectionServiceBuilder {
   private CatalogSync catalogSync = CatalogSync.LOCAL;
   private QueueConfig queueConfig;
   private Duration queueTimeout = Duration.ofSeconds(30);
+  private io.kvselect.core.kvc.KvcState kvcState;
+  private io.kvselect.core.kvc.AdmissionClient admissionClient;
 
   public SelectionServiceBuilder routerConfig(RouterConfig c) {
     this.router = c;
@@ -132,6 +134,24 @@ public final class SelectionServiceBuilder {
     return this;
   }
 
+  /**
+   * The KVC-Router's state (pins, rejects, in-flight, assigned); by default a
+   * {@link io.kvselect.core.kvc.LocalKvcState}. A cluster passes one over its session table.
+   */
+  public SelectionServiceBuilder kvcState(io.kvselect.core.kvc.KvcState s) {
+    this.kvcState = s;
+    return this;
+  }
+
+  /**
+   * The transport of workers' {@code admission_endpoint} RPC (the server's HTTP adapter); without
+   * one, the built-in admission model answers for every worker.
+   */
+  public SelectionServiceBuilder admissionClient(io.kvselect.core.kvc.AdmissionClient c) {
+    this.admissionClient = c;
+    return this;
+  }
+
   public SelectionServiceBuilder settings(ServiceSettings s) {
     this.router = s.router();
     this.sessionAffinityTtl = s.sessionAffinityTtl();
@@ -151,6 +171,7 @@ public final class SelectionServiceBuilder {
         selectionCacheMaxEntries, selectionCacheMaxBytes);
     QueueConfig queue = queueConfig != null ? queueConfig : QueueConfig.defaults(router.queuePolicy());
     return new SelectionService(settings, clock, rng, SelectionPipeline.standard(policy), sessions, store,
-        loadSync, catalogSync, queue, queueTimeout);
+        loadSync, catalogSync, queue, queueTimeout, new KvcSelection(
+            kvcState != null ? kvcState : new io.kvselect.core.kvc.LocalKvcState(), admissionClient, rng));
   }
 }

@@ -2,6 +2,7 @@ package io.kvselect.server.api;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import io.kvselect.core.catalog.WorkerRecord;
+import io.kvselect.core.catalog.DisaggSpec;
 import io.kvselect.core.catalog.WorkerSpec;
 import io.kvselect.core.index.WorkerRank;
 import io.kvselect.server.events.KvEventsCoordinator;
@@ -46,6 +47,9 @@ final class WorkerJson {
     String hintType;
     Map<Integer, String> hintSources;
     String sourceMode;
+    String workerType;
+    Long kvCapacityTokens;
+    String admissionEndpoint;
 
     Fields() {}
 
@@ -72,6 +76,9 @@ final class WorkerJson {
       hintType = s.routerHintWorkerType();
       hintSources = s.routerHintSourceControlEndpoints();
       sourceMode = s.kvEventSourceMode();
+      workerType = s.disagg().workerType();
+      kvCapacityTokens = s.disagg().kvCapacityTokens();
+      admissionEndpoint = s.disagg().admissionEndpoint();
     }
 
     void field(String k, JsonReader r, boolean patch) throws IOException {
@@ -122,6 +129,9 @@ final class WorkerJson {
         case "router_hint_worker_type" -> hintType = r.string(k);
         case "router_hint_source_control_endpoints" -> hintSources = r.rankMap(k);
         case "kv_event_source_mode" -> sourceMode = r.string(k);
+        case "worker_type" -> workerType = r.string(k);
+        case "kv_capacity_tokens" -> kvCapacityTokens = r.unsigned(k, Long.MAX_VALUE);
+        case "admission_endpoint" -> admissionEndpoint = r.string(k);
         default -> r.skip();
       }
     }
@@ -130,7 +140,7 @@ final class WorkerJson {
       return new WorkerSpec(workerId, model, group, endpoint, kvEventsEndpoint, kvEventsEndpoints,
           replayEndpoint, blockSize, dpStart, dpSize, maxBatched, totalKvBlocks, stableRoutingId, eagle, taints,
           topology, kvTransferDomain, kvTransferEnforcement, kvTransferPreferredWeight, hintType, hintSources,
-          sourceMode);
+          sourceMode, new DisaggSpec(workerType, kvCapacityTokens, admissionEndpoint));
     }
   }
 
@@ -265,6 +275,11 @@ final class WorkerJson {
       rankMap(g, "router_hint_source_control_endpoints", s.routerHintSourceControlEndpoints());
     }
     optString(g, "kv_event_source_mode", s.kvEventSourceMode());
+    optString(g, "worker_type", s.disagg().workerType());
+    if (s.disagg().kvCapacityTokens() != null) {
+      g.writeNumberField("kv_capacity_tokens", s.disagg().kvCapacityTokens());
+    }
+    optString(g, "admission_endpoint", s.disagg().admissionEndpoint());
     g.writeStringField("lifecycle", w.lifecycle().wireName());
     if (extra != null) {
       extra.write(g);
