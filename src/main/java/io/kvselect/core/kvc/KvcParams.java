@@ -16,9 +16,13 @@ import java.util.Objects;
  *     partition with a single decode worker still asks it)
  * @param accounting how the capacity test counts the session's own KV
  * @param resetScope what reset-on-success clears
- * @param countWaiting refinement (not in the original): the capacity test also counts the KV of
- *     requests dispatched to the worker and not finished (waiting or running), so a worker whose
- *     memory is already promised stops admitting new Direct work ahead of them
+ * @param countWaiting refinement (not in the original): a session resident on the worker is
+ *     admitted Direct whenever its input fits the worker at all ({@code input <= K_d}; the worker
+ *     queues it), since any other path needs more decode memory plus a prefill; a non-resident
+ *     session is admitted when the KV promised to requests dispatched to the worker and not
+ *     finished (waiting or running, prompt plus output) plus its input stays within
+ *     {@code rho * K_d}: idle session caches are evictable, KV already waiting on the worker is
+ *     not (the accounting choice does not apply then)
  */
 public record KvcParams(
     double alpha,

@@ -8,8 +8,9 @@ import java.util.function.ToLongFunction;
 
 /**
  * The built-in Admit (Algorithm 2): the router's own accounting of the tokens each session keeps
- * resident on each decode worker, plus (for the {@link KvcParams#countWaiting} refinement) the
- * tokens promised to requests dispatched to a worker and not finished. The owner feeds it:
+ * resident on each decode worker, and the tokens promised to requests dispatched to a worker and
+ * not finished (their whole KV), which the {@link KvcParams#countWaiting} refinement counts instead
+ * of idle session caches. The owner feeds it:
  * bookings set a session's tokens on the admitting worker, KV events or evictions remove them.
  *
  * <p>Threading: every method synchronizes on this instance (a leaf lock that never calls out), so
@@ -86,17 +87,22 @@ public final class ResidentModel {
    */
   public synchronized AdmitDecision decide(WorkerRank d, KvcRequest r, long capacityTokens, KvcParams p) {
     long own = residentTokens(d, r.sessionId());
-    long base = used(d);
-    if (p.accounting() == AdmitAccounting.NET) {
-      base -= own;
-    }
+    long base;
     if (p.countWaiting()) {
-      base += waitingTokens(d);
+      base = waitingTokens(d);
+    } else {
+      base = used(d);
+      if (p.accounting() == AdmitAccounting.NET) {
+        base -= own;
+      }
     }
     boolean capOk = base + r.inputTokens() <= p.rho() * capacityTokens;
     if (own > 0) {
       if (r.appendTokens() > p.tauAppend()) {
         return AdmitDecision.reject(AdmitDecision.LARGE_APPEND);
+      }
+      if (p.countWaiting()) {
+        capOk = r.inputTokens() <= capacityTokens;
       }
       return capOk ? AdmitDecision.admit(KvcMode.DIRECT) : AdmitDecision.reject(AdmitDecision.NO_CAPACITY);
     }

@@ -127,6 +127,10 @@ public final class SimCommand implements Callable<Integer> {
       + "(the head blocks) | first-fit (default: ${DEFAULT-VALUE})")
   String dQueue;
 
+  @Option(names = "--release-on-close", defaultValue = "true", arity = "1", description = "A closed session's KV is "
+      + "freed on every D worker (false: it stays until evicted) (default: ${DEFAULT-VALUE})")
+  boolean releaseOnClose;
+
   @Option(names = "--alpha", defaultValue = "1", description = "kvc sticky bonus (default: ${DEFAULT-VALUE})")
   double alpha;
 
@@ -186,7 +190,7 @@ public final class SimCommand implements Callable<Integer> {
 
   Simulator.Config config(long kdTokens, int maxOpen, KvcParams k) {
     return new Simulator.Config(prefillWorkers, decodeWorkers, kdTokens, slots, prefillMs, appendPrefillMs, transferMs,
-        decodeMs, concurrency, maxOpen, "first-fit".equals(dQueue), k, seed);
+        decodeMs, concurrency, maxOpen, "first-fit".equals(dQueue), releaseOnClose, k, seed);
   }
 
   Workload workload(long kdTokens) throws IOException {

@@ -52,6 +52,8 @@ import java.util.function.IntConsumer;
  *   <li>TTFT is the first decoded token minus the send time; E2E the last token minus the send
  *       time. A client sends at most {@code concurrency} requests at once and keeps at most
  *       {@code maxOpenSessions} sessions open (0: no limit).</li>
+ *   <li>When a session's last turn completes the agent closes it and every D worker frees its
+ *       cache ({@code releaseOnClose}; otherwise it stays until evicted).</li>
  *   <li>Baseline policies choose a D worker; a request runs there on its resident prefix when it
  *       is there ("direct"), else through round-robin P. {@code kvc} decides the path itself.</li>
  * </ul>
@@ -63,7 +65,7 @@ final class Simulator {
   /** The model's parameters. */
   record Config(int prefillWorkers, int decodeWorkers, long kdTokens, int slots, double prefillMsPerToken,
       double appendPrefillMsPerToken, double transferMsPerToken, double decodeMsPerToken, int concurrency,
-      int maxOpenSessions, boolean firstFit, KvcParams kvc, long seed) {}
+      int maxOpenSessions, boolean firstFit, boolean releaseOnClose, KvcParams kvc, long seed) {}
 
   /** What one run measured. Shares are fractions of requests. */
   record Result(String policy, int requests, double direct, double seed, double reseed, double fallback,
@@ -278,6 +280,17 @@ final class Simulator {
       ready(next, now + next.thinkMs());
     } else {
       open--;
+      if (c.releaseOnClose()) {
+        for (DWorker d : ds) {
+          Entry e = d.entries.get(t.session());
+          if (e != null && e.locks == 0) {
+            evict(d, e);
+          }
+        }
+        for (DWorker d : ds) {
+          schedule(d);
+        }
+      }
       if (!pendingOpen.isEmpty()) {
         Workload.Session n = pendingOpen.poll();
         open++;
@@ -415,7 +428,7 @@ final class Simulator {
     } else {
       r.p = pRanks.indexOf(o.prefill());
     }
-    r.promised = r.kv() - (o.mode() == KvcMode.DIRECT ? model.residentTokens(ds[i].rank, session) : 0);
+    r.promised = r.kv();
     model.addWaiting(ds[i].rank, r.promised);
   }
 

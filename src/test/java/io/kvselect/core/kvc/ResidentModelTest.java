@@ -34,10 +34,20 @@ class ResidentModelTest {
         Arguments.of("not resident, later turn: reseed", "net", false, 0, 50_000, 0, 4, 45_000, 600, "reseed"),
         Arguments.of("not resident, no room", "net", false, 0, 50_001, 0, 4, 45_000, 600,
             "reject:session-not-resident-no-capacity"),
-        Arguments.of("refinement counts promised KV", "net", true, 10_000, 30_000, 60_000, 3, 10_500, 500,
+        Arguments.of("refinement counts promised KV", "net", true, 0, 30_000, 85_000, 3, 10_500, 500,
+            "reject:session-not-resident-no-capacity"),
+        Arguments.of("without the refinement promised KV is not counted", "net", false, 0, 30_000, 85_000, 3,
+            10_500, 500, "reseed"),
+        Arguments.of("refinement: idle caches are evictable", "literal", true, 45_000, 49_000, 0, 3, 50_500, 500,
+            "direct"),
+        Arguments.of("refinement: a resident session is direct up to K_d", "net", true, 90_000, 0, 60_000, 3, 100_000,
+            500, "direct"),
+        Arguments.of("refinement: but not past K_d", "net", true, 90_000, 0, 0, 3, 100_001, 500,
             "reject:no-d-capacity"),
-        Arguments.of("without the refinement the same is direct", "net", false, 10_000, 30_000, 60_000, 3, 10_500,
-            500, "direct"));
+        Arguments.of("refinement: promised plus input exactly at rho*K", "net", true, 0, 90_000, 44_500, 4, 50_500, 500,
+            "reseed"),
+        Arguments.of("refinement: one token over", "net", true, 0, 90_000, 44_501, 4, 50_500, 500,
+            "reject:session-not-resident-no-capacity"));
   }
 
   @ParameterizedTest(name = "{0}")

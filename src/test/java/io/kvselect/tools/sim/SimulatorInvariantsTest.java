@@ -30,7 +30,7 @@ class SimulatorInvariantsTest {
   }
 
   static Simulator.Config config(long kd, int open, boolean firstFit, AdmitAccounting a) {
-    return new Simulator.Config(1, 3, kd, 16, 0.1, 0.1, 0.02, 20, 32, open, firstFit,
+    return new Simulator.Config(1, 3, kd, 16, 0.1, 0.1, 0.02, 20, 32, open, firstFit, open != 0,
         KvcParams.defaults().withAccounting(a), 7);
   }
 
