@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.SplittableRandom;
 
 /**
- * The seed-shaped agentic workload: coding-agent sessions that resend a growing conversation.
+ * The seed-shaped agentic workload: coding-assistant sessions that resend a growing conversation.
  * Turn 0's prompt is log-uniform in [turn0Min, turn0Max]; each later prompt is the previous prompt
  * plus the previous output plus an append log-uniform in [appendMin, appendMax]; outputs are
  * uniform in [outputMin, outputMax]; think times log-uniform in [thinkMinMs, thinkMaxMs]. A prompt

@@ -52,7 +52,7 @@ import java.util.function.IntConsumer;
  *   <li>TTFT is the first decoded token minus the send time; E2E the last token minus the send
  *       time. A client sends at most {@code concurrency} requests at once and keeps at most
  *       {@code maxOpenSessions} sessions open (0: no limit).</li>
- *   <li>When a session's last turn completes the agent closes it and every D worker frees its
+ *   <li>When a session's last turn completes the client closes it and every D worker frees its
  *       cache ({@code releaseOnClose}; otherwise it stays until evicted).</li>
  *   <li>Baseline policies choose a D worker; a request runs there on its resident prefix when it
  *       is there ("direct"), else through round-robin P. {@code kvc} decides the path itself.</li>
