@@ -57,13 +57,20 @@ public final class KvcDispatcher {
    */
   public CompletionStage<KvcOutcome> dispatch(String partition, KvcRequest r, KvcParams p, List<WorkerRank> decode,
       ToLongFunction<WorkerRank> overlapBlocks, List<WorkerRank> prefill, Admission admission, boolean record) {
+    return dispatch(partition, r, p, decode, overlapBlocks, d -> 0, prefill, admission, record);
+  }
+
+  /** As above, with the KV the router accounts to each decode worker (read by the refinement's Route). */
+  public CompletionStage<KvcOutcome> dispatch(String partition, KvcRequest r, KvcParams p, List<WorkerRank> decode,
+      ToLongFunction<WorkerRank> overlapBlocks, ToLongFunction<WorkerRank> residentTokens, List<WorkerRank> prefill,
+      Admission admission, boolean record) {
     if (decode.isEmpty()) {
       return CompletableFuture.failedFuture(new IllegalArgumentException("no decode workers"));
     }
     List<WorkerRank> ds = List.copyOf(decode);
     List<WorkerRank> ps = List.copyOf(prefill);
     return state.snapshot(partition, r.sessionId()).thenCompose(snap -> {
-      Run run = new Run(partition, r, p, ds, overlapBlocks, ps, admission, record, snap);
+      Run run = new Run(partition, r, p, ds, overlapBlocks, residentTokens, ps, admission, record, snap);
       return run.next();
     });
   }
@@ -75,6 +82,7 @@ public final class KvcDispatcher {
     final KvcParams p;
     final List<WorkerRank> decode;
     final ToLongFunction<WorkerRank> overlap;
+    final ToLongFunction<WorkerRank> resident;
     final List<WorkerRank> prefill;
     final Admission admission;
     final boolean record;
@@ -85,7 +93,9 @@ public final class KvcDispatcher {
     final List<KvcOutcome.Attempt> attempts = new ArrayList<>();
 
     Run(String partition, KvcRequest r, KvcParams p, List<WorkerRank> decode, ToLongFunction<WorkerRank> overlap,
-        List<WorkerRank> prefill, Admission admission, boolean record, KvcSnapshot snap) {
+        ToLongFunction<WorkerRank> resident, List<WorkerRank> prefill, Admission admission, boolean record,
+        KvcSnapshot snap) {
+      this.resident = resident;
       this.partition = partition;
       this.r = r;
       this.p = p;
@@ -107,7 +117,8 @@ public final class KvcDispatcher {
       for (WorkerRank d : decode) {
         if (!tried.contains(d)) {
           options.add(new KvcRoute.Option(d, overlap.applyAsLong(d), snap.inflight().getOrDefault(d, 0L),
-              snap.assigned().getOrDefault(d, 0L), rejects.getOrDefault(d, 0), d.equals(snap.pin())));
+              snap.assigned().getOrDefault(d, 0L), rejects.getOrDefault(d, 0), d.equals(snap.pin()),
+              p.countWaiting() ? resident.applyAsLong(d) : 0));
         }
       }
       if (options.isEmpty()) {

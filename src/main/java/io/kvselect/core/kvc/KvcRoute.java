@@ -10,6 +10,9 @@ import java.util.Objects;
  * {@code (overlap + alpha*sticky, sticky, -inflight, -assigned)}; earlier options win exact ties.
  * When every option is blacklisted, the degenerate choice is the option with the fewest rejects
  * (earlier wins ties). Capacity is deliberately absent: it reaches the router only through Admit.
+ * Under the {@link KvcParams#countWaiting} refinement, a score tie after {@code sticky} goes to the
+ * worker with less accounted KV before in-flight and assigned (a new session lands where it evicts
+ * least).
  * Stateless; O(options).
  */
 public final class KvcRoute {
@@ -25,11 +28,17 @@ public final class KvcRoute {
    * @param assigned routing decisions sent to it so far
    * @param rejects rejects of this session by it since the session last succeeded there
    * @param pinned whether it is the session's pin
+   * @param residentTokens KV the router accounts to the worker (only the refinement reads it)
    */
   public record Option(WorkerRank rank, long overlapBlocks, long inflight, long assigned, int rejects,
-      boolean pinned) {
+      boolean pinned, long residentTokens) {
     public Option {
       Objects.requireNonNull(rank, "rank");
+    }
+
+    /** An option without resident accounting. */
+    public Option(WorkerRank rank, long overlapBlocks, long inflight, long assigned, int rejects, boolean pinned) {
+      this(rank, overlapBlocks, inflight, assigned, rejects, pinned, 0);
     }
   }
 
@@ -72,6 +81,9 @@ public final class KvcRoute {
     }
     if (a.pinned() != b.pinned()) {
       return a.pinned();
+    }
+    if (p.countWaiting() && a.residentTokens() != b.residentTokens()) {
+      return a.residentTokens() < b.residentTokens();
     }
     if (a.inflight() != b.inflight()) {
       return a.inflight() < b.inflight();

@@ -410,7 +410,8 @@ final class Simulator {
     long append = Math.max(0, t.inputTokens() - bestOv);
     KvcRequest kr = new KvcRequest(session, t.turn(), t.inputTokens(), append);
     int bt = w.blockTokens();
-    KvcOutcome o = kvc.dispatch("sim", kr, kvcParams, dRanks, rank -> ov[index(rank)] / bt, pRanks,
+    KvcOutcome o = kvc.dispatch("sim", kr, kvcParams, dRanks, rank -> ov[index(rank)] / bt,
+        rank -> model.used(rank) + model.waitingTokens(rank), pRanks,
         model.admission(rank -> c.kdTokens(), kvcParams), true).toCompletableFuture().join();
     int i = index(o.decode());
     r.d = i;

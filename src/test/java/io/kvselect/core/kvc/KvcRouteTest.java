@@ -45,6 +45,21 @@ class KvcRouteTest {
     assertEquals(degenerate, c.degenerate(), name);
   }
 
+  @org.junit.jupiter.api.Test
+  void theRefinementSeedsWhereLeastKvIsAccounted() {
+    List<KvcRoute.Option> options = List.of(
+        new KvcRoute.Option(new WorkerRank(0, 0), 0, 0, 0, 0, false, 80_000),
+        new KvcRoute.Option(new WorkerRank(1, 0), 0, 2, 9, 0, false, 10_000),
+        new KvcRoute.Option(new WorkerRank(2, 0), 0, 1, 1, 0, false, 50_000));
+    assertEquals(0, KvcRoute.route(options, KvcParams.defaults()).index(), "original: fewest in-flight");
+    assertEquals(1, KvcRoute.route(options, KvcParams.defaults().withCountWaiting(true)).index(),
+        "refinement: least accounted KV first");
+    List<KvcRoute.Option> withOverlap = List.of(options.get(1),
+        new KvcRoute.Option(new WorkerRank(3, 0), 4, 5, 5, 0, false, 90_000));
+    assertEquals(1, KvcRoute.route(withOverlap, KvcParams.defaults().withCountWaiting(true)).index(),
+        "overlap still comes first");
+  }
+
   @ParameterizedTest(name = "alpha {0}")
   @MethodSource("alphas")
   void alphaWeighsStickinessAgainstOverlap(double alpha, int expected) {
