@@ -120,7 +120,8 @@ final class KvcSelection {
     };
     return dispatcher.state().snapshot(part, session).thenCompose(snap -> {
       KvcRequest r = new KvcRequest(session, snap.turns(), np.isl(), append);
-      return dispatcher.dispatch(part, r, params, decode, d -> ov.of(d).device(), prefill, admission, record);
+      return dispatcher.dispatch(part, r, params, decode, d -> ov.of(d).device(),
+          d -> model.used(d) + model.waitingTokens(d), prefill, admission, record);
     }).thenApply(o -> new Plan(part, o, answer(m, o, append), pinned(req, o.decode()), session, tokens));
   }
 
