@@ -69,7 +69,9 @@ public final class KvselectNode {
         s.selectionCacheMaxBytes(),
         () -> new ShardedBlockIndex(Math.max(1, s.threads()), PrefixChainIndex::new));
     return SelectionService.builder().settings(settings)
-        .queue(queueConfig(s.router()), Duration.ofNanos((long) (s.routerQueueTimeoutSecs() * 1e9)));
+        .queue(queueConfig(s.router()), Duration.ofNanos((long) (s.routerQueueTimeoutSecs() * 1e9)))
+        .admissionClient(new io.kvselect.server.kvc.HttpAdmissionClient(
+            io.kvselect.server.kvc.HttpAdmissionClient.DEFAULT_TIMEOUT));
   }
 
   /**

@@ -69,6 +69,8 @@ class ReadmeShellBlocksIT {
   private static final String NODE = "./bin/kvselect";
   private static final String MOCKER = "./bin/kvselect-mocker";
   private static final String DEMO = "./bin/kvselect-demo";
+  private static final String SIM = "./bin/kvselect-sim";
+  private static final Pattern SIM_OUT = Pattern.compile("--out[ =](\\S+)");
   private static final Pattern URL_PATH =
       Pattern.compile("(?:https?://)?(?:localhost|127\\.0\\.0\\.1):[0-9]+(/[^\\s'\"]*)");
   private static final Pattern METHOD = Pattern.compile("(?:^|\\s)-X\\s*([A-Z]+)");
@@ -217,10 +219,28 @@ class ReadmeShellBlocksIT {
             runDemo(c);
           }
         }
+        case SIM -> {
+          if (help) {
+            checkHelp(c, "--workload");
+          } else {
+            runSim(c);
+          }
+        }
         case "curl" -> runCurl(c);
         default -> fail(block.where() + ": the test cannot run \"" + command + "\"; mark it"
             + " <!-- not run: \"" + program + "\" reason --> before the block");
       }
+    }
+
+    /** The simulator runs to completion, prints its table and writes results.csv to its --out. */
+    private void runSim(String c) throws Exception {
+      Started s = procs.run(c, COMMAND_SECONDS);
+      assertEquals(0, s.process().exitValue(), c + "\nstderr:\n" + s.stderrTail());
+      assertTrue(s.stdout().contains("ttft_p99"), c + " printed no comparison:\n" + s.stdout());
+      Matcher out = SIM_OUT.matcher(c);
+      assertTrue(out.find(), c + ": the README's simulator command names its --out");
+      assertTrue(Files.readString(Path.of(out.group(1), "results.csv")).startsWith("policy,requests,direct,"),
+          c + ": no results.csv in " + out.group(1));
     }
 
     private void checkHelp(String c, String mentions) throws Exception {

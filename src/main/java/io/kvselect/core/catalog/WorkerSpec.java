@@ -39,9 +39,53 @@ public record WorkerSpec(
     String routerHintWorkerType,
     Map<Integer, String> routerHintSourceControlEndpoints,
     String kvEventSourceMode,
-    String healthUrl) {
+    String healthUrl,
+    DisaggSpec disagg) {
+
+  /** A registration with {@code health_url} and without prefill/decode role fields. */
+  public WorkerSpec(long workerId, String modelName, String routingGroup, String endpoint, String kvEventsEndpoint,
+      Map<Integer, String> kvEventsEndpoints, String replayEndpoint, Integer blockSize, int dataParallelStartRank,
+      int dataParallelSize, Long maxNumBatchedTokens, Long totalKvBlocks, String stableRoutingId, boolean isEagle,
+      Set<String> taints, Map<String, String> topologyDomains, String kvTransferDomain, String kvTransferEnforcement,
+      Double kvTransferPreferredWeight, String routerHintWorkerType, Map<Integer, String> routerHintSourceControlEndpoints,
+      String kvEventSourceMode, String healthUrl) {
+    this(workerId, modelName, routingGroup, endpoint, kvEventsEndpoint, kvEventsEndpoints, replayEndpoint, blockSize,
+        dataParallelStartRank, dataParallelSize, maxNumBatchedTokens, totalKvBlocks, stableRoutingId, isEagle, taints,
+        topologyDomains, kvTransferDomain, kvTransferEnforcement, kvTransferPreferredWeight, routerHintWorkerType,
+        routerHintSourceControlEndpoints, kvEventSourceMode, healthUrl, DisaggSpec.NONE);
+  }
+
+  /** A registration with prefill/decode role fields and without {@code health_url}. */
+  public WorkerSpec(long workerId, String modelName, String routingGroup, String endpoint, String kvEventsEndpoint,
+      Map<Integer, String> kvEventsEndpoints, String replayEndpoint, Integer blockSize, int dataParallelStartRank,
+      int dataParallelSize, Long maxNumBatchedTokens, Long totalKvBlocks, String stableRoutingId, boolean isEagle,
+      Set<String> taints, Map<String, String> topologyDomains, String kvTransferDomain, String kvTransferEnforcement,
+      Double kvTransferPreferredWeight, String routerHintWorkerType, Map<Integer, String> routerHintSourceControlEndpoints,
+      String kvEventSourceMode, DisaggSpec disagg) {
+    this(workerId, modelName, routingGroup, endpoint, kvEventsEndpoint, kvEventsEndpoints, replayEndpoint, blockSize,
+        dataParallelStartRank, dataParallelSize, maxNumBatchedTokens, totalKvBlocks, stableRoutingId, isEagle, taints,
+        topologyDomains, kvTransferDomain, kvTransferEnforcement, kvTransferPreferredWeight, routerHintWorkerType,
+        routerHintSourceControlEndpoints, kvEventSourceMode, null, disagg);
+  }
+
+  /** {@code worker_type}, else {@code router_hint_worker_type} (null when neither is set). */
+  public String workerType() {
+    return disagg.workerType() != null ? disagg.workerType() : routerHintWorkerType;
+  }
+
+  /** K_d: {@code kv_capacity_tokens}, else {@code total_kv_blocks * block_size}, else null. */
+  public Long kvCapacityTokens() {
+    if (disagg.kvCapacityTokens() != null) {
+      return disagg.kvCapacityTokens();
+    }
+    if (totalKvBlocks != null && blockSize != null) {
+      return totalKvBlocks * blockSize;
+    }
+    return null;
+  }
 
   public WorkerSpec {
+    disagg = disagg == null ? DisaggSpec.NONE : disagg;
     modelName = modelName == null ? PartitionKey.DEFAULT : modelName;
     routingGroup = routingGroup == null ? PartitionKey.DEFAULT : routingGroup;
     kvEventsEndpoints = kvEventsEndpoints == null ? Map.of() : Map.copyOf(kvEventsEndpoints);
@@ -67,7 +111,7 @@ public record WorkerSpec(
     }
   }
 
-  /** A registration without {@code health_url} (the fields Dynamo's {@code POST /workers} has). */
+  /** A registration with only the fields Dynamo's {@code POST /workers} has. */
   public WorkerSpec(long workerId, String modelName, String routingGroup, String endpoint, String kvEventsEndpoint,
       Map<Integer, String> kvEventsEndpoints, String replayEndpoint, Integer blockSize, int dataParallelStartRank,
       int dataParallelSize, Long maxNumBatchedTokens, Long totalKvBlocks, String stableRoutingId, boolean isEagle,
@@ -77,7 +121,7 @@ public record WorkerSpec(
     this(workerId, modelName, routingGroup, endpoint, kvEventsEndpoint, kvEventsEndpoints, replayEndpoint, blockSize,
         dataParallelStartRank, dataParallelSize, maxNumBatchedTokens, totalKvBlocks, stableRoutingId, isEagle, taints,
         topologyDomains, kvTransferDomain, kvTransferEnforcement, kvTransferPreferredWeight, routerHintWorkerType,
-        routerHintSourceControlEndpoints, kvEventSourceMode, null);
+        routerHintSourceControlEndpoints, kvEventSourceMode, null, DisaggSpec.NONE);
   }
 
   /** {@code health_url}: an absolute http(s) URL with a host (kvselect's addition, for liveness). */
@@ -120,6 +164,6 @@ public record WorkerSpec(
         replayEndpoint, blockSize, dataParallelStartRank, dataParallelSize, maxNumBatchedTokens,
         totalKvBlocks, stableRoutingId, isEagle, taints, topologyDomains, kvTransferDomain,
         kvTransferEnforcement, kvTransferPreferredWeight, routerHintWorkerType,
-        routerHintSourceControlEndpoints, kvEventSourceMode, healthUrl);
+        routerHintSourceControlEndpoints, kvEventSourceMode, healthUrl, disagg);
   }
 }

@@ -42,7 +42,69 @@ public record RouterConfig(
     String sharedCacheType,
     int minInitialWorkers,
     String trackingKeyFile,
-    String trackingKeyId) {
+    String trackingKeyId,
+    PolicySettings selectionPolicy) {
+
+  public RouterConfig {
+    selectionPolicy = selectionPolicy == null ? PolicySettings.defaults() : selectionPolicy;
+  }
+
+  /** Every knob but the selection policy, which takes its default ({@code kv}). */
+  public RouterConfig(
+      double overlapScoreCredit,
+      double overlapScoreCreditDecay,
+      double prefillLoadScale,
+      double decodeActiveRequestWeight,
+      double hostCacheHitWeight,
+      double diskCacheHitWeight,
+      double routerTemperature,
+      boolean useKvEvents,
+      boolean trackActiveBlocks,
+      boolean trackOutputBlocks,
+      boolean assumeKvReuse,
+      boolean trackPrefillTokens,
+      double routerTtlSecs,
+      String approximateCachePolicy,
+      Double predictedTtlSecs,
+      Double queueThreshold,
+      String queuePolicy,
+      double sharedCacheMultiplier,
+      Double decodeBusyThreshold,
+      Double prefillBusyThreshold,
+      double activeRequestExpirySecs,
+      String trackingHash,
+      boolean replicaSync,
+      String prefillLoadModel,
+      String policyConfig,
+      int eventThreads,
+      boolean useRemoteIndexer,
+      String sharedCacheType,
+      int minInitialWorkers,
+      String trackingKeyFile,
+      String trackingKeyId) {
+    this(
+        overlapScoreCredit, overlapScoreCreditDecay, prefillLoadScale, decodeActiveRequestWeight,
+        hostCacheHitWeight, diskCacheHitWeight, routerTemperature, useKvEvents, trackActiveBlocks,
+        trackOutputBlocks, assumeKvReuse, trackPrefillTokens, routerTtlSecs,
+        approximateCachePolicy, predictedTtlSecs, queueThreshold, queuePolicy,
+        sharedCacheMultiplier, decodeBusyThreshold, prefillBusyThreshold,
+        activeRequestExpirySecs, trackingHash, replicaSync, prefillLoadModel, policyConfig,
+        eventThreads, useRemoteIndexer, sharedCacheType, minInitialWorkers, trackingKeyFile,
+        trackingKeyId, null);
+  }
+
+  /** A copy with another selection policy. */
+  public RouterConfig withSelectionPolicy(PolicySettings p) {
+    return new RouterConfig(
+        overlapScoreCredit, overlapScoreCreditDecay, prefillLoadScale, decodeActiveRequestWeight,
+        hostCacheHitWeight, diskCacheHitWeight, routerTemperature, useKvEvents, trackActiveBlocks,
+        trackOutputBlocks, assumeKvReuse, trackPrefillTokens, routerTtlSecs,
+        approximateCachePolicy, predictedTtlSecs, queueThreshold, queuePolicy,
+        sharedCacheMultiplier, decodeBusyThreshold, prefillBusyThreshold,
+        activeRequestExpirySecs, trackingHash, replicaSync, prefillLoadModel, policyConfig,
+        eventThreads, useRemoteIndexer, sharedCacheType, minInitialWorkers, trackingKeyFile,
+        trackingKeyId, p);
+  }
 
   /** The original knob set; the later components take their defaults. */
   public RouterConfig(
@@ -98,7 +160,7 @@ public record RouterConfig(
         activeRequestExpirySecs, hash != null ? hash : trackingHash, replicaSync,
         prefillLoadModel, policyConfig, eventThreads, useRemoteIndexer, sharedCacheType,
         minInitialWorkers, keyFile != null ? keyFile : trackingKeyFile,
-        keyId != null ? keyId : trackingKeyId);
+        keyId != null ? keyId : trackingKeyId, selectionPolicy);
   }
 
   /** True when some knob makes requests wait in a router queue (later work). */
@@ -156,6 +218,7 @@ public record RouterConfig(
         sharedCacheType,
         minInitialWorkers,
         trackingKeyFile,
-        trackingKeyId);
+        trackingKeyId,
+        o.policy() != null ? selectionPolicy.withName(o.policy()) : selectionPolicy);
   }
 }

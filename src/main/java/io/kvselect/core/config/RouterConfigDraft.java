@@ -36,6 +36,7 @@ final class RouterConfigDraft {
   int minInitialWorkers;
   String trackingKeyFile;
   String trackingKeyId;
+  PolicySettings selectionPolicy;
 
   RouterConfigDraft(RouterConfig c) {
     overlapScoreCredit = c.overlapScoreCredit();
@@ -69,6 +70,7 @@ final class RouterConfigDraft {
     minInitialWorkers = c.minInitialWorkers();
     trackingKeyFile = c.trackingKeyFile();
     trackingKeyId = c.trackingKeyId();
+    selectionPolicy = c.selectionPolicy();
   }
 
   RouterConfig build() {
@@ -80,6 +82,6 @@ final class RouterConfigDraft {
         sharedCacheMultiplier, decodeBusyThreshold, prefillBusyThreshold,
         activeRequestExpirySecs, trackingHash, replicaSync, prefillLoadModel, policyConfig,
         eventThreads, useRemoteIndexer, sharedCacheType, minInitialWorkers, trackingKeyFile,
-        trackingKeyId);
+        trackingKeyId, selectionPolicy);
   }
 }

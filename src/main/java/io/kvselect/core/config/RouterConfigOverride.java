@@ -3,7 +3,8 @@ package io.kvselect.core.config;
 /**
  * A request's {@code router_config_override}: each non-null field replaces the service value for
  * that one request. {@code overlapScoreWeight} is Dynamo's deprecated alias (sets
- * prefill_load_scale, and a zero also zeroes the credit).
+ * prefill_load_scale, and a zero also zeroes the credit). {@code policy} is one of
+ * {@link PolicySettings#NAMES} (the parser validates it).
  */
 public record RouterConfigOverride(
     Double overlapScoreCredit,
@@ -12,10 +13,18 @@ public record RouterConfigOverride(
     Boolean assumeKvReuse,
     Boolean trackPrefillTokens,
     Double sharedCacheMultiplier,
-    Double overlapScoreWeight) {
+    Double overlapScoreWeight,
+    String policy) {
 
   public static final RouterConfigOverride NONE =
-      new RouterConfigOverride(null, null, null, null, null, null, null);
+      new RouterConfigOverride(null, null, null, null, null, null, null, null);
+
+  /** An override without a policy. */
+  public RouterConfigOverride(Double overlapScoreCredit, Double prefillLoadScale, Double routerTemperature,
+      Boolean assumeKvReuse, Boolean trackPrefillTokens, Double sharedCacheMultiplier, Double overlapScoreWeight) {
+    this(overlapScoreCredit, prefillLoadScale, routerTemperature, assumeKvReuse, trackPrefillTokens,
+        sharedCacheMultiplier, overlapScoreWeight, null);
+  }
 
   public boolean isEmpty() {
     return overlapScoreCredit == null
@@ -24,6 +33,7 @@ public record RouterConfigOverride(
         && assumeKvReuse == null
         && trackPrefillTokens == null
         && sharedCacheMultiplier == null
-        && overlapScoreWeight == null;
+        && overlapScoreWeight == null
+        && policy == null;
   }
 }

@@ -114,7 +114,59 @@ enum RouterKnob {
       RouterConfig::trackingKeyFile, (d, v) -> d.trackingKeyFile = (String) v),
   TRACKING_KEY_ID(Section.TRACKING, "key_id", KnobKind.OPTIONAL_STRING,
       List.of("DYN_ROUTER_TRACKING_KEY_ID"),
-      RouterConfig::trackingKeyId, (d, v) -> d.trackingKeyId = (String) v);
+      RouterConfig::trackingKeyId, (d, v) -> d.trackingKeyId = (String) v),
+  /** The selection policy: kv (default), kvc, sticky, least_loaded, round_robin. */
+  POLICY(Section.ROUTER, "policy", KnobKind.CHOICE,
+      List.of("KVSELECT_ROUTER_POLICY"), PolicySettings.NAMES,
+      c -> c.selectionPolicy().name(), (d, v) -> d.selectionPolicy = d.selectionPolicy.withName((String) v)),
+  KVC_ALPHA(Section.ROUTER, "kvc_alpha", KnobKind.NON_NEGATIVE,
+      List.of("KVSELECT_KVC_ALPHA"),
+      c -> c.selectionPolicy().kvc().alpha(),
+      (d, v) -> d.selectionPolicy = d.selectionPolicy.withKvc(d.selectionPolicy.kvc().withAlpha((Double) v))),
+  KVC_TAU_REJECT(Section.ROUTER, "kvc_tau_reject", KnobKind.POSITIVE_INT,
+      List.of("KVSELECT_KVC_TAU_REJECT"),
+      c -> c.selectionPolicy().kvc().tauReject(),
+      (d, v) -> d.selectionPolicy = d.selectionPolicy.withKvc(d.selectionPolicy.kvc().withTauReject((Integer) v))),
+  KVC_TAU_APPEND(Section.ROUTER, "kvc_tau_append", KnobKind.NON_NEGATIVE_INT,
+      List.of("KVSELECT_KVC_TAU_APPEND"),
+      c -> (int) Math.min(Integer.MAX_VALUE, c.selectionPolicy().kvc().tauAppend()),
+      (d, v) -> d.selectionPolicy = d.selectionPolicy.withKvc(d.selectionPolicy.kvc().withTauAppend((Integer) v))),
+  KVC_RHO(Section.ROUTER, "kvc_rho", KnobKind.UNIT,
+      List.of("KVSELECT_KVC_RHO"),
+      c -> c.selectionPolicy().kvc().rho(),
+      (d, v) -> {
+        if ((Double) v <= 0) {
+          throw new ConfigException("router.kvc_rho must be in (0, 1], got " + v);
+        }
+        d.selectionPolicy = d.selectionPolicy.withKvc(d.selectionPolicy.kvc().withRho((Double) v));
+      }),
+  /** Unset (null) means |D| - 1. */
+  KVC_EPSILON(Section.ROUTER, "kvc_epsilon", KnobKind.OPTIONAL_NON_NEGATIVE,
+      List.of("KVSELECT_KVC_EPSILON"),
+      c -> c.selectionPolicy().kvc().epsilon() == null ? null : c.selectionPolicy().kvc().epsilon().doubleValue(),
+      (d, v) -> {
+        Double e = (Double) v;
+        if (e != null && (e != Math.rint(e) || e > Integer.MAX_VALUE)) {
+          throw new ConfigException("router.kvc_epsilon must be a whole number, got " + e);
+        }
+        d.selectionPolicy = d.selectionPolicy.withKvc(
+            d.selectionPolicy.kvc().withEpsilon(e == null ? null : e.intValue()));
+      }),
+  KVC_ADMIT_ACCOUNTING(Section.ROUTER, "kvc_admit_accounting", KnobKind.CHOICE,
+      List.of("KVSELECT_KVC_ADMIT_ACCOUNTING"), List.of("literal", "net"),
+      c -> c.selectionPolicy().kvc().accounting().wire(),
+      (d, v) -> d.selectionPolicy = d.selectionPolicy.withKvc(
+          d.selectionPolicy.kvc().withAccounting(io.kvselect.core.kvc.AdmitAccounting.parse((String) v)))),
+  KVC_RESET_SCOPE(Section.ROUTER, "kvc_reset_scope", KnobKind.CHOICE,
+      List.of("KVSELECT_KVC_RESET_SCOPE"), List.of("winner", "all"),
+      c -> c.selectionPolicy().kvc().resetScope().wire(),
+      (d, v) -> d.selectionPolicy = d.selectionPolicy.withKvc(
+          d.selectionPolicy.kvc().withResetScope(io.kvselect.core.kvc.ResetScope.parse((String) v)))),
+  /** The refinement: Admit also counts KV promised to unfinished requests on the worker. */
+  KVC_ADMIT_WAITING(Section.ROUTER, "kvc_admit_waiting", KnobKind.BOOLEAN,
+      List.of("KVSELECT_KVC_ADMIT_WAITING"),
+      c -> c.selectionPolicy().kvc().countWaiting(),
+      (d, v) -> d.selectionPolicy = d.selectionPolicy.withKvc(d.selectionPolicy.kvc().withCountWaiting((Boolean) v)));
 
   /** The config-file section a knob lives in. */
   enum Section {

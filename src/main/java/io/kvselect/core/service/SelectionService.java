@@ -62,11 +62,13 @@ public final class SelectionService {
   private final Selector selector;
   private final Inspection inspection;
   private final PeerState peers;
+  private final KvcSelection kvc;
   private volatile boolean shuttingDown;
 
   SelectionService(ServiceSettings settings, Clock clock, RandomGenerator rng, SelectionPipeline pipeline,
       SessionAffinity affinity, PendingStore<PendingKey, PendingSelection> pending, LoadSync loadSync,
-      CatalogSync catalogSync, QueueConfig queueConfig, Duration queueTimeout) {
+      CatalogSync catalogSync, QueueConfig queueConfig, Duration queueTimeout, KvcSelection kvc) {
+    this.kvc = kvc;
     this.settings = settings;
     this.rng = rng;
     this.registry = new WorkerRegistry(settings, clock, queueConfig);
@@ -137,6 +139,7 @@ public final class SelectionService {
   public CompletionStage<WorkerRecord> deleteWorker(long workerId) {
     return attempt(() -> {
       WorkerRecord removed = registry.remove(workerId, droppedBookings());
+      kvc.removeWorker(removed);
       drainAll();
       CompletionStage<Void> unbound = affinity == null
           ? CompletableFuture.completedFuture(null) : affinity.removeWorker(workerId);
@@ -158,6 +161,7 @@ public final class SelectionService {
       if (b != null) {
         booker.release(p.key.toString(), b.sessionId(), id);
       }
+      kvc.released(id);
     };
   }
 
@@ -234,6 +238,35 @@ public final class SelectionService {
         throw SelectionException.unprocessable("priority_jump must be a non-negative number of seconds, got "
             + req.priorityJump());
       }
+      Partition p = readyPartition(req.partition());
+      RouterConfig cfg = settings.router().with(req.override());
+      if (KvcSelection.takes(cfg, req)) {
+        return kvc.dispatch(p, p.members(), cfg, req, reserve).thenCompose(plan ->
+            selectResolved(plan.pinned(), reserve, gone).handle((s, e) -> {
+              if (e != null) {
+                if (reserve) {
+                  kvc.failed(plan);
+                }
+                return CompletableFuture.<Selection>failedFuture(SelectionException.unwrap(e));
+              }
+              if (reserve) {
+                kvc.booked(s.selectionId(), plan);
+              }
+              return CompletableFuture.completedFuture(s.withKvc(plan.answer()));
+            }).thenCompose(x -> x));
+      }
+      return selectResolved(req, reserve, gone);
+    });
+  }
+
+  /** KVC counters: requests by mode, rejects by reason, migrations, blacklist entries. */
+  public io.kvselect.core.kvc.KvcMetrics kvcMetrics() {
+    return kvc.metrics();
+  }
+
+  /** The selection once the policy path is known (the kvc dispatcher's pinned request, or the request). */
+  private CompletionStage<Selection> selectResolved(SelectRequest req, boolean reserve, CompletionStage<?> gone) {
+    return attempt(() -> {
       Partition p = readyPartition(req.partition());
       Partition.Members m = p.members();
       RouterConfig cfg = settings.router().with(req.override());
@@ -481,6 +514,7 @@ public final class SelectionService {
         throw SelectionException.notFound("reservation " + id + " not found");
       }
       booker.release(b.partition().toString(), b.sessionId(), id);
+      kvc.released(id);
       drain(p);
       return loadSync.publish(new LoadEvent.Freed(b.partition(), id));
     });
@@ -555,6 +589,7 @@ public final class SelectionService {
             booker.release(p.key.toString(), b.sessionId(), id);
             freed.add(new LoadEvent.Freed(p.key, id));
           }
+          kvc.released(id);
           n++;
         }
         p.expire();

@@ -9,7 +9,7 @@ import io.kvselect.core.load.LoadSync;
 import io.kvselect.core.pending.LocalPendingStore;
 import io.kvselect.core.pending.PendingStore;
 import io.kvselect.core.queue.QueueConfig;
-import io.kvselect.core.select.KvCostPolicy;
+import io.kvselect.core.select.ConfiguredPolicy;
 import io.kvselect.core.select.SelectionPipeline;
 import io.kvselect.core.select.SelectionPolicy;
 import io.kvselect.core.session.LocalSessionAffinity;
@@ -41,13 +41,15 @@ public final class SelectionServiceBuilder {
   private Supplier<BlockIndex> indexFactory = DEFAULT_INDEX;
   private Clock clock = Clock.systemUTC();
   private RandomGenerator rng = new Random();
-  private SelectionPolicy policy = new KvCostPolicy();
+  private SelectionPolicy policy = new ConfiguredPolicy();
   private Function<Clock, SessionAffinity> affinity;
   private LoadSync loadSync = LoadSync.LOCAL;
   private CatalogSync catalogSync = CatalogSync.LOCAL;
   private QueueConfig queueConfig;
   private Duration queueTimeout = Duration.ofSeconds(30);
   private PendingStore<Object, Object> pendingStore;
+  private io.kvselect.core.kvc.KvcState kvcState;
+  private io.kvselect.core.kvc.AdmissionClient admissionClient;
 
   public SelectionServiceBuilder routerConfig(RouterConfig c) {
     this.router = c;
@@ -91,7 +93,10 @@ public final class SelectionServiceBuilder {
     return this;
   }
 
-  /** The selection policy (score and pick stages); {@code kv} by default. */
+  /**
+   * The selection policy (score and pick stages); by default {@link ConfiguredPolicy}, which
+   * follows each request's effective {@code policy} ({@code kv} unless configured).
+   */
   public SelectionServiceBuilder policy(SelectionPolicy p) {
     this.policy = p;
     return this;
@@ -141,6 +146,24 @@ public final class SelectionServiceBuilder {
     return this;
   }
 
+  /**
+   * The KVC-Router's state (pins, rejects, in-flight, assigned); by default a
+   * {@link io.kvselect.core.kvc.LocalKvcState}. A cluster passes one over its session table.
+   */
+  public SelectionServiceBuilder kvcState(io.kvselect.core.kvc.KvcState s) {
+    this.kvcState = s;
+    return this;
+  }
+
+  /**
+   * The transport of workers' {@code admission_endpoint} RPC (the server's HTTP adapter); without
+   * one, the built-in admission model answers for every worker.
+   */
+  public SelectionServiceBuilder admissionClient(io.kvselect.core.kvc.AdmissionClient c) {
+    this.admissionClient = c;
+    return this;
+  }
+
   public SelectionServiceBuilder settings(ServiceSettings s) {
     this.router = s.router();
     this.sessionAffinityTtl = s.sessionAffinityTtl();
@@ -160,7 +183,8 @@ public final class SelectionServiceBuilder {
         : new LocalPendingStore<>(clock, selectionCacheTtl, selectionCacheMaxEntries, selectionCacheMaxBytes);
     QueueConfig queue = queueConfig != null ? queueConfig : QueueConfig.defaults(router.queuePolicy());
     return new SelectionService(settings, clock, rng, SelectionPipeline.standard(policy), sessions, store,
-        loadSync, catalogSync, queue, queueTimeout);
+        loadSync, catalogSync, queue, queueTimeout, new KvcSelection(
+            kvcState != null ? kvcState : new io.kvselect.core.kvc.LocalKvcState(), admissionClient, rng));
   }
 
   @SuppressWarnings({"unchecked", "rawtypes"})

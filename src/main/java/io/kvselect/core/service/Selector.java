@@ -74,7 +74,7 @@ final class Selector {
     CostRequest cr = new CostRequest(bs, np.isl(), cfg.trackPrefillTokens(), allDecode);
     Candidate c = pipeline.choose(ranks,
         r -> candidate(p, np, overlap, r, m.schedulableWorker(r.workerId()), req.preferredTaints(), bs),
-        new PolicyContext(cfg, cr, rng));
+        new PolicyContext(cfg, cr, rng, req.effectiveSessionId()));
     long cached = CostFunction.effectiveCachedTokens(cfg, c.overlap(), bs);
     return new Choice(c.rank(), overlap, CostFunction.effectivePrefillTokens(np.isl(), cached),
         c.potentialDecodeBlocks(), c.activePrefillTokens(), m);

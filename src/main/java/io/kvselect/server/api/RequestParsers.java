@@ -127,6 +127,7 @@ final class RequestParsers {
   static RouterConfigOverride override(JsonReader r) throws IOException {
     Double[] d = new Double[5];
     Boolean[] b = new Boolean[2];
+    String[] policy = new String[1];
     boolean present = r.object("router_config_override", (k, rr) -> {
       String f = "router_config_override." + k;
       switch (k) {
@@ -137,6 +138,13 @@ final class RequestParsers {
         case "overlap_score_weight" -> d[4] = rr.number(f);
         case "assume_kv_reuse" -> b[0] = rr.bool(f);
         case "track_prefill_tokens" -> b[1] = rr.bool(f);
+        case "policy" -> {
+          policy[0] = rr.string(f);
+          if (policy[0] != null && !io.kvselect.core.config.PolicySettings.NAMES.contains(policy[0])) {
+            throw io.kvselect.core.error.SelectionException.badRequest("router_config_override.policy must be one of "
+                + io.kvselect.core.config.PolicySettings.NAMES + ", got " + policy[0]);
+          }
+        }
         default -> rr.skip();
       }
     });
@@ -151,7 +159,7 @@ final class RequestParsers {
       throw io.kvselect.core.error.SelectionException.badRequest(
           "router_config_override.router_temperature must not be negative");
     }
-    return new RouterConfigOverride(d[0], d[1], d[2], b[0], b[1], d[3], d[4]);
+    return new RouterConfigOverride(d[0], d[1], d[2], b[0], b[1], d[3], d[4], policy[0]);
   }
 
   /**

@@ -144,8 +144,37 @@ final class ResponseJson {
       if (s.kvHint() != null) {
         kvHint(g, s.kvHint());
       }
+      if (s.kvc() != null) {
+        kvc(g, s.kvc());
+      }
       g.writeEndObject();
     });
+  }
+
+  /** {@code kvc: {mode, prefill_worker, append_tokens, attempts}} (see docs/kvc.md). */
+  private static void kvc(JsonGenerator g, io.kvselect.core.kvc.KvcAnswer k) throws IOException {
+    g.writeObjectFieldStart("kvc");
+    g.writeStringField("mode", k.mode());
+    if (k.prefill() != null) {
+      g.writeObjectFieldStart("prefill_worker");
+      u64(g, "worker_id", k.prefill().workerId());
+      g.writeNumberField("dp_rank", k.prefill().dpRank());
+      if (k.prefill().endpoint() != null) {
+        g.writeStringField("endpoint", k.prefill().endpoint());
+      }
+      g.writeEndObject();
+    }
+    g.writeNumberField("append_tokens", k.appendTokens());
+    g.writeArrayFieldStart("attempts");
+    for (io.kvselect.core.kvc.KvcAnswer.Probe a : k.attempts()) {
+      g.writeStartObject();
+      u64(g, "worker_id", a.workerId());
+      g.writeNumberField("dp_rank", a.dpRank());
+      g.writeStringField("reason", a.reason());
+      g.writeEndObject();
+    }
+    g.writeEndArray();
+    g.writeEndObject();
   }
 
   private static void overlap(JsonGenerator g, OverlapSummary o) throws IOException {

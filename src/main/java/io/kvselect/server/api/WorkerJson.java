@@ -2,6 +2,7 @@ package io.kvselect.server.api;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import io.kvselect.core.catalog.WorkerRecord;
+import io.kvselect.core.catalog.DisaggSpec;
 import io.kvselect.core.catalog.WorkerSpec;
 import io.kvselect.core.index.WorkerRank;
 import io.kvselect.server.events.KvEventsCoordinator;
@@ -47,6 +48,9 @@ final class WorkerJson {
     Map<Integer, String> hintSources;
     String sourceMode;
     String healthUrl;
+    String workerType;
+    Long kvCapacityTokens;
+    String admissionEndpoint;
 
     Fields() {}
 
@@ -74,6 +78,9 @@ final class WorkerJson {
       hintSources = s.routerHintSourceControlEndpoints();
       sourceMode = s.kvEventSourceMode();
       healthUrl = s.healthUrl();
+      workerType = s.disagg().workerType();
+      kvCapacityTokens = s.disagg().kvCapacityTokens();
+      admissionEndpoint = s.disagg().admissionEndpoint();
     }
 
     void field(String k, JsonReader r, boolean patch) throws IOException {
@@ -125,6 +132,9 @@ final class WorkerJson {
         case "router_hint_source_control_endpoints" -> hintSources = r.rankMap(k);
         case "kv_event_source_mode" -> sourceMode = r.string(k);
         case "health_url" -> healthUrl = r.string(k);
+        case "worker_type" -> workerType = r.string(k);
+        case "kv_capacity_tokens" -> kvCapacityTokens = r.unsigned(k, Long.MAX_VALUE);
+        case "admission_endpoint" -> admissionEndpoint = r.string(k);
         default -> r.skip();
       }
     }
@@ -133,7 +143,7 @@ final class WorkerJson {
       return new WorkerSpec(workerId, model, group, endpoint, kvEventsEndpoint, kvEventsEndpoints,
           replayEndpoint, blockSize, dpStart, dpSize, maxBatched, totalKvBlocks, stableRoutingId, eagle, taints,
           topology, kvTransferDomain, kvTransferEnforcement, kvTransferPreferredWeight, hintType, hintSources,
-          sourceMode, healthUrl);
+          sourceMode, healthUrl, new DisaggSpec(workerType, kvCapacityTokens, admissionEndpoint));
     }
   }
 
@@ -269,6 +279,11 @@ final class WorkerJson {
     }
     optString(g, "kv_event_source_mode", s.kvEventSourceMode());
     optString(g, "health_url", s.healthUrl());
+    optString(g, "worker_type", s.disagg().workerType());
+    if (s.disagg().kvCapacityTokens() != null) {
+      g.writeNumberField("kv_capacity_tokens", s.disagg().kvCapacityTokens());
+    }
+    optString(g, "admission_endpoint", s.disagg().admissionEndpoint());
     g.writeStringField("lifecycle", w.lifecycle().wireName());
     if (extra != null) {
       extra.write(g);

@@ -51,6 +51,7 @@ public final class ServiceMetrics {
         .description("Cached selections awaiting a replayed reservation").register(registry);
     Gauge.builder("kvselect_schedulable_workers", service, s -> s.ready().schedulableWorkers())
         .description("Workers in the schedulable lifecycle").register(registry);
+    bindKvc(service.kvcMetrics());
     service.addQueueObserver((partition, cls, waitedNanos, outcome) -> {
       queueDepthGauge(service, partition, cls);
       timers.computeIfAbsent("queue " + partition + ' ' + cls + ' ' + outcome, k -> Timer.builder("kvselect_router_queue_wait")
@@ -108,6 +109,26 @@ public final class ServiceMetrics {
           .description("Requests waiting in the router queue").tag("partition", partition).tag("policy_class", cls)
           .register(registry);
     }
+  }
+
+  /** KVC-Router counters: requests by mode, rejects by reason, migrations, blacklist entries. */
+  private void bindKvc(io.kvselect.core.kvc.KvcMetrics k) {
+    for (io.kvselect.core.kvc.KvcMode m : io.kvselect.core.kvc.KvcMode.values()) {
+      FunctionCounter.builder("kvselect_kvc_requests", k, x -> x.requests(m)).tag("mode", m.wire())
+          .description("Requests dispatched by the kvc policy, by mode").register(registry);
+    }
+    for (String r : List.of(io.kvselect.core.kvc.AdmitDecision.LARGE_APPEND, io.kvselect.core.kvc.AdmitDecision.NO_CAPACITY,
+        io.kvselect.core.kvc.AdmitDecision.NOT_RESIDENT_NO_CAPACITY, io.kvselect.core.kvc.AdmitDecision.TIMEOUT,
+        io.kvselect.core.kvc.AdmitDecision.RPC_ERROR)) {
+      FunctionCounter.builder("kvselect_kvc_rejects", k, x -> x.rejects().getOrDefault(r, 0L)).tag("reason", r)
+          .description("Admission rejects of the kvc policy, by reason").register(registry);
+    }
+    FunctionCounter.builder("kvselect_kvc_rejects_all", k, io.kvselect.core.kvc.KvcMetrics::rejectsTotal)
+        .description("Admission rejects of the kvc policy, every reason (workers may answer others)").register(registry);
+    FunctionCounter.builder("kvselect_kvc_migrations", k, io.kvselect.core.kvc.KvcMetrics::migrations)
+        .description("Sessions moved to another decode worker by an admission").register(registry);
+    FunctionCounter.builder("kvselect_kvc_blacklist_entries", k, io.kvselect.core.kvc.KvcMetrics::blacklistEntries)
+        .description("(session, decode worker) reject counters that reached tau_reject").register(registry);
   }
 
   public void bindKvEvents(KvEventsCoordinator events) {

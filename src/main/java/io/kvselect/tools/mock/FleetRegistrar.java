@@ -59,6 +59,7 @@ public final class FleetRegistrar {
       }
     }
     w.put("total_kv_blocks", e.numGpuBlocks());
+    w.put("admission_endpoint", e.endpoint() + "/admit");
     if (options.maxNumBatchedTokens() != null) {
       w.put("max_num_batched_tokens", options.maxNumBatchedTokens());
     }

@@ -25,7 +25,10 @@ import org.slf4j.LoggerFactory;
  * <p>Routes: {@code POST /generate} (prefill and decode are waited out with timers, never by
  * blocking; blocks are stored and their events published after the prefill), {@code POST /clear}
  * ({@code AllBlocksCleared} on every rank), {@code POST /restart} (silent cache loss and sequence
- * numbers from 0, as a new engine process) and {@code GET /state}. Errors answer
+ * numbers from 0, as a new engine process), {@code POST /admit} (the KVC-Router's admission RPC:
+ * {@code {session_id, turn, input_tokens, append_tokens}} -> {@code {can_admit, mode, reason}},
+ * decided by Algorithm 2 over the tokens each session left resident by its last
+ * {@code /generate} carrying a {@code session_id}) and {@code GET /state}. Errors answer
  * {@code {"error": "..."}} with status 400 for bad input.
  */
 public final class MockEngineVerticle extends VerticleBase {
@@ -37,6 +40,9 @@ public final class MockEngineVerticle extends VerticleBase {
   private final int index;
   private final long workerId;
   private MockEngine engine;
+  /** Sessions resident on this engine, for {@code /admit}; confined to this verticle's event loop. */
+  private final io.kvselect.core.kvc.ResidentModel sessions = new io.kvselect.core.kvc.ResidentModel();
+  private static final io.kvselect.core.index.WorkerRank SELF = new io.kvselect.core.index.WorkerRank(0, 0);
   private KvEventPublisher publisher;
   private HttpServer server;
   private volatile EngineInfo info;
@@ -62,6 +68,7 @@ public final class MockEngineVerticle extends VerticleBase {
     router.route().handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT));
     router.post("/generate").handler(this::generate);
     router.post("/clear").handler(this::clear);
+    router.post("/admit").handler(this::admit);
     router.post("/restart").handler(this::restart);
     router.get("/state").handler(this::state);
     router.route().failureHandler(this::failure);
@@ -116,6 +123,10 @@ public final class MockEngineVerticle extends VerticleBase {
         plan.uncachedTokens());
     after(t.waitMs(plan.prefillMs()), () -> {
       KvEventBatch batch = engine.commit(plan, now());
+      String session = optString(body, "session_id");
+      if (session != null) {
+        sessions.put(SELF, session, (long) prompt.tokens().length + outputTokens);
+      }
       if (batch != null) {
         publisher.publish(plan.dpRank(), KvEventEncoder.encode(batch, options.wire()));
       }
@@ -129,7 +140,33 @@ public final class MockEngineVerticle extends VerticleBase {
     }, ctx);
   }
 
+  /** The admission RPC: Algorithm 2 with the original's defaults over this engine's KV capacity. */
+  private void admit(RoutingContext ctx) {
+    JsonObject body = ctx.body().asJsonObject();
+    if (body == null) {
+      throw new IllegalArgumentException("a JSON object body is required");
+    }
+    String session = optString(body, "session_id");
+    if (session == null) {
+      throw new IllegalArgumentException("session_id is required");
+    }
+    long input = optInt(body, "input_tokens", -1);
+    long append = optInt(body, "append_tokens", -1);
+    if (input < 0 || append < 0 || append > input) {
+      throw new IllegalArgumentException("input_tokens and append_tokens are required, 0 <= append_tokens <= input_tokens");
+    }
+    io.kvselect.core.kvc.AdmitDecision d = sessions.decide(SELF,
+        new io.kvselect.core.kvc.KvcRequest(session, optInt(body, "turn", 0), input, append),
+        (long) options.numGpuBlocks() * options.blockSize() * options.dpSize(),
+        io.kvselect.core.kvc.KvcParams.defaults());
+    JsonObject out = new JsonObject().put("can_admit", d.admitted());
+    out.put("mode", d.admitted() ? d.mode().wire() : null);
+    out.put("reason", d.reason());
+    json(ctx, out);
+  }
+
   private void clear(RoutingContext ctx) {
+    sessions.removeWorker(SELF);
     for (int r = 0; r < engine.dpSize(); r++) {
       publisher.publish(r, KvEventEncoder.encode(engine.clear(r, now()), options.wire()));
     }
@@ -138,6 +175,7 @@ public final class MockEngineVerticle extends VerticleBase {
 
   private void restart(RoutingContext ctx) {
     engine.restart();
+    sessions.removeWorker(SELF);
     publisher.restart();
     json(ctx, new JsonObject().put("worker_id", workerId).put("restarted", true));
   }

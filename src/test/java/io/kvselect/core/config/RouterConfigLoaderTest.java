@@ -171,7 +171,7 @@ class RouterConfigLoaderTest {
   @Test
   void jsonRoundTripOfTheDefaults() {
     Map<String, Object> json = RouterConfigLoader.routerJson(D);
-    assertEquals(28, json.size());
+    assertEquals(37, json.size(), "28 Dynamo knobs plus policy and the 8 kvc_* knobs");
     assertFalse(json.containsKey("overlap_score_weight"));
     RouterConfig other = new RouterConfig(0.5, 1, 2, 3, 0.1, 0.2, 0.3, false, false, true,
         false, false, 10, "lru", null, 4.0, "lcfs", 0.5, 1.0, 2.0, 30, "keyed-xxh3-v1");
