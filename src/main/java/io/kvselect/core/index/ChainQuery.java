@@ -13,8 +13,9 @@ import java.util.Arrays;
  * a slot whose cumulative depth so far is {@code d} extends by the contiguous run of the tier's
  * path nodes starting at position {@code d} (a slot absent so far starts at the root). Cost
  * O(q) hashes and table probes plus O(q * W + m) where W = slot words (ranks / 64) and m =
- * members of the path's sets; lower tiers are skipped while empty. Allocates the result only:
- * one {@code RankOverlap[slots]} (device-only overlaps are shared instances).
+ * members of the path's sets; lower tiers are skipped while empty. {@link #find} allocates the
+ * result only: one {@code RankOverlap[slots]} (device-only overlaps are shared instances);
+ * {@link #append} allocates nothing once the scratch has grown to the slot count.
  *
  * <p>Not thread-safe: scratch of one querying thread (the index keeps one per thread).
  */
@@ -38,24 +39,55 @@ final class ChainQuery {
 
   /**
    * Scores {@code q} against {@code nodes}; {@code slotLimit} bounds the slots in use,
-   * {@code lowerTiers[t]} says whether tier {@code t} has any membership.
+   * {@code tierMembers[t]} counts tier {@code t}'s memberships (a tier with none is skipped).
    */
-  OverlapScores find(long[] q, ChainNodes nodes, int slotLimit, boolean[] lowerTiers,
+  OverlapScores find(long[] q, ChainNodes nodes, int slotLimit, long[] tierMembers,
       RankSlots slots) {
+    if (!score(q, nodes, slotLimit, tierMembers)) {
+      return OverlapScores.EMPTY;
+    }
+    return collect(slotLimit, slots);
+  }
+
+  /** Like {@link #find}, appending the scored ranks to {@code out}; allocates nothing. */
+  void append(long[] q, ChainNodes nodes, int slotLimit, long[] tierMembers, RankSlots slots,
+      MatchBuffer out) {
+    if (!score(q, nodes, slotLimit, tierMembers)) {
+      return;
+    }
+    int[] host = extension[1];
+    int[] disk = extension[2];
+    int[] external = extension[3];
+    for (int j = 0; j < touchedCount; j++) {
+      int s = touched[j];
+      int h = host[s];
+      int d = disk[s];
+      int e = external[s];
+      out.add(slots.rank(s), cumulative[s] - h - d - e, h, d, e);
+      cumulative[s] = 0;
+      host[s] = 0;
+      disk[s] = 0;
+      external[s] = 0;
+      seen[s] = false;
+    }
+  }
+
+  /** Fills the per-slot scratch for {@code q}; false when no rank scores. */
+  private boolean score(long[] q, ChainNodes nodes, int slotLimit, long[] tierMembers) {
     int k = walk(q, q.length, nodes);
     if (k == 0) {
-      return OverlapScores.EMPTY;
+      return false;
     }
     ensureSlots(slotLimit);
     int words = (slotLimit + 63) >>> 6;
     touchedCount = 0;
     matchDevice(nodes, k, words);
     for (int t = 1; t < TIERS; t++) {
-      if (lowerTiers[t]) {
+      if (tierMembers[t] > 0) {
         extendTier(nodes, t, k);
       }
     }
-    return collect(slotLimit, slots);
+    return touchedCount > 0;
   }
 
   /**
@@ -272,9 +304,6 @@ final class ChainQuery {
   }
 
   private OverlapScores collect(int slotLimit, RankSlots slots) {
-    if (touchedCount == 0) {
-      return OverlapScores.EMPTY;
-    }
     RankOverlap[] out = new RankOverlap[slotLimit];
     int[] host = extension[1];
     int[] disk = extension[2];

@@ -156,6 +156,23 @@ public final class PrefixChainIndex implements BlockIndex {
 
   @Override
   public OverlapScores findMatches(long[] localHashes) {
+    return query.get().find(localHashes, nodes, slotLimit, tierMembers, slots());
+  }
+
+  /** {@inheritDoc} Allocates nothing once this thread's scratch and {@code out} have grown. */
+  @Override
+  public void findMatches(long[] localHashes, MatchBuffer out) {
+    out.clear();
+    appendMatches(localHashes, out);
+  }
+
+  /** Appends this index's scored ranks to {@code out} (which holds none of them yet). */
+  void appendMatches(long[] localHashes, MatchBuffer out) {
+    query.get().append(localHashes, nodes, slotLimit, tierMembers, slots(), out);
+  }
+
+  /** The current rank-name snapshot, rebuilt (by a reader) after the set of ranks changed. */
+  private RankSlots slots() {
     RankSlots snap = snapshot;
     if (snap == null) {
       WorkerRank[] names = new WorkerRank[slotLimit];
@@ -165,11 +182,7 @@ public final class PrefixChainIndex implements BlockIndex {
       snap = new RankSlots(names);
       snapshot = snap;
     }
-    boolean[] lowerTiers = new boolean[TIERS];
-    for (int t = 1; t < TIERS; t++) {
-      lowerTiers[t] = tierMembers[t] > 0;
-    }
-    return query.get().find(localHashes, nodes, slotLimit, lowerTiers, snap);
+    return snap;
   }
 
   /**

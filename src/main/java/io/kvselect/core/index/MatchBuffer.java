@@ -1,0 +1,108 @@
+package io.kvselect.core.index;
+
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * A caller-owned, reusable result of {@link BlockIndex#findMatches(long[], MatchBuffer)}: per
+ * scored rank, the device depth and the lower-tier extensions (the fields of a
+ * {@link RankOverlap}), in parallel arrays that grow to the largest result seen and are then
+ * reused, so a query that fills it allocates nothing. Entries are in no particular order; a rank
+ * appears at most once. Reading it costs O(1) per entry; {@link #toScores} copies it into an
+ * immutable {@link OverlapScores} (allocating) for code that keeps the result.
+ *
+ * <p>Not thread-safe: owned by one thread at a time (typically one per event loop or per replay
+ * thread); the index only writes into it during the call.
+ */
+public final class MatchBuffer {
+
+  private WorkerRank[] ranks = new WorkerRank[16];
+  private int[] device = new int[16];
+  private int[] host = new int[16];
+  private int[] disk = new int[16];
+  private int[] external = new int[16];
+  private int size;
+
+  /** Number of scored ranks. */
+  public int size() {
+    return size;
+  }
+
+  public boolean isEmpty() {
+    return size == 0;
+  }
+
+  public WorkerRank rank(int i) {
+    return ranks[i];
+  }
+
+  /** Leading blocks of the query held on the device tier by entry {@code i}'s rank. */
+  public int device(int i) {
+    return device[i];
+  }
+
+  public int hostExtension(int i) {
+    return host[i];
+  }
+
+  public int diskExtension(int i) {
+    return disk[i];
+  }
+
+  public int externalExtension(int i) {
+    return external[i];
+  }
+
+  /** Device depth plus every lower-tier extension of entry {@code i}. */
+  public int totalBlocks(int i) {
+    return device[i] + host[i] + disk[i] + external[i];
+  }
+
+  /** Entry {@code i} as a {@link RankOverlap} (allocates). */
+  public RankOverlap overlap(int i) {
+    return new RankOverlap(device[i], host[i], disk[i], external[i]);
+  }
+
+  /** An immutable copy (allocates a map of {@link #size} entries). */
+  public OverlapScores toScores() {
+    if (size == 0) {
+      return OverlapScores.EMPTY;
+    }
+    Map<WorkerRank, RankOverlap> m = new HashMap<>(size * 4 / 3 + 1);
+    for (int i = 0; i < size; i++) {
+      m.put(ranks[i], overlap(i));
+    }
+    return new OverlapScores(m);
+  }
+
+  /**
+   * Forgets every entry. Keeps the arrays, and the references to the last result's ranks until
+   * they are overwritten (ranks are small immutable records).
+   */
+  public void clear() {
+    size = 0;
+  }
+
+  /** Appends one entry; the caller guarantees {@code rank} is not in the buffer yet. */
+  void add(WorkerRank rank, int d, int h, int dk, int e) {
+    if (size == ranks.length) {
+      int cap = size * 2;
+      ranks = Arrays.copyOf(ranks, cap);
+      device = Arrays.copyOf(device, cap);
+      host = Arrays.copyOf(host, cap);
+      disk = Arrays.copyOf(disk, cap);
+      external = Arrays.copyOf(external, cap);
+    }
+    ranks[size] = rank;
+    device[size] = d;
+    host[size] = h;
+    disk[size] = dk;
+    external[size] = e;
+    size++;
+  }
+
+  void add(WorkerRank rank, RankOverlap o) {
+    add(rank, o.device(), o.hostExtension(), o.diskExtension(), o.externalExtension());
+  }
+}
