@@ -138,11 +138,10 @@ final class ChainQuery {
     if (n == 0) {
       return 0;
     }
-    long[] local = nodes.local;
     int[] p = path;
     long[] h = hashes;
     int id = nodes.find(q[0]);
-    if (id == ChainNodes.NONE || local[id] != q[0]) {
+    if (id == ChainNodes.NONE || nodes.local(id) != q[0]) {
       return 0;
     }
     p[0] = id;
@@ -158,7 +157,7 @@ final class ChainQuery {
       }
       for (int i = from; i < to; i++) {
         int v = p[i];
-        if (v == ChainNodes.NONE || local[v] != q[i]) {
+        if (v == ChainNodes.NONE || nodes.local(v) != q[i]) {
           return i;
         }
       }
@@ -167,8 +166,7 @@ final class ChainQuery {
   }
 
   private void matchDevice(ChainNodes nodes, int k, int words) {
-    int[] device = nodes.device;
-    int first = device[path[0]];
+    int first = nodes.device(path[0]);
     if (first == 0) {
       return;
     }
@@ -176,7 +174,7 @@ final class ChainQuery {
     int live = load(nodes, first, act);
     int i = 1;
     for (; i < k && live > 0; i++) {
-      int enc = device[path[i]];
+      int enc = nodes.device(path[i]);
       if (enc == 0) {
         break;
       }

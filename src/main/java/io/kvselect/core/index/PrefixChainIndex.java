@@ -86,7 +86,7 @@ public final class PrefixChainIndex implements BlockIndex {
       entries = register(rank);
     }
     int slot = entries.slot;
-    long chain = parent == ChainNodes.NONE ? 0L : nodes.chain[parent];
+    long chain = parent == ChainNodes.NONE ? 0L : nodes.chain(parent);
     for (int i = 0; i < localHashes.length; i++) {
       long c = parent == ChainNodes.NONE ? localHashes[0] : BlockHasher.chain(chain, localHashes[i], pair);
       int id = nodes.findOrCreate(c, localHashes[i], parent);

@@ -125,7 +125,7 @@ class ChainNodesTest {
       parent = nodes.findOrCreate(9_000 + i, i, parent);
       assertTrue(parent < 40, "id " + parent + " is recycled");
       assertEquals(parent, nodes.find(9_000 + i));
-      assertEquals(i, nodes.local[parent]);
+      assertEquals(i, nodes.local(parent));
     }
     assertEquals(40, nodes.count());
   }
@@ -142,8 +142,8 @@ class ChainNodesTest {
     for (int i = 0; i < ids.length; i++) {
       assertEquals(ids[i], nodes.find(-(i * 1_000_003L) - 1));
       assertEquals(ids[i], nodes.findOrCreate(-(i * 1_000_003L) - 1, 0, ChainNodes.NONE));
-      assertEquals(i, nodes.local[ids[i]]);
-      assertEquals(ChainNodes.NONE, nodes.parent[ids[i]]);
+      assertEquals(i, nodes.local(ids[i]));
+      assertEquals(ChainNodes.NONE, nodes.parent(ids[i]));
     }
     for (int i = 0; i < ids.length; i += 2) {
       nodes.release(ids[i]);
