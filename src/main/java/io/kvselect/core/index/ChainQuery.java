@@ -36,6 +36,9 @@ final class ChainQuery {
   private int[] touched = new int[64];
   private int touchedCount;
   private RankOverlap[] deviceOnly = new RankOverlap[0];
+  /** During {@link #append} with no lower tier: where device depths go directly. */
+  private MatchBuffer direct;
+  private RankSlots directSlots;
 
   /**
    * Scores {@code q} against {@code nodes}; {@code slotLimit} bounds the slots in use,
@@ -49,9 +52,28 @@ final class ChainQuery {
     return collect(slotLimit, slots);
   }
 
-  /** Like {@link #find}, appending the scored ranks to {@code out}; allocates nothing. */
+  /**
+   * Like {@link #find}, appending the scored ranks to {@code out}; allocates nothing. With no
+   * lower-tier membership in the index, device depths go straight to {@code out} as slots drop
+   * out of the walk, without the per-slot scratch.
+   */
   void append(long[] q, ChainNodes nodes, int slotLimit, long[] tierMembers, RankSlots slots,
       MatchBuffer out) {
+    boolean lower = false;
+    for (int t = 1; t < TIERS; t++) {
+      lower |= tierMembers[t] > 0;
+    }
+    if (!lower) {
+      direct = out;
+      directSlots = slots;
+      try {
+        score(q, nodes, slotLimit, tierMembers);
+      } finally {
+        direct = null;
+        directSlots = null;
+      }
+      return;
+    }
     if (!score(q, nodes, slotLimit, tierMembers)) {
       return;
     }
@@ -253,6 +275,15 @@ final class ChainQuery {
   }
 
   private void recordDevice(long bits, int word, int depth) {
+    MatchBuffer out = direct;
+    if (out != null) {
+      RankSlots names = directSlots;
+      while (bits != 0) {
+        out.addDevice(names.rank((word << 6) + Long.numberOfTrailingZeros(bits)), depth);
+        bits &= bits - 1;
+      }
+      return;
+    }
     while (bits != 0) {
       int slot = (word << 6) + Long.numberOfTrailingZeros(bits);
       bits &= bits - 1;

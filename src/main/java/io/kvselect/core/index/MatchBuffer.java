@@ -23,6 +23,8 @@ public final class MatchBuffer {
   private int[] disk = new int[16];
   private int[] external = new int[16];
   private int size;
+  /** False while every entry is device-only: {@code host}, {@code disk}, {@code external} unused. */
+  private boolean lower;
 
   /** Number of scored ranks. */
   public int size() {
@@ -43,25 +45,25 @@ public final class MatchBuffer {
   }
 
   public int hostExtension(int i) {
-    return host[i];
+    return lower ? host[i] : 0;
   }
 
   public int diskExtension(int i) {
-    return disk[i];
+    return lower ? disk[i] : 0;
   }
 
   public int externalExtension(int i) {
-    return external[i];
+    return lower ? external[i] : 0;
   }
 
   /** Device depth plus every lower-tier extension of entry {@code i}. */
   public int totalBlocks(int i) {
-    return device[i] + host[i] + disk[i] + external[i];
+    return lower ? device[i] + host[i] + disk[i] + external[i] : device[i];
   }
 
   /** Entry {@code i} as a {@link RankOverlap} (allocates). */
   public RankOverlap overlap(int i) {
-    return new RankOverlap(device[i], host[i], disk[i], external[i]);
+    return new RankOverlap(device[i], hostExtension(i), diskExtension(i), externalExtension(i));
   }
 
   /** An immutable copy (allocates a map of {@link #size} entries). */
@@ -82,24 +84,55 @@ public final class MatchBuffer {
    */
   public void clear() {
     size = 0;
+    lower = false;
   }
 
   /** Appends one entry; the caller guarantees {@code rank} is not in the buffer yet. */
   void add(WorkerRank rank, int d, int h, int dk, int e) {
-    if (size == ranks.length) {
-      int cap = size * 2;
-      ranks = Arrays.copyOf(ranks, cap);
-      device = Arrays.copyOf(device, cap);
-      host = Arrays.copyOf(host, cap);
-      disk = Arrays.copyOf(disk, cap);
-      external = Arrays.copyOf(external, cap);
+    if ((h | dk | e) == 0) {
+      addDevice(rank, d);
+      return;
     }
+    if (!lower) {
+      lower = true;
+      ensure(size + 1);
+      Arrays.fill(host, 0, size, 0);
+      Arrays.fill(disk, 0, size, 0);
+      Arrays.fill(external, 0, size, 0);
+    }
+    ensure(size + 1);
     ranks[size] = rank;
     device[size] = d;
     host[size] = h;
     disk[size] = dk;
     external[size] = e;
     size++;
+  }
+
+  /** Appends a device-only entry; the caller guarantees {@code rank} is not in the buffer yet. */
+  void addDevice(WorkerRank rank, int d) {
+    if (size == ranks.length) {
+      ensure(size + 1);
+    }
+    ranks[size] = rank;
+    device[size] = d;
+    if (lower) {
+      host[size] = 0;
+      disk[size] = 0;
+      external[size] = 0;
+    }
+    size++;
+  }
+
+  private void ensure(int n) {
+    if (n > ranks.length) {
+      int cap = Math.max(n, ranks.length * 2);
+      ranks = Arrays.copyOf(ranks, cap);
+      device = Arrays.copyOf(device, cap);
+      host = Arrays.copyOf(host, cap);
+      disk = Arrays.copyOf(disk, cap);
+      external = Arrays.copyOf(external, cap);
+    }
   }
 
   void add(WorkerRank rank, RankOverlap o) {

@@ -16,14 +16,14 @@ import org.junit.jupiter.api.Test;
  * {@link BlockIndex#findMatches(long[], MatchBuffer)} and the per-shard {@link OverlapScores} of
  * {@link ShardedBlockIndex} against the reference model of {@link PrefixChainIndexModelTest}: random
  * stores, removals and rank removals on every tier, 40 ranks sharing blocks (so bitset slot sets
- * occur), one buffer reused for every query (so a stale entry of an earlier, larger result would
+ * occur; half the runs device-only, the buffer's direct path), one buffer reused for every query (so a stale entry of an earlier, larger result would
  * show). Every query must give the model's scores through the buffer, through
  * {@link OverlapScores#ranks()} and through {@link OverlapScores#of} for every rank.
  */
 class MatchBufferModelTest {
 
-  @Property(tries = 40)
-  void bufferAndShardedScoresMatchTheModel(@ForAll long seed) {
+  @Property(tries = 60)
+  void bufferAndShardedScoresMatchTheModel(@ForAll long seed, @ForAll boolean deviceOnly) {
     Random rnd = new Random(seed);
     PrefixChainIndex plain = new PrefixChainIndex();
     ShardedBlockIndex sharded = new ShardedBlockIndex(3, PrefixChainIndex::new);
@@ -35,7 +35,7 @@ class MatchBufferModelTest {
     }
     for (int op = 0; op < 600; op++) {
       WorkerRank r = ranks.get(rnd.nextInt(ranks.size()));
-      int tier = rnd.nextInt(10) < 6 ? 0 : 1 + rnd.nextInt(3);
+      int tier = deviceOnly || rnd.nextInt(10) < 6 ? 0 : 1 + rnd.nextInt(3);
       StorageTier st = StorageTier.values()[tier];
       int roll = rnd.nextInt(100);
       if (roll < 60) {
