@@ -1,6 +1,5 @@
 package io.kvselect.core.index;
 
-import io.kvselect.core.hash.BlockHasher;
 import java.util.Arrays;
 
 /**
@@ -23,7 +22,6 @@ final class ChainQuery {
 
   private static final int TIERS = StorageTier.values().length;
 
-  private final long[] pair = new long[2];
   private static final int CHUNK = 16;
 
   private int[] path = new int[64];
@@ -171,7 +169,7 @@ final class ChainQuery {
     for (int from = 1; from < n; from += CHUNK) {
       int to = Math.min(n, from + CHUNK);
       for (int i = from; i < to; i++) {
-        chain = BlockHasher.chain(chain, q[i], pair);
+        chain = ChainHash.chain(chain, q[i]);
         h[i] = chain;
       }
       for (int i = from; i < to; i++) {
@@ -218,14 +216,29 @@ final class ChainQuery {
         }
         continue;
       }
-      long[] nxt = next;
       if (enc > 0) {
-        mark(enc - 1, act, nxt);
-      } else {
-        int[] small = (int[]) set;
-        for (int j = 1, n = small[0]; j <= n; j++) {
-          mark(small[j], act, nxt);
+        int only = enc - 1;
+        int w0 = only >>> 6;
+        long bit = 1L << only;
+        boolean keep = (act[w0] & bit) != 0;
+        if (keep && live == 1) {
+          continue;
         }
+        for (int w = 0; w < words; w++) {
+          long kept = keep && w == w0 ? bit : 0L;
+          long drop = act[w] & ~kept;
+          if (drop != 0) {
+            act[w] = kept;
+            live -= Long.bitCount(drop);
+            recordDevice(drop, w, i);
+          }
+        }
+        continue;
+      }
+      long[] nxt = next;
+      int[] small = (int[]) set;
+      for (int j = 1, n = small[0]; j <= n; j++) {
+        mark(small[j], act, nxt);
       }
       for (int w = 0; w < words; w++) {
         long drop = act[w] & ~nxt[w];

@@ -61,7 +61,6 @@ public final class PrefixChainIndex implements BlockIndex {
   private int slotLimit;
   private long size;
   private final long[] tierMembers = new long[TIERS];
-  private final long[] pair = new long[2];
 
   @Override
   public boolean store(
@@ -88,7 +87,7 @@ public final class PrefixChainIndex implements BlockIndex {
     int slot = entries.slot;
     long chain = parent == ChainNodes.NONE ? 0L : nodes.chain(parent);
     for (int i = 0; i < localHashes.length; i++) {
-      long c = parent == ChainNodes.NONE ? localHashes[0] : BlockHasher.chain(chain, localHashes[i], pair);
+      long c = parent == ChainNodes.NONE ? localHashes[0] : ChainHash.chain(chain, localHashes[i]);
       int id = nodes.findOrCreate(c, localHashes[i], parent);
       if (!nodes.has(id, t, slot)) {
         nodes.add(id, t, slot);
