@@ -61,6 +61,11 @@ public final class TraceReplay implements Callable<Integer> {
           + "node: the node's EventApplier on decoded batches, hashing token_ids (index).")
   ReplayWorkload.Apply apply = ReplayWorkload.Apply.INDEX;
 
+  @Option(names = "--lookup", paramLabel = "API",
+      description = "scores: findMatches returning OverlapScores (what the node calls); "
+          + "buffer: findMatches into a reused per-thread MatchBuffer, allocation-free (scores).")
+  String lookup = "scores";
+
   @Option(names = "--seed", paramLabel = "N", description = "Worker assignment seed (42).")
   long seed = 42;
 
@@ -93,6 +98,11 @@ public final class TraceReplay implements Callable<Integer> {
             "--rates: every rate must be positive");
       }
     }
+    if (!lookup.equals("scores") && !lookup.equals("buffer")) {
+      throw new CommandLine.ParameterException(new CommandLine(this),
+          "--lookup: scores or buffer, not " + lookup);
+    }
+    boolean buffer = lookup.equals("buffer");
     List<MooncakeTrace.Request> requests = MooncakeTrace.read(trace);
     ReplayWorkload w;
     try {
@@ -103,17 +113,17 @@ public final class TraceReplay implements Callable<Integer> {
     }
     header(w);
     if (!noWarmup) {
-      ReplayRun.run(w, 0);
+      ReplayRun.run(w, 0, buffer);
     }
     List<ReplayRun.Result> results = new ArrayList<>();
     List<Double> sortedRates = new ArrayList<>(rates);
     sortedRates.sort(null);
     for (double r : sortedRates) {
       System.gc();
-      results.add(ReplayRun.run(w, r));
+      results.add(ReplayRun.run(w, r, buffer));
     }
     System.gc();
-    results.add(ReplayRun.run(w, 0));
+    results.add(ReplayRun.run(w, 0, buffer));
     table(w, results);
     return 0;
   }
@@ -135,6 +145,9 @@ public final class TraceReplay implements Callable<Integer> {
         + "events applied by %s%n", w.threads, w.threads,
         w.apply == ReplayWorkload.Apply.INDEX ? "BlockIndex.store/remove with precomputed hashes"
             : "EventApplier (token_ids hashed on apply)");
+    out.printf("- lookups: %s%n", lookup.equals("buffer")
+        ? "findMatches into a reused per-thread MatchBuffer (allocation-free)"
+        : "findMatches returning OverlapScores (the node's call)");
     out.printf("- operations per replay: %,d lookups (%,d blocks); %,d store events (%,d blocks); "
         + "%,d remove events (%,d blocks); %,d blocks cached at the end%n", c.lookups(),
         c.lookupBlocks(), c.storeEvents(), c.storedBlocks(), c.removeEvents(), c.removedBlocks(),

@@ -72,6 +72,8 @@ class TraceReplayTest {
       assertEquals(ReplayRun.run(idx, 0).checksum(), r.checksum(),
           mode + ": one thread, same scored ranks whichever path applies the events");
       assertTrue(r.checksum() > REQUESTS, "lookups find cached prefixes");
+      assertEquals(r.checksum(), ReplayRun.run(w, 0, true).checksum(),
+          mode + ": lookups into a MatchBuffer score the same ranks");
     }
   }
 
@@ -84,7 +86,7 @@ class TraceReplayTest {
         "test");
     int exit = new CommandLine(replay).execute("--trace", file.toString(), "--workers", "8",
         "--duplicate", "2", "--rates", "20000,2000", "--block-size", "16", "--cache-blocks", "12",
-        "--threads", "2", "--no-warmup");
+        "--threads", "2", "--no-warmup", "--lookup", "buffer");
     String report = buf.toString(StandardCharsets.UTF_8);
 
     assertEquals(0, exit, report);
@@ -118,6 +120,8 @@ class TraceReplayTest {
         "--workers", "9", "--duplicate", "2"));
     assertEquals(2, new CommandLine(new TraceReplay()).execute("--trace", file.toString(),
         "--rates", "0"));
+    assertEquals(2, new CommandLine(new TraceReplay()).execute("--trace", file.toString(),
+        "--lookup", "map"));
   }
 
   /** 5 shared 3-block prefixes; a request continues an earlier one (60%) or starts fresh. */
