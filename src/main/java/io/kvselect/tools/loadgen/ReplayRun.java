@@ -10,6 +10,8 @@ import io.kvselect.core.index.PrefixChainIndex;
 import io.kvselect.core.index.ShardedBlockIndex;
 import io.kvselect.core.index.StorageTier;
 import io.kvselect.core.index.WorkerRank;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -36,7 +38,13 @@ final class ReplayRun {
 
   /** Figures of one run. {@code offered} is 0 for "as fast as possible". */
   record Result(double offered, long lookups, long elapsedNanos, Histogram service,
-      Histogram response, long maxBehindNanos, long rejectedStores, long indexSize, long checksum) {
+      Histogram response, long maxBehindNanos, long rejectedStores, long indexSize, long checksum,
+      long cpuNanos) {
+
+    /** CPU time the replay threads used, in seconds (-1 when the JVM cannot measure it). */
+    double cpuSeconds() {
+      return cpuNanos < 0 ? -1 : cpuNanos / 1e9;
+    }
 
     double seconds() {
       return elapsedNanos / 1e9;
@@ -89,7 +97,9 @@ final class ReplayRun {
     long behind = 0;
     long rejected = 0;
     long checksum = 0;
+    long cpu = 0;
     for (Worker wk : workers) {
+      cpu = cpu < 0 || wk.cpuNanos < 0 ? -1 : cpu + wk.cpuNanos;
       if (wk.failure != null) {
         throw new IllegalStateException("replay thread failed", wk.failure);
       }
@@ -102,7 +112,7 @@ final class ReplayRun {
       checksum += wk.checksum;
     }
     return new Result(rate, lookups, end - start, service, response, behind, rejected,
-        index.size(), checksum);
+        index.size(), checksum, cpu);
   }
 
   /** One replay thread's loop and figures; fields are read after {@code join}. */
@@ -122,6 +132,7 @@ final class ReplayRun {
     long maxBehind;
     long rejected;
     long checksum;
+    long cpuNanos = -1;
     Throwable failure;
 
     Worker(ReplayWorkload.Timeline timeline, BlockIndex index, int blockSize, double nanosPerTick,
@@ -140,7 +151,11 @@ final class ReplayRun {
       try {
         ready.countDown();
         go.await();
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        boolean cpu = mx.isCurrentThreadCpuTimeSupported();
+        long before = cpu ? mx.getCurrentThreadCpuTime() : 0;
         replay();
+        cpuNanos = cpu ? mx.getCurrentThreadCpuTime() - before : -1;
       } catch (Throwable e) {
         failure = e;
       }
