@@ -1,6 +1,7 @@
 package io.kvselect.core.index;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.locks.StampedLock;
@@ -101,16 +102,30 @@ public final class ShardedBlockIndex implements BlockIndex {
     }
   }
 
+  /** One shard's non-empty answer is returned as is; two or more are kept as parts. */
   @Override
   public OverlapScores findMatches(long[] localHashes) {
-    if (shards.length == 1) {
-      return readShard(0, localHashes);
-    }
-    OverlapScores[] parts = new OverlapScores[shards.length];
+    OverlapScores single = OverlapScores.EMPTY;
+    int singleShard = -1;
+    OverlapScores[] parts = null;
     for (int s = 0; s < shards.length; s++) {
-      parts[s] = readShard(s, localHashes);
+      OverlapScores part = readShard(s, localHashes);
+      if (part.isEmpty()) {
+        continue;
+      }
+      if (singleShard < 0) {
+        single = part;
+        singleShard = s;
+        continue;
+      }
+      if (parts == null) {
+        parts = new OverlapScores[shards.length];
+        Arrays.fill(parts, OverlapScores.EMPTY);
+        parts[singleShard] = single;
+      }
+      parts[s] = part;
     }
-    return OverlapScores.sharded(parts);
+    return parts == null ? single : OverlapScores.sharded(parts);
   }
 
   private OverlapScores readShard(int s, long[] localHashes) {
