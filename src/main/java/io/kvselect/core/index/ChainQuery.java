@@ -36,7 +36,6 @@ final class ChainQuery {
   private RankOverlap[] deviceOnly = new RankOverlap[0];
   /** During {@link #append} with no lower tier: where device depths go directly. */
   private MatchBuffer direct;
-  private RankSlots directSlots;
 
   /**
    * Scores {@code q} against {@code nodes}; {@code slotLimit} bounds the slots in use,
@@ -61,14 +60,13 @@ final class ChainQuery {
     for (int t = 1; t < TIERS; t++) {
       lower |= tierMembers[t] > 0;
     }
+    out.beginSource(slots);
     if (!lower) {
       direct = out;
-      directSlots = slots;
       try {
         score(q, nodes, slotLimit, tierMembers);
       } finally {
         direct = null;
-        directSlots = null;
       }
       return;
     }
@@ -83,7 +81,7 @@ final class ChainQuery {
       int h = host[s];
       int d = disk[s];
       int e = external[s];
-      out.add(slots.rank(s), cumulative[s] - h - d - e, h, d, e);
+      out.addSlot(s, cumulative[s] - h - d - e, h, d, e);
       cumulative[s] = 0;
       host[s] = 0;
       disk[s] = 0;
@@ -290,9 +288,8 @@ final class ChainQuery {
   private void recordDevice(long bits, int word, int depth) {
     MatchBuffer out = direct;
     if (out != null) {
-      RankSlots names = directSlots;
       while (bits != 0) {
-        out.addDevice(names.rank((word << 6) + Long.numberOfTrailingZeros(bits)), depth);
+        out.addSlot((word << 6) + Long.numberOfTrailingZeros(bits), depth);
         bits &= bits - 1;
       }
       return;

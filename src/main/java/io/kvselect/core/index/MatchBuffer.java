@@ -17,7 +17,16 @@ import java.util.Map;
  */
 public final class MatchBuffer {
 
+  /**
+   * Entry {@code i}'s rank: {@code sources[source[i]].rank(slot[i])}, or {@code ranks[i]} when
+   * {@code source[i] < 0} (entries copied from an index that answers with {@link OverlapScores}).
+   */
+  private int[] slot = new int[16];
+  private int[] source = new int[16];
   private WorkerRank[] ranks = new WorkerRank[16];
+  private RankSlots[] sources = new RankSlots[4];
+  private int sourceCount;
+  private int current = -1;
   private int[] device = new int[16];
   private int[] host = new int[16];
   private int[] disk = new int[16];
@@ -36,7 +45,8 @@ public final class MatchBuffer {
   }
 
   public WorkerRank rank(int i) {
-    return ranks[i];
+    int src = source[i];
+    return src < 0 ? ranks[i] : sources[src].rank(slot[i]);
   }
 
   /** Leading blocks of the query held on the device tier by entry {@code i}'s rank. */
@@ -73,60 +83,94 @@ public final class MatchBuffer {
     }
     Map<WorkerRank, RankOverlap> m = new HashMap<>(size * 4 / 3 + 1);
     for (int i = 0; i < size; i++) {
-      m.put(ranks[i], overlap(i));
+      m.put(rank(i), overlap(i));
     }
     return new OverlapScores(m);
   }
 
   /**
-   * Forgets every entry. Keeps the arrays, and the references to the last result's ranks until
-   * they are overwritten (ranks are small immutable records).
+   * Forgets every entry. Keeps the arrays, and the references to the last result's ranks and
+   * slot snapshots until they are overwritten (both are immutable).
    */
   public void clear() {
     size = 0;
     lower = false;
+    sourceCount = 0;
+    current = -1;
+  }
+
+  /**
+   * Names the slots of the entries {@link #addSlot} appends next: an index's rank-slot snapshot,
+   * stored once per index answering instead of one rank reference per entry (which would cost
+   * a GC write barrier per entry on a long-lived buffer).
+   */
+  void beginSource(RankSlots slots) {
+    if (sourceCount == sources.length) {
+      sources = Arrays.copyOf(sources, sourceCount * 2);
+    }
+    sources[sourceCount] = slots;
+    current = sourceCount++;
   }
 
   /** Appends one entry; the caller guarantees {@code rank} is not in the buffer yet. */
   void add(WorkerRank rank, int d, int h, int dk, int e) {
-    if ((h | dk | e) == 0) {
-      addDevice(rank, d);
-      return;
+    int i = append(d, h, dk, e);
+    source[i] = -1;
+    ranks[i] = rank;
+  }
+
+  /**
+   * Appends one entry for slot {@code s} of the current source ({@link #beginSource}); the
+   * caller guarantees its rank is not in the buffer yet.
+   */
+  void addSlot(int s, int d, int h, int dk, int e) {
+    int i = append(d, h, dk, e);
+    source[i] = current;
+    slot[i] = s;
+  }
+
+  /** {@link #addSlot} of a device-only entry. */
+  void addSlot(int s, int d) {
+    int i = size;
+    if (i == device.length) {
+      ensure(i + 1);
     }
-    if (!lower) {
+    source[i] = current;
+    slot[i] = s;
+    device[i] = d;
+    if (lower) {
+      host[i] = 0;
+      disk[i] = 0;
+      external[i] = 0;
+    }
+    size = i + 1;
+  }
+
+  private int append(int d, int h, int dk, int e) {
+    if ((h | dk | e) != 0 && !lower) {
       lower = true;
       ensure(size + 1);
       Arrays.fill(host, 0, size, 0);
       Arrays.fill(disk, 0, size, 0);
       Arrays.fill(external, 0, size, 0);
     }
-    ensure(size + 1);
-    ranks[size] = rank;
-    device[size] = d;
-    host[size] = h;
-    disk[size] = dk;
-    external[size] = e;
-    size++;
-  }
-
-  /** Appends a device-only entry; the caller guarantees {@code rank} is not in the buffer yet. */
-  void addDevice(WorkerRank rank, int d) {
-    if (size == ranks.length) {
-      ensure(size + 1);
-    }
-    ranks[size] = rank;
-    device[size] = d;
+    int i = size;
+    ensure(i + 1);
+    device[i] = d;
     if (lower) {
-      host[size] = 0;
-      disk[size] = 0;
-      external[size] = 0;
+      host[i] = h;
+      disk[i] = dk;
+      external[i] = e;
     }
-    size++;
+    size = i + 1;
+    return i;
   }
 
   private void ensure(int n) {
-    if (n > ranks.length) {
-      int cap = Math.max(n, ranks.length * 2);
+    if (n > device.length) {
+      int cap = Math.max(n, device.length * 2);
+      slot = Arrays.copyOf(slot, cap);
+      source = Arrays.copyOf(source, cap);
       ranks = Arrays.copyOf(ranks, cap);
       device = Arrays.copyOf(device, cap);
       host = Arrays.copyOf(host, cap);
