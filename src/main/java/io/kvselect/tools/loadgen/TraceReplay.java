@@ -155,15 +155,17 @@ public final class TraceReplay implements Callable<Integer> {
     out.printf("- block-ops = lookup blocks + stored blocks (Dynamo's count); events = stores + "
         + "removes; call = findMatches alone; response = from the scheduled instant to the answer "
         + "(includes time the thread was behind); replay CPU = CPU time of the replay threads "
-        + "(lookups, events and waiting for the schedule: spinning before a due operation counts)%n%n");
+        + "(lookups, events and waiting for the schedule: spinning before a due operation counts); ranks "
+        + "scored per lookup = mean size of the lookups' results%n%n");
   }
 
   private void table(ReplayWorkload w, List<ReplayRun.Result> results) {
     ReplayWorkload.Counts c = w.counts;
     out.println("| offered lookups/s | achieved lookups/s | achieved/offered | block-ops/s | events/s "
         + "| lookups | call p50 us | call p99 us | call p99.9 us | response p99 us | max behind ms "
-        + "| rejected stores | index entries at end | replay CPU s | lookups per CPU-s |");
-    out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        + "| rejected stores | index entries at end | replay CPU s | lookups per CPU-s "
+        + "| ranks scored per lookup |");
+    out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     Double knee = null;
     Double firstMissed = null;
     for (ReplayRun.Result r : results) {
@@ -178,7 +180,7 @@ public final class TraceReplay implements Callable<Integer> {
         }
       }
       out.printf(Locale.ROOT, "| %s | %,.0f | %s | %,.0f | %,.0f | %,d | %.2f | %.2f | %.2f | %s | %s "
-              + "| %d | %,d | %s | %s |%n",
+              + "| %d | %,d | %s | %s | %.0f |%n",
           max ? "max (all due at once)" : String.format(Locale.ROOT, "%,.0f", r.offered()),
           r.lookupsPerSec(), max ? "n/a" : String.format(Locale.ROOT, "%.2f", ratio),
           (c.lookupBlocks() + c.storedBlocks()) / s, c.events() / s, r.lookups(),
@@ -188,7 +190,8 @@ public final class TraceReplay implements Callable<Integer> {
           max ? "n/a" : String.format(Locale.ROOT, "%.1f", r.maxBehindNanos() / 1e6),
           r.rejectedStores(), r.indexSize(),
           r.cpuSeconds() < 0 ? "n/a" : String.format(Locale.ROOT, "%.3f", r.cpuSeconds()),
-          r.cpuSeconds() <= 0 ? "n/a" : String.format(Locale.ROOT, "%,.0f", r.lookups() / r.cpuSeconds()));
+          r.cpuSeconds() <= 0 ? "n/a" : String.format(Locale.ROOT, "%,.0f", r.lookups() / r.cpuSeconds()),
+          r.checksum() / (double) Math.max(1, r.lookups()));
     }
     out.println();
     if (knee == null) {

@@ -103,7 +103,7 @@ class TraceReplayTest {
     ReplayWorkload w = ReplayWorkload.build(MooncakeTrace.read(file), 8, 2, 12, 16, 42, 2,
         ReplayWorkload.Apply.INDEX);
     for (String[] row : rows) {
-      assertEquals(15, row.length, report);
+      assertEquals(16, row.length, report);
       assertEquals(String.format("%,d", 2 * REQUESTS), row[5], "every lookup counted: " + report);
       assertEquals("0", row[11], "no rejected store");
       assertEquals(String.format("%,d", w.counts.cachedAtEnd()), row[12], report);
