@@ -1,22 +1,24 @@
 package io.kvselect.core.index;
 
 import it.unimi.dsi.fastutil.HashCommon;
+import it.unimi.dsi.fastutil.ints.Int2IntOpenHashMap;
 import it.unimi.dsi.fastutil.ints.Int2ObjectOpenHashMap;
 import java.util.Arrays;
 
 /**
  * The nodes of a {@link PrefixChainIndex}: one node per distinct block prefix, identified by an
- * int id and stored in parallel primitive arrays, plus the {@code chain hash -> id} table.
+ * int id and stored in primitive pages, plus the {@code chain hash -> id} table.
  *
  * <p>Per node: {@code chain} (the prefix's chain hash, the table key), {@code local} (the block's
  * local hash), {@code parent} (id of the node one block shorter, {@link #NONE} at the root),
- * {@code refs} and the device-tier slot set, 28 bytes in all; lower-tier sets live in a side map
+ * {@code refs} and the device-tier slot set, 25 bytes in all; lower-tier sets live in a side map
  * that only nodes held on a lower tier pay for. Chain, local, parent and device set sit together
  * in one 24-byte stride of a {@code long} page (what a query reads per level: one cache line or
- * two instead of one per array); {@code refs} in an {@code int} page. Pages hold
- * {@value #PAGE} nodes (192 KB and 32 KB), below half of the smallest G1 region, so no node
- * array is humongous and the capacity beyond the live ids is at most one page per kind (the
- * first page starts at 16 nodes and doubles, so a small index stays small). The
+ * two instead of one per array); {@code refs} in a {@code byte} page, counts from
+ * {@value #REF_OVERFLOW} up in a side map (only nodes shared by many entries or children pay for
+ * it). Pages hold {@value #PAGE} nodes (192 KB and 8 KB), below half of the smallest G1
+ * region, so no node array is humongous and the capacity beyond the live ids is at most one page
+ * per kind (the first page starts at 16 nodes and doubles, so a small index stays small). The
  * table is open addressing with linear probing over ids only (4 bytes a slot); a probe compares
  * {@link #chain}.
  *
@@ -42,10 +44,14 @@ final class ChainNodes {
   private static final int PAGE_MASK = PAGE - 1;
   private static final int STRIDE = 3;
   private static final long LOW = 0xFFFF_FFFFL;
+  /** A byte reference count of this value means the count lives in {@link #bigRefs}. */
+  static final int REF_OVERFLOW = 255;
 
   /** Per node {@code [chain, local, parent << 32 | device]}, {@link #PAGE} nodes per page. */
   private long[][] pages = new long[4][];
-  private int[][] refPages = new int[4][];
+  /** Reference counts below {@link #REF_OVERFLOW}; {@code REF_OVERFLOW} means "in {@link #bigRefs}". */
+  private byte[][] refPages = new byte[4][];
+  private final Int2IntOpenHashMap bigRefs = new Int2IntOpenHashMap();
   private int pageCount;
   private final Int2ObjectOpenHashMap<int[]> lower = new Int2ObjectOpenHashMap<>();
   private Object[] pool = new Object[16];
@@ -86,12 +92,26 @@ final class ChainNodes {
     p[o] = (p[o] & ~LOW) | (enc & LOW);
   }
 
-  private int refs(int id) {
-    return refPages[id >>> PAGE_BITS][id & PAGE_MASK];
+  /** The reference count of node {@code id}. */
+  int refs(int id) {
+    int b = refPages[id >>> PAGE_BITS][id & PAGE_MASK] & 0xFF;
+    return b == REF_OVERFLOW ? bigRefs.get(id) : b;
   }
 
   private void addRefs(int id, int delta) {
-    refPages[id >>> PAGE_BITS][id & PAGE_MASK] += delta;
+    byte[] page = refPages[id >>> PAGE_BITS];
+    int o = id & PAGE_MASK;
+    int b = page[o] & 0xFF;
+    int n = (b == REF_OVERFLOW ? bigRefs.get(id) : b) + delta;
+    if (n >= REF_OVERFLOW) {
+      bigRefs.put(id, n);
+      page[o] = (byte) REF_OVERFLOW;
+      return;
+    }
+    if (b == REF_OVERFLOW) {
+      bigRefs.remove(id);
+    }
+    page[o] = (byte) n;
   }
 
   /** Number of linked nodes. */
@@ -129,6 +149,7 @@ final class ChainNodes {
     p[o + 1] = localHash;
     p[o + 2] = (long) parentId << 32;
     refPages[id >>> PAGE_BITS][id & PAGE_MASK] = 0;
+    bigRefs.remove(id);
     if (parentId != NONE) {
       addRefs(parentId, 1);
     }
@@ -249,7 +270,7 @@ final class ChainNodes {
       }
       int n = pageCount == 0 ? 16 : PAGE;
       pages[pageCount] = new long[n * STRIDE];
-      refPages[pageCount] = new int[n];
+      refPages[pageCount] = new byte[n];
       pageCount++;
     } else if (id < PAGE && id == refPages[0].length) {
       int n = Math.min(PAGE, id * 2);

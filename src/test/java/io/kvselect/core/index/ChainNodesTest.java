@@ -155,6 +155,33 @@ class ChainNodesTest {
   }
 
   @Test
+  void referenceCountsPastAByteAreExactAndTheNodeIsFreedAtZero() {
+    ChainNodes nodes = new ChainNodes();
+    int root = nodes.findOrCreate(1, 1, ChainNodes.NONE);
+    int[] children = new int[600];
+    for (int i = 0; i < children.length; i++) {
+      children[i] = nodes.findOrCreate(10_000 + i, i, root);
+      nodes.retain(children[i]);
+    }
+    for (int i = 0; i < 400; i++) {
+      nodes.retain(root);
+    }
+    assertEquals(1_000, nodes.refs(root), "600 children and 400 entries");
+    for (int i = 0; i < 400; i++) {
+      nodes.release(root);
+    }
+    assertEquals(600, nodes.refs(root));
+    for (int i = 0; i < children.length; i++) {
+      assertEquals(1, nodes.refs(children[i]));
+      nodes.release(children[i]);
+      assertEquals(children.length - 1 - i, i == children.length - 1 ? 0 : nodes.refs(root));
+    }
+    assertEquals(0, nodes.count(), "the root went when its last child did");
+    int again = nodes.findOrCreate(2, 2, ChainNodes.NONE);
+    assertEquals(0, nodes.refs(again), "a recycled id starts with no references");
+  }
+
+  @Test
   void slotSetsGrowAndShrinkPerTier() {
     ChainNodes nodes = new ChainNodes();
     int id = nodes.findOrCreate(77, 77, ChainNodes.NONE);
