@@ -288,10 +288,7 @@ final class ChainQuery {
   private void recordDevice(long bits, int word, int depth) {
     MatchBuffer out = direct;
     if (out != null) {
-      while (bits != 0) {
-        out.addSlot((word << 6) + Long.numberOfTrailingZeros(bits), depth);
-        bits &= bits - 1;
-      }
+      out.addSlots(word << 6, bits, depth);
       return;
     }
     while (bits != 0) {

@@ -100,7 +100,7 @@ public final class MatchBuffer {
   }
 
   /**
-   * Names the slots of the entries {@link #addSlot} appends next: an index's rank-slot snapshot,
+   * Names the slots of the entries {@link #addSlot} and {@link #addSlots} append next: an index's rank-slot snapshot,
    * stored once per index answering instead of one rank reference per entry (which would cost
    * a GC write barrier per entry on a long-lived buffer).
    */
@@ -129,21 +129,33 @@ public final class MatchBuffer {
     slot[i] = s;
   }
 
-  /** {@link #addSlot} of a device-only entry. */
-  void addSlot(int s, int d) {
+  /**
+   * Appends a device-only entry at depth {@code d} for every slot {@code base + b} of the current
+   * source with bit {@code b} set in {@code bits}, in one loop; the caller guarantees none of their
+   * ranks is in the buffer yet.
+   */
+  void addSlots(int base, long bits, int d) {
     int i = size;
-    if (i == device.length) {
-      ensure(i + 1);
+    int end = i + Long.bitCount(bits);
+    if (end > device.length) {
+      ensure(end);
     }
-    source[i] = current;
-    slot[i] = s;
-    device[i] = d;
+    int[] sl = slot;
+    int[] dv = device;
+    int[] src = source;
+    int cur = current;
+    for (long b = bits; b != 0; b &= b - 1) {
+      sl[i] = base + Long.numberOfTrailingZeros(b);
+      dv[i] = d;
+      src[i] = cur;
+      i++;
+    }
     if (lower) {
-      host[i] = 0;
-      disk[i] = 0;
-      external[i] = 0;
+      Arrays.fill(host, size, end, 0);
+      Arrays.fill(disk, size, end, 0);
+      Arrays.fill(external, size, end, 0);
     }
-    size = i + 1;
+    size = end;
   }
 
   private int append(int d, int h, int dk, int e) {
