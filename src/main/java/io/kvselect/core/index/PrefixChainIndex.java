@@ -25,15 +25,16 @@ import java.util.Map;
  * <p><b>Queries.</b> {@link #findMatches} ({@link ChainQuery}) computes the chain of the query's
  * local hashes and probes node after node until one is missing, then intersects rank slot sets
  * along the path; removed middle blocks cut the depth even though removal does not cascade. The
- * result is slot-indexed ({@link OverlapScores}), built without a map. Cost: O(q) chain hashes and
- * probes plus O(q * W + m), W = ranks / 64 and m = members of small sets on the path.
+ * result is slot-indexed ({@link OverlapScores}), built without a map, or written into a
+ * caller's {@link MatchBuffer} without allocating. Cost: O(q) chain hashes and probes plus
+ * O(q * W + m + r), W = ranks / 64, m = members of small sets on the path, r = ranks scored.
  * {@link #externalHashes} walks the same path and names each node by the rank's external hash.
  *
  * <p><b>Stores.</b> The parent is looked up in the rank's map of the same tier, then of the tiers
  * above it (a host block may extend a device block, never the reverse). Cost O(blocks) expected;
  * no allocation per block beyond amortized array and table growth.
  *
- * <p><b>Memory.</b> About 28 bytes per node plus 4-8 per table slot, and per (rank, tier, block)
+ * <p><b>Memory.</b> About 25 bytes per node plus 4-8 per table slot, and per (rank, tier, block)
  * 4-10 bytes when the external hash is the public sequence hash, 16-32 otherwise plus 13-27 on
  * the device tier, which also maps nodes back to those external hashes (see {@link RankEntries}).
  *
@@ -41,7 +42,8 @@ import java.util.Map;
  * or {@link ShardedBlockIndex}'s read-write lock). Queries ({@link #findMatches},
  * {@link #externalHashes}) may run concurrently with each other: each thread uses its own scratch
  * buffers, and the rank-name snapshot they build lazily is immutable and published through a
- * volatile field. Results are immutable.
+ * volatile field. {@link OverlapScores} results are immutable; a {@link MatchBuffer} belongs to
+ * the caller's thread.
  *
  * <p><b>Known limitation.</b> A rank holding the same node under two external hashes holds it once;
  * removing either hash removes the membership.
