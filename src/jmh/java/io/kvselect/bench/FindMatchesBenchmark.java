@@ -1,7 +1,10 @@
 package io.kvselect.bench;
 
+import io.kvselect.core.index.BlockIndex;
+import io.kvselect.core.index.MatchBuffer;
 import io.kvselect.core.index.OverlapScores;
 import io.kvselect.core.index.PrefixChainIndex;
+import io.kvselect.core.index.ShardedBlockIndex;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -26,6 +29,12 @@ import org.openjdk.jmh.annotations.State;
  *   <li>{@code miss}: 64 unseen blocks.
  * </ul>
  *
+ * <p>Two entry points: {@code findMatches} returns an immutable {@link OverlapScores} (what the
+ * service calls today); {@code findMatchesIntoBuffer} fills a per-thread {@link MatchBuffer} and
+ * allocates nothing (check with {@code -prof gc}: {@code gc.alloc.rate.norm}). {@code shards}: 1
+ * benchmarks a plain {@link PrefixChainIndex}, N > 1 the node's {@link ShardedBlockIndex} of N
+ * of them ({@code -p shards=1,2}).
+ *
  * <p>Sample-time mode, so JMH prints p50/p99/p99.9 per workload. Run (after {@code mvn
  * test-compile} and {@code mvn dependency:build-classpath -Dmdep.outputFile=target/cp.txt
  * -Dmdep.includeScope=test}):
@@ -49,14 +58,24 @@ public class FindMatchesBenchmark {
   @Param({"1000"})
   public int ranks;
 
+  @Param({"1"})
+  public int shards;
+
   private long[][] queries;
-  private PrefixChainIndex index;
+  private BlockIndex index;
   private int next;
+
+  /** One reusable buffer per benchmark thread. */
+  @State(Scope.Thread)
+  public static class Buffer {
+    final MatchBuffer buffer = new MatchBuffer();
+  }
 
   @Setup(Level.Trial)
   public void setUp() {
     IndexWorkload w = new IndexWorkload(42, ranks, 64, 32, 16);
-    index = new PrefixChainIndex();
+    index = shards == 1 ? new PrefixChainIndex()
+        : new ShardedBlockIndex(shards, PrefixChainIndex::new);
     long[][] stored = w.populate(index, 8);
     queries = new long[QUERIES][];
     for (int i = 0; i < QUERIES; i++) {
@@ -82,5 +101,13 @@ public class FindMatchesBenchmark {
     long[] q = queries[next];
     next = (next + 1) & (QUERIES - 1);
     return index.findMatches(q);
+  }
+
+  @Benchmark
+  public MatchBuffer findMatchesIntoBuffer(Buffer b) {
+    long[] q = queries[next];
+    next = (next + 1) & (QUERIES - 1);
+    index.findMatches(q, b.buffer);
+    return b.buffer;
   }
 }

@@ -46,6 +46,17 @@ public interface BlockIndex {
   OverlapScores findMatches(long[] localHashes);
 
   /**
+   * {@link #findMatches(long[])} into a caller-owned buffer, replacing its content: the same
+   * ranks and overlaps. {@link PrefixChainIndex} and {@link ShardedBlockIndex} of it allocate
+   * nothing per query once the buffer and their per-thread scratch have grown to the result
+   * size; this default copies the result of {@link #findMatches(long[])}.
+   */
+  default void findMatches(long[] localHashes, MatchBuffer out) {
+    out.clear();
+    findMatches(localHashes).forEach(out::add);
+  }
+
+  /**
    * The external hashes under which {@code rank} stored the leading blocks of
    * {@code localHashes} (a query's complete blocks in order) on the device tier: entry {@code i}
    * is the hash the rank stored for query block {@code i}. At most {@code depth} entries, ending

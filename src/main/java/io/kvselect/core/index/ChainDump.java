@@ -53,7 +53,7 @@ final class ChainDump {
     List<StoredBlock> out = new ArrayList<>(entries.size());
     for (Entry e : entries) {
       Replayed r = replayed.computeIfAbsent(e.owner, k -> new Replayed());
-      int parent = nodes.parent[e.node];
+      int parent = nodes.parent(e.node);
       boolean hasParent = parent != ChainNodes.NONE;
       long parentExt = 0L;
       if (hasParent) {
@@ -64,7 +64,7 @@ final class ChainDump {
       }
       r.emit(e.tier, e.ext, e.node);
       out.add(new StoredBlock(e.owner.rank, StorageTier.values()[e.tier], hasParent, parentExt,
-          e.ext, nodes.local[e.node]));
+          e.ext, nodes.local(e.node)));
     }
     return out;
   }
@@ -72,13 +72,13 @@ final class ChainDump {
   private static int depth(int id, ChainNodes nodes, Int2IntOpenHashMap memo) {
     int d = 0;
     int n = id;
-    while (nodes.parent[n] != ChainNodes.NONE) {
+    while (nodes.parent(n) != ChainNodes.NONE) {
       if (memo.containsKey(n)) {
         d += memo.get(n);
         break;
       }
       d++;
-      n = nodes.parent[n];
+      n = nodes.parent(n);
     }
     memo.put(id, d);
     return d;

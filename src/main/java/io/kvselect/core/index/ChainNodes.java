@@ -1,18 +1,26 @@
 package io.kvselect.core.index;
 
 import it.unimi.dsi.fastutil.HashCommon;
+import it.unimi.dsi.fastutil.ints.Int2IntOpenHashMap;
 import it.unimi.dsi.fastutil.ints.Int2ObjectOpenHashMap;
 import java.util.Arrays;
 
 /**
  * The nodes of a {@link PrefixChainIndex}: one node per distinct block prefix, identified by an
- * int id and stored in parallel primitive arrays, plus the {@code chain hash -> id} table.
+ * int id and stored in primitive pages, plus the {@code chain hash -> id} table.
  *
  * <p>Per node: {@code chain} (the prefix's chain hash, the table key), {@code local} (the block's
  * local hash), {@code parent} (id of the node one block shorter, {@link #NONE} at the root),
- * {@code refs} and the device-tier slot set, 28 bytes in all; lower-tier sets live in a side map
- * that only nodes held on a lower tier pay for. The table is open addressing with linear probing
- * over ids only (4 bytes a slot); a probe compares {@code chain[id]}.
+ * {@code refs} and the device-tier slot set, 25 bytes in all; lower-tier sets live in a side map
+ * that only nodes held on a lower tier pay for. Chain, local, parent and device set sit together
+ * in one 24-byte stride of a {@code long} page (what a query reads per level: one cache line or
+ * two instead of one per array); {@code refs} in a {@code byte} page, counts from
+ * {@value #REF_OVERFLOW} up in a side map (only nodes shared by many entries or children pay for
+ * it). Pages hold {@value #PAGE} nodes (192 KB and 8 KB), below half of the smallest G1
+ * region, so no node array is humongous and the capacity beyond the live ids is at most one page
+ * per kind (the first page starts at 16 nodes and doubles, so a small index stays small). The
+ * table is open addressing with linear probing over ids only (4 bytes a slot); a probe compares
+ * {@link #chain}.
  *
  * <p>Invariants: {@code refs[id]} counts the (rank, tier, external hash) entries naming the node
  * plus its child nodes; a node is freed (unlinked, id recycled) exactly when it drops to zero, so
@@ -30,11 +38,21 @@ final class ChainNodes {
 
   static final int NONE = -1;
 
-  long[] chain = new long[16];
-  long[] local = new long[16];
-  int[] parent = new int[16];
-  int[] device = new int[16];
-  private int[] refs = new int[16];
+  private static final int PAGE_BITS = 13;
+  /** Nodes per page. */
+  static final int PAGE = 1 << PAGE_BITS;
+  private static final int PAGE_MASK = PAGE - 1;
+  private static final int STRIDE = 3;
+  private static final long LOW = 0xFFFF_FFFFL;
+  /** A byte reference count of this value means the count lives in {@link #bigRefs}. */
+  static final int REF_OVERFLOW = 255;
+
+  /** Per node {@code [chain, local, parent << 32 | device]}, {@link #PAGE} nodes per page. */
+  private long[][] pages = new long[4][];
+  /** Reference counts below {@link #REF_OVERFLOW}; {@code REF_OVERFLOW} means "in {@link #bigRefs}". */
+  private byte[][] refPages = new byte[4][];
+  private final Int2IntOpenHashMap bigRefs = new Int2IntOpenHashMap();
+  private int pageCount;
   private final Int2ObjectOpenHashMap<int[]> lower = new Int2ObjectOpenHashMap<>();
   private Object[] pool = new Object[16];
   private int[] freePool = new int[16];
@@ -48,6 +66,54 @@ final class ChainNodes {
   private int[] freeIds = new int[16];
   private int freeCount;
 
+  /** The chain hash of node {@code id}. */
+  long chain(int id) {
+    return pages[id >>> PAGE_BITS][(id & PAGE_MASK) * STRIDE];
+  }
+
+  /** The local hash of node {@code id}'s block. */
+  long local(int id) {
+    return pages[id >>> PAGE_BITS][(id & PAGE_MASK) * STRIDE + 1];
+  }
+
+  /** The parent of node {@code id}, {@link #NONE} at the root. */
+  int parent(int id) {
+    return (int) (pages[id >>> PAGE_BITS][(id & PAGE_MASK) * STRIDE + 2] >> 32);
+  }
+
+  /** The encoded device-tier slot set of node {@code id}. */
+  int device(int id) {
+    return (int) pages[id >>> PAGE_BITS][(id & PAGE_MASK) * STRIDE + 2];
+  }
+
+  private void setDevice(int id, int enc) {
+    long[] p = pages[id >>> PAGE_BITS];
+    int o = (id & PAGE_MASK) * STRIDE + 2;
+    p[o] = (p[o] & ~LOW) | (enc & LOW);
+  }
+
+  /** The reference count of node {@code id}. */
+  int refs(int id) {
+    int b = refPages[id >>> PAGE_BITS][id & PAGE_MASK] & 0xFF;
+    return b == REF_OVERFLOW ? bigRefs.get(id) : b;
+  }
+
+  private void addRefs(int id, int delta) {
+    byte[] page = refPages[id >>> PAGE_BITS];
+    int o = id & PAGE_MASK;
+    int b = page[o] & 0xFF;
+    int n = (b == REF_OVERFLOW ? bigRefs.get(id) : b) + delta;
+    if (n >= REF_OVERFLOW) {
+      bigRefs.put(id, n);
+      page[o] = (byte) REF_OVERFLOW;
+      return;
+    }
+    if (b == REF_OVERFLOW) {
+      bigRefs.remove(id);
+    }
+    page[o] = (byte) n;
+  }
+
   /** Number of linked nodes. */
   int count() {
     return count;
@@ -57,10 +123,11 @@ final class ChainNodes {
   int find(long c) {
     int[] t = table;
     int m = mask;
-    long[] ch = chain;
+    long[][] pg = pages;
     int pos = (int) HashCommon.mix(c) & m;
     for (int v; (v = t[pos]) != 0; pos = (pos + 1) & m) {
-      if (ch[v - 1] == c) {
+      int id = v - 1;
+      if (pg[id >>> PAGE_BITS][(id & PAGE_MASK) * STRIDE] == c) {
         return v - 1;
       }
     }
@@ -71,18 +138,20 @@ final class ChainNodes {
   int findOrCreate(long c, long localHash, int parentId) {
     int pos = (int) HashCommon.mix(c) & mask;
     for (int v; (v = table[pos]) != 0; pos = (pos + 1) & mask) {
-      if (chain[v - 1] == c) {
+      if (chain(v - 1) == c) {
         return v - 1;
       }
     }
     int id = freeCount > 0 ? freeIds[--freeCount] : newId();
-    chain[id] = c;
-    local[id] = localHash;
-    parent[id] = parentId;
-    refs[id] = 0;
-    device[id] = 0;
+    long[] p = pages[id >>> PAGE_BITS];
+    int o = (id & PAGE_MASK) * STRIDE;
+    p[o] = c;
+    p[o + 1] = localHash;
+    p[o + 2] = (long) parentId << 32;
+    refPages[id >>> PAGE_BITS][id & PAGE_MASK] = 0;
+    bigRefs.remove(id);
     if (parentId != NONE) {
-      refs[parentId]++;
+      addRefs(parentId, 1);
     }
     table[pos] = id + 1;
     if (++count > (mask + 1) * 3 / 4) {
@@ -92,14 +161,18 @@ final class ChainNodes {
   }
 
   void retain(int id) {
-    refs[id]++;
+    addRefs(id, 1);
   }
 
   /** Drops one reference; frees the node, then unreferenced ancestors, at zero. */
   void release(int id) {
-    while (id != NONE && --refs[id] == 0) {
+    while (id != NONE) {
+      addRefs(id, -1);
+      if (refs(id) != 0) {
+        return;
+      }
       unlink(id);
-      int up = parent[id];
+      int up = parent(id);
       freeIds = grow(freeIds, freeCount + 1);
       freeIds[freeCount++] = id;
       id = up;
@@ -109,7 +182,7 @@ final class ChainNodes {
   /** The encoded slot set of {@code tier} ({@code 0} when empty). */
   int set(int id, int tier) {
     if (tier == 0) {
-      return device[id];
+      return device(id);
     }
     int[] l = lower.get(id);
     return l == null ? 0 : l[tier - 1];
@@ -131,7 +204,7 @@ final class ChainNodes {
   /** Adds a membership; the caller checked {@link #has} is false. */
   void add(int id, int tier, int slot) {
     if (tier == 0) {
-      device[id] = added(device[id], slot);
+      setDevice(id, added(device(id), slot));
       return;
     }
     int[] l = lower.get(id);
@@ -145,7 +218,7 @@ final class ChainNodes {
   /** Removes a membership; the caller checked {@link #has} is true. */
   void remove(int id, int tier, int slot) {
     if (tier == 0) {
-      device[id] = removed(device[id], slot);
+      setDevice(id, removed(device(id), slot));
       return;
     }
     int[] l = lower.get(id);
@@ -190,19 +263,25 @@ final class ChainNodes {
 
   private int newId() {
     int id = limit++;
-    if (id == chain.length) {
-      int cap = id + (id >>> 1);
-      chain = Arrays.copyOf(chain, cap);
-      local = Arrays.copyOf(local, cap);
-      parent = Arrays.copyOf(parent, cap);
-      device = Arrays.copyOf(device, cap);
-      refs = Arrays.copyOf(refs, cap);
+    if ((id >>> PAGE_BITS) == pageCount) {
+      if (pageCount == pages.length) {
+        pages = Arrays.copyOf(pages, pageCount * 2);
+        refPages = Arrays.copyOf(refPages, pageCount * 2);
+      }
+      int n = pageCount == 0 ? 16 : PAGE;
+      pages[pageCount] = new long[n * STRIDE];
+      refPages[pageCount] = new byte[n];
+      pageCount++;
+    } else if (id < PAGE && id == refPages[0].length) {
+      int n = Math.min(PAGE, id * 2);
+      pages[0] = Arrays.copyOf(pages[0], n * STRIDE);
+      refPages[0] = Arrays.copyOf(refPages[0], n);
     }
     return id;
   }
 
   private void unlink(int id) {
-    long c = chain[id];
+    long c = chain(id);
     int pos = (int) HashCommon.mix(c) & mask;
     while (table[pos] != id + 1) {
       pos = (pos + 1) & mask;
@@ -218,7 +297,7 @@ final class ChainNodes {
           table[last] = 0;
           return;
         }
-        int home = (int) HashCommon.mix(chain[v - 1]) & mask;
+        int home = (int) HashCommon.mix(chain(v - 1)) & mask;
         if (last <= pos ? last >= home || home > pos : last >= home && home > pos) {
           break;
         }
@@ -233,7 +312,7 @@ final class ChainNodes {
     int m = capacity - 1;
     for (int v : table) {
       if (v != 0) {
-        int pos = (int) HashCommon.mix(chain[v - 1]) & m;
+        int pos = (int) HashCommon.mix(chain(v - 1)) & m;
         while (t[pos] != 0) {
           pos = (pos + 1) & m;
         }

@@ -1,6 +1,5 @@
 package io.kvselect.core.index;
 
-import io.kvselect.core.hash.BlockHasher;
 import java.util.Arrays;
 
 /**
@@ -13,8 +12,9 @@ import java.util.Arrays;
  * a slot whose cumulative depth so far is {@code d} extends by the contiguous run of the tier's
  * path nodes starting at position {@code d} (a slot absent so far starts at the root). Cost
  * O(q) hashes and table probes plus O(q * W + m) where W = slot words (ranks / 64) and m =
- * members of the path's sets; lower tiers are skipped while empty. Allocates the result only:
- * one {@code RankOverlap[slots]} (device-only overlaps are shared instances).
+ * members of the path's sets; lower tiers are skipped while empty. {@link #find} allocates the
+ * result only: one {@code RankOverlap[slots]} (device-only overlaps are shared instances);
+ * {@link #append} allocates nothing once the scratch has grown to the slot count.
  *
  * <p>Not thread-safe: scratch of one querying thread (the index keeps one per thread).
  */
@@ -22,7 +22,6 @@ final class ChainQuery {
 
   private static final int TIERS = StorageTier.values().length;
 
-  private final long[] pair = new long[2];
   private static final int CHUNK = 16;
 
   private int[] path = new int[64];
@@ -35,27 +34,78 @@ final class ChainQuery {
   private int[] touched = new int[64];
   private int touchedCount;
   private RankOverlap[] deviceOnly = new RankOverlap[0];
+  /** During {@link #append} with no lower tier: where device depths go directly. */
+  private MatchBuffer direct;
 
   /**
    * Scores {@code q} against {@code nodes}; {@code slotLimit} bounds the slots in use,
-   * {@code lowerTiers[t]} says whether tier {@code t} has any membership.
+   * {@code tierMembers[t]} counts tier {@code t}'s memberships (a tier with none is skipped).
    */
-  OverlapScores find(long[] q, ChainNodes nodes, int slotLimit, boolean[] lowerTiers,
+  OverlapScores find(long[] q, ChainNodes nodes, int slotLimit, long[] tierMembers,
       RankSlots slots) {
+    if (!score(q, nodes, slotLimit, tierMembers)) {
+      return OverlapScores.EMPTY;
+    }
+    return collect(slotLimit, slots);
+  }
+
+  /**
+   * Like {@link #find}, appending the scored ranks to {@code out}; allocates nothing. With no
+   * lower-tier membership in the index, device depths go straight to {@code out} as slots drop
+   * out of the walk, without the per-slot scratch.
+   */
+  void append(long[] q, ChainNodes nodes, int slotLimit, long[] tierMembers, RankSlots slots,
+      MatchBuffer out) {
+    boolean lower = false;
+    for (int t = 1; t < TIERS; t++) {
+      lower |= tierMembers[t] > 0;
+    }
+    out.beginSource(slots);
+    if (!lower) {
+      direct = out;
+      try {
+        score(q, nodes, slotLimit, tierMembers);
+      } finally {
+        direct = null;
+      }
+      return;
+    }
+    if (!score(q, nodes, slotLimit, tierMembers)) {
+      return;
+    }
+    int[] host = extension[1];
+    int[] disk = extension[2];
+    int[] external = extension[3];
+    for (int j = 0; j < touchedCount; j++) {
+      int s = touched[j];
+      int h = host[s];
+      int d = disk[s];
+      int e = external[s];
+      out.addSlot(s, cumulative[s] - h - d - e, h, d, e);
+      cumulative[s] = 0;
+      host[s] = 0;
+      disk[s] = 0;
+      external[s] = 0;
+      seen[s] = false;
+    }
+  }
+
+  /** Fills the per-slot scratch for {@code q}; false when no rank scores. */
+  private boolean score(long[] q, ChainNodes nodes, int slotLimit, long[] tierMembers) {
     int k = walk(q, q.length, nodes);
     if (k == 0) {
-      return OverlapScores.EMPTY;
+      return false;
     }
     ensureSlots(slotLimit);
     int words = (slotLimit + 63) >>> 6;
     touchedCount = 0;
     matchDevice(nodes, k, words);
     for (int t = 1; t < TIERS; t++) {
-      if (lowerTiers[t]) {
+      if (tierMembers[t] > 0) {
         extendTier(nodes, t, k);
       }
     }
-    return collect(slotLimit, slots);
+    return touchedCount > 0;
   }
 
   /**
@@ -106,11 +156,10 @@ final class ChainQuery {
     if (n == 0) {
       return 0;
     }
-    long[] local = nodes.local;
     int[] p = path;
     long[] h = hashes;
     int id = nodes.find(q[0]);
-    if (id == ChainNodes.NONE || local[id] != q[0]) {
+    if (id == ChainNodes.NONE || nodes.local(id) != q[0]) {
       return 0;
     }
     p[0] = id;
@@ -118,7 +167,7 @@ final class ChainQuery {
     for (int from = 1; from < n; from += CHUNK) {
       int to = Math.min(n, from + CHUNK);
       for (int i = from; i < to; i++) {
-        chain = BlockHasher.chain(chain, q[i], pair);
+        chain = ChainHash.chain(chain, q[i]);
         h[i] = chain;
       }
       for (int i = from; i < to; i++) {
@@ -126,7 +175,7 @@ final class ChainQuery {
       }
       for (int i = from; i < to; i++) {
         int v = p[i];
-        if (v == ChainNodes.NONE || local[v] != q[i]) {
+        if (v == ChainNodes.NONE || nodes.local(v) != q[i]) {
           return i;
         }
       }
@@ -135,8 +184,7 @@ final class ChainQuery {
   }
 
   private void matchDevice(ChainNodes nodes, int k, int words) {
-    int[] device = nodes.device;
-    int first = device[path[0]];
+    int first = nodes.device(path[0]);
     if (first == 0) {
       return;
     }
@@ -144,7 +192,7 @@ final class ChainQuery {
     int live = load(nodes, first, act);
     int i = 1;
     for (; i < k && live > 0; i++) {
-      int enc = device[path[i]];
+      int enc = nodes.device(path[i]);
       if (enc == 0) {
         break;
       }
@@ -166,14 +214,29 @@ final class ChainQuery {
         }
         continue;
       }
-      long[] nxt = next;
       if (enc > 0) {
-        mark(enc - 1, act, nxt);
-      } else {
-        int[] small = (int[]) set;
-        for (int j = 1, n = small[0]; j <= n; j++) {
-          mark(small[j], act, nxt);
+        int only = enc - 1;
+        int w0 = only >>> 6;
+        long bit = 1L << only;
+        boolean keep = (act[w0] & bit) != 0;
+        if (keep && live == 1) {
+          continue;
         }
+        for (int w = 0; w < words; w++) {
+          long kept = keep && w == w0 ? bit : 0L;
+          long drop = act[w] & ~kept;
+          if (drop != 0) {
+            act[w] = kept;
+            live -= Long.bitCount(drop);
+            recordDevice(drop, w, i);
+          }
+        }
+        continue;
+      }
+      long[] nxt = next;
+      int[] small = (int[]) set;
+      for (int j = 1, n = small[0]; j <= n; j++) {
+        mark(small[j], act, nxt);
       }
       for (int w = 0; w < words; w++) {
         long drop = act[w] & ~nxt[w];
@@ -223,6 +286,11 @@ final class ChainQuery {
   }
 
   private void recordDevice(long bits, int word, int depth) {
+    MatchBuffer out = direct;
+    if (out != null) {
+      out.addSlots(word << 6, bits, depth);
+      return;
+    }
     while (bits != 0) {
       int slot = (word << 6) + Long.numberOfTrailingZeros(bits);
       bits &= bits - 1;
@@ -272,9 +340,6 @@ final class ChainQuery {
   }
 
   private OverlapScores collect(int slotLimit, RankSlots slots) {
-    if (touchedCount == 0) {
-      return OverlapScores.EMPTY;
-    }
     RankOverlap[] out = new RankOverlap[slotLimit];
     int[] host = extension[1];
     int[] disk = extension[2];

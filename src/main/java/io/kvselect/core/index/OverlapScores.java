@@ -11,12 +11,14 @@ import java.util.function.BiConsumer;
  * no leading block of the query on any tier is absent. Value semantics: two instances are equal
  * when {@link #ranks()} are equal, whatever their representation.
  *
- * <p>Two representations. Built from a map (the public constructor, used by {@link OverlapMerge}
+ * <p>Three representations. Built from a map (the public constructor, used by {@link OverlapMerge}
  * and tests), it wraps that map. Built by {@link PrefixChainIndex}, it holds one
  * {@link RankOverlap} per rank slot of the index (null when absent) and a shared snapshot of the
  * slot interning, so a query allocates one array instead of a map; {@link #ranks()} is then built
  * on first call and cached. {@link #of} is O(1) expected in both forms; {@link #forEach} and
- * {@link #size} never build the map.
+ * {@link #size} never build the map. Built by {@link ShardedBlockIndex}, it holds one part per
+ * shard ({@link #sharded}); a rank is looked up in the part of its shard only, so merging the
+ * shards' answers costs O(shards) instead of a map of every scored rank.
  *
  * <p>Immutable and safe to share between threads once returned.
  */
@@ -27,6 +29,7 @@ public final class OverlapScores {
   private final RankSlots slots;
   private final RankOverlap[] bySlot;
   private final int size;
+  private final OverlapScores[] parts;
   private volatile Map<WorkerRank, RankOverlap> map;
 
   /** Scores of the ranks in {@code ranks} (wrapped, not copied: the caller must not mutate it). */
@@ -35,16 +38,40 @@ public final class OverlapScores {
     this.slots = null;
     this.bySlot = null;
     this.size = ranks.size();
+    this.parts = null;
   }
 
   OverlapScores(RankSlots slots, RankOverlap[] bySlot, int size) {
     this.slots = slots;
     this.bySlot = bySlot;
     this.size = size;
+    this.parts = null;
+  }
+
+  private OverlapScores(OverlapScores[] parts, int size) {
+    this.slots = null;
+    this.bySlot = null;
+    this.size = size;
+    this.parts = parts;
+  }
+
+  /**
+   * The union of per-shard results: {@code parts[s]} scores only ranks whose
+   * {@link ShardedBlockIndex#shardOf}{@code (rank, parts.length)} is {@code s}.
+   */
+  static OverlapScores sharded(OverlapScores[] parts) {
+    int n = 0;
+    for (OverlapScores p : parts) {
+      n += p.size;
+    }
+    return n == 0 ? EMPTY : new OverlapScores(parts, n);
   }
 
   /** The overlap of {@code rank}, {@link RankOverlap#NONE} when absent. */
   public RankOverlap of(WorkerRank rank) {
+    if (parts != null) {
+      return parts[ShardedBlockIndex.shardOf(rank, parts.length)].of(rank);
+    }
     if (bySlot == null) {
       RankOverlap o = map.get(rank);
       return o == null ? RankOverlap.NONE : o;
@@ -65,6 +92,12 @@ public final class OverlapScores {
 
   /** Visits every scored rank (in no particular order) without building {@link #ranks()}. */
   public void forEach(BiConsumer<? super WorkerRank, ? super RankOverlap> action) {
+    if (parts != null) {
+      for (OverlapScores p : parts) {
+        p.forEach(action);
+      }
+      return;
+    }
     if (bySlot == null) {
       map.forEach(action);
       return;

@@ -25,15 +25,16 @@ import java.util.Map;
  * <p><b>Queries.</b> {@link #findMatches} ({@link ChainQuery}) computes the chain of the query's
  * local hashes and probes node after node until one is missing, then intersects rank slot sets
  * along the path; removed middle blocks cut the depth even though removal does not cascade. The
- * result is slot-indexed ({@link OverlapScores}), built without a map. Cost: O(q) chain hashes and
- * probes plus O(q * W + m), W = ranks / 64 and m = members of small sets on the path.
+ * result is slot-indexed ({@link OverlapScores}), built without a map, or written into a
+ * caller's {@link MatchBuffer} without allocating. Cost: O(q) chain hashes and probes plus
+ * O(q * W + m + r), W = ranks / 64, m = members of small sets on the path, r = ranks scored.
  * {@link #externalHashes} walks the same path and names each node by the rank's external hash.
  *
  * <p><b>Stores.</b> The parent is looked up in the rank's map of the same tier, then of the tiers
  * above it (a host block may extend a device block, never the reverse). Cost O(blocks) expected;
  * no allocation per block beyond amortized array and table growth.
  *
- * <p><b>Memory.</b> About 28 bytes per node plus 4-8 per table slot, and per (rank, tier, block)
+ * <p><b>Memory.</b> About 25 bytes per node plus 4-8 per table slot, and per (rank, tier, block)
  * 4-10 bytes when the external hash is the public sequence hash, 16-32 otherwise plus 13-27 on
  * the device tier, which also maps nodes back to those external hashes (see {@link RankEntries}).
  *
@@ -41,7 +42,8 @@ import java.util.Map;
  * or {@link ShardedBlockIndex}'s read-write lock). Queries ({@link #findMatches},
  * {@link #externalHashes}) may run concurrently with each other: each thread uses its own scratch
  * buffers, and the rank-name snapshot they build lazily is immutable and published through a
- * volatile field. Results are immutable.
+ * volatile field. {@link OverlapScores} results are immutable; a {@link MatchBuffer} belongs to
+ * the caller's thread.
  *
  * <p><b>Known limitation.</b> A rank holding the same node under two external hashes holds it once;
  * removing either hash removes the membership.
@@ -61,7 +63,6 @@ public final class PrefixChainIndex implements BlockIndex {
   private int slotLimit;
   private long size;
   private final long[] tierMembers = new long[TIERS];
-  private final long[] pair = new long[2];
 
   @Override
   public boolean store(
@@ -86,9 +87,9 @@ public final class PrefixChainIndex implements BlockIndex {
       entries = register(rank);
     }
     int slot = entries.slot;
-    long chain = parent == ChainNodes.NONE ? 0L : nodes.chain[parent];
+    long chain = parent == ChainNodes.NONE ? 0L : nodes.chain(parent);
     for (int i = 0; i < localHashes.length; i++) {
-      long c = parent == ChainNodes.NONE ? localHashes[0] : BlockHasher.chain(chain, localHashes[i], pair);
+      long c = parent == ChainNodes.NONE ? localHashes[0] : ChainHash.chain(chain, localHashes[i]);
       int id = nodes.findOrCreate(c, localHashes[i], parent);
       if (!nodes.has(id, t, slot)) {
         nodes.add(id, t, slot);
@@ -156,6 +157,23 @@ public final class PrefixChainIndex implements BlockIndex {
 
   @Override
   public OverlapScores findMatches(long[] localHashes) {
+    return query.get().find(localHashes, nodes, slotLimit, tierMembers, slots());
+  }
+
+  /** {@inheritDoc} Allocates nothing once this thread's scratch and {@code out} have grown. */
+  @Override
+  public void findMatches(long[] localHashes, MatchBuffer out) {
+    out.clear();
+    appendMatches(localHashes, out);
+  }
+
+  /** Appends this index's scored ranks to {@code out} (which holds none of them yet). */
+  void appendMatches(long[] localHashes, MatchBuffer out) {
+    query.get().append(localHashes, nodes, slotLimit, tierMembers, slots(), out);
+  }
+
+  /** The current rank-name snapshot, rebuilt (by a reader) after the set of ranks changed. */
+  private RankSlots slots() {
     RankSlots snap = snapshot;
     if (snap == null) {
       WorkerRank[] names = new WorkerRank[slotLimit];
@@ -165,11 +183,7 @@ public final class PrefixChainIndex implements BlockIndex {
       snap = new RankSlots(names);
       snapshot = snap;
     }
-    boolean[] lowerTiers = new boolean[TIERS];
-    for (int t = 1; t < TIERS; t++) {
-      lowerTiers[t] = tierMembers[t] > 0;
-    }
-    return query.get().find(localHashes, nodes, slotLimit, lowerTiers, snap);
+    return snap;
   }
 
   /**

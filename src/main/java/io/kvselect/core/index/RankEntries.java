@@ -68,7 +68,7 @@ final class RankEntries {
    * {@link ChainNodes#NONE}. Reference counts are the caller's business.
    */
   int put(int tier, long ext, int id, ChainNodes nodes) {
-    if (nodes.chain[id] == ext) {
+    if (nodes.chain(id) == ext) {
       IntOpenHashSet s = own[tier];
       if (s == null) {
         s = new IntOpenHashSet(16, DENSE_LOAD);
@@ -135,7 +135,7 @@ final class RankEntries {
   boolean deviceExternal(int id, ChainNodes nodes, long[] out, int i) {
     IntOpenHashSet s = own[DEVICE];
     if (s != null && s.contains(id)) {
-      out[i] = nodes.chain[id];
+      out[i] = nodes.chain(id);
       return true;
     }
     if (otherNames == null || !otherNames.containsKey(id)) {
@@ -174,7 +174,7 @@ final class RankEntries {
       if (s != null) {
         for (IntIterator it = s.iterator(); it.hasNext(); ) {
           int id = it.nextInt();
-          action.accept(t, nodes.chain[id], id);
+          action.accept(t, nodes.chain(id), id);
         }
       }
       Long2IntOpenHashMap m = other[t];

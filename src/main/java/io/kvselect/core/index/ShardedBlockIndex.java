@@ -1,37 +1,41 @@
 package io.kvselect.core.index;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.concurrent.locks.StampedLock;
 import java.util.function.Supplier;
 
 /**
  * A {@link BlockIndex} split by rank into N shards, each a plain single-threaded index behind its
- * own read-write lock. Every write for one rank lands on the same shard ({@link #shardOf}), so
+ * own read-write lock (a {@link StampedLock}: readers and writers spin briefly before parking,
+ * which suits write sections of a few microseconds; not reentrant, and no method calls back into
+ * this index while holding a lock). Every write for one rank lands on the same shard ({@link #shardOf}), so
  * writers of different shards (one KV-event thread per shard) never contend, and a rank's events
  * apply in the order its writer delivers them. Lookups read every shard under its read lock and
  * merge the per-rank results, which are disjoint because a rank lives on exactly one shard.
  *
  * <p>Thread-safe. {@code findMatches} costs the sum of the shards' lookups plus one lock
- * acquisition per shard; a write holds only its shard's write lock.
+ * acquisition per shard; the merged result keeps one part per shard
+ * ({@link OverlapScores#sharded}), and {@link #findMatches(long[], MatchBuffer)} appends every
+ * shard's ranks to the caller's buffer without allocating. A write holds only its shard's write
+ * lock.
  */
 public final class ShardedBlockIndex implements BlockIndex {
 
   private final BlockIndex[] shards;
-  private final ReentrantReadWriteLock[] locks;
+  private final StampedLock[] locks;
 
   public ShardedBlockIndex(int shardCount, Supplier<BlockIndex> factory) {
     if (shardCount < 1) {
       throw new IllegalArgumentException("shardCount must be >= 1");
     }
     shards = new BlockIndex[shardCount];
-    locks = new ReentrantReadWriteLock[shardCount];
+    locks = new StampedLock[shardCount];
     for (int i = 0; i < shardCount; i++) {
       shards[i] = factory.get();
-      locks[i] = new ReentrantReadWriteLock();
+      locks[i] = new StampedLock();
     }
   }
 
@@ -56,33 +60,33 @@ public final class ShardedBlockIndex implements BlockIndex {
   public boolean store(WorkerRank rank, StorageTier tier, boolean hasParent, long parentExternalHash,
       long[] externalHashes, long[] localHashes) {
     int s = shardOf(rank);
-    locks[s].writeLock().lock();
+    long stamp = locks[s].writeLock();
     try {
       return shards[s].store(rank, tier, hasParent, parentExternalHash, externalHashes, localHashes);
     } finally {
-      locks[s].writeLock().unlock();
+      locks[s].unlockWrite(stamp);
     }
   }
 
   @Override
   public void remove(WorkerRank rank, StorageTier tier, long[] externalHashes) {
     int s = shardOf(rank);
-    locks[s].writeLock().lock();
+    long stamp = locks[s].writeLock();
     try {
       shards[s].remove(rank, tier, externalHashes);
     } finally {
-      locks[s].writeLock().unlock();
+      locks[s].unlockWrite(stamp);
     }
   }
 
   @Override
   public void clearWorker(long workerId) {
     for (int s = 0; s < shards.length; s++) {
-      locks[s].writeLock().lock();
+      long stamp = locks[s].writeLock();
       try {
         shards[s].clearWorker(workerId);
       } finally {
-        locks[s].writeLock().unlock();
+        locks[s].unlockWrite(stamp);
       }
     }
   }
@@ -90,55 +94,75 @@ public final class ShardedBlockIndex implements BlockIndex {
   @Override
   public void removeRank(WorkerRank rank) {
     int s = shardOf(rank);
-    locks[s].writeLock().lock();
+    long stamp = locks[s].writeLock();
     try {
       shards[s].removeRank(rank);
     } finally {
-      locks[s].writeLock().unlock();
+      locks[s].unlockWrite(stamp);
+    }
+  }
+
+  /** One shard's non-empty answer is returned as is; two or more are kept as parts. */
+  @Override
+  public OverlapScores findMatches(long[] localHashes) {
+    OverlapScores single = OverlapScores.EMPTY;
+    int singleShard = -1;
+    OverlapScores[] parts = null;
+    for (int s = 0; s < shards.length; s++) {
+      OverlapScores part = readShard(s, localHashes);
+      if (part.isEmpty()) {
+        continue;
+      }
+      if (singleShard < 0) {
+        single = part;
+        singleShard = s;
+        continue;
+      }
+      if (parts == null) {
+        parts = new OverlapScores[shards.length];
+        Arrays.fill(parts, OverlapScores.EMPTY);
+        parts[singleShard] = single;
+      }
+      parts[s] = part;
+    }
+    return parts == null ? single : OverlapScores.sharded(parts);
+  }
+
+  private OverlapScores readShard(int s, long[] localHashes) {
+    long stamp = locks[s].readLock();
+    try {
+      return shards[s].findMatches(localHashes);
+    } finally {
+      locks[s].unlockRead(stamp);
     }
   }
 
   @Override
-  public OverlapScores findMatches(long[] localHashes) {
-    OverlapScores single = null;
-    Map<WorkerRank, RankOverlap> merged = null;
+  public void findMatches(long[] localHashes, MatchBuffer out) {
+    out.clear();
     for (int s = 0; s < shards.length; s++) {
-      OverlapScores part;
-      locks[s].readLock().lock();
+      long stamp = locks[s].readLock();
       try {
-        part = shards[s].findMatches(localHashes);
-      } finally {
-        locks[s].readLock().unlock();
-      }
-      if (part.isEmpty()) {
-        continue;
-      }
-      if (single == null && merged == null) {
-        single = part;
-      } else {
-        if (merged == null) {
-          merged = new HashMap<>();
-          single.forEach(merged::put);
-          single = null;
+        if (shards[s] instanceof PrefixChainIndex p) {
+          p.appendMatches(localHashes, out);
+        } else {
+          shards[s].findMatches(localHashes).forEach(out::add);
         }
-        part.forEach(merged::put);
+      } finally {
+        locks[s].unlockRead(stamp);
       }
     }
-    if (merged != null) {
-      return new OverlapScores(merged);
-    }
-    return single == null ? OverlapScores.EMPTY : single;
   }
 
   /** Reads the rank's shard under its read lock. */
   @Override
   public long[] externalHashes(WorkerRank rank, long[] localHashes, int depth) {
     int s = shardOf(rank);
-    locks[s].readLock().lock();
+    long stamp = locks[s].readLock();
     try {
       return shards[s].externalHashes(rank, localHashes, depth);
     } finally {
-      locks[s].readLock().unlock();
+      locks[s].unlockRead(stamp);
     }
   }
 
@@ -146,11 +170,11 @@ public final class ShardedBlockIndex implements BlockIndex {
   public long size() {
     long n = 0;
     for (int s = 0; s < shards.length; s++) {
-      locks[s].readLock().lock();
+      long stamp = locks[s].readLock();
       try {
         n += shards[s].size();
       } finally {
-        locks[s].readLock().unlock();
+        locks[s].unlockRead(stamp);
       }
     }
     return n;
@@ -161,11 +185,11 @@ public final class ShardedBlockIndex implements BlockIndex {
   public List<StoredBlock> dump() {
     List<StoredBlock> all = new ArrayList<>();
     for (int s = 0; s < shards.length; s++) {
-      locks[s].readLock().lock();
+      long stamp = locks[s].readLock();
       try {
         all.addAll(shards[s].dump());
       } finally {
-        locks[s].readLock().unlock();
+        locks[s].unlockRead(stamp);
       }
     }
     all.sort(Comparator.comparingInt(b -> b.tier().ordinal()));

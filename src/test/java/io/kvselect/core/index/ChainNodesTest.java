@@ -125,7 +125,7 @@ class ChainNodesTest {
       parent = nodes.findOrCreate(9_000 + i, i, parent);
       assertTrue(parent < 40, "id " + parent + " is recycled");
       assertEquals(parent, nodes.find(9_000 + i));
-      assertEquals(i, nodes.local[parent]);
+      assertEquals(i, nodes.local(parent));
     }
     assertEquals(40, nodes.count());
   }
@@ -142,8 +142,8 @@ class ChainNodesTest {
     for (int i = 0; i < ids.length; i++) {
       assertEquals(ids[i], nodes.find(-(i * 1_000_003L) - 1));
       assertEquals(ids[i], nodes.findOrCreate(-(i * 1_000_003L) - 1, 0, ChainNodes.NONE));
-      assertEquals(i, nodes.local[ids[i]]);
-      assertEquals(ChainNodes.NONE, nodes.parent[ids[i]]);
+      assertEquals(i, nodes.local(ids[i]));
+      assertEquals(ChainNodes.NONE, nodes.parent(ids[i]));
     }
     for (int i = 0; i < ids.length; i += 2) {
       nodes.release(ids[i]);
@@ -152,6 +152,33 @@ class ChainNodesTest {
     for (int i = 0; i < ids.length; i++) {
       assertEquals(i % 2 == 0 ? ChainNodes.NONE : ids[i], nodes.find(-(i * 1_000_003L) - 1));
     }
+  }
+
+  @Test
+  void referenceCountsPastAByteAreExactAndTheNodeIsFreedAtZero() {
+    ChainNodes nodes = new ChainNodes();
+    int root = nodes.findOrCreate(1, 1, ChainNodes.NONE);
+    int[] children = new int[600];
+    for (int i = 0; i < children.length; i++) {
+      children[i] = nodes.findOrCreate(10_000 + i, i, root);
+      nodes.retain(children[i]);
+    }
+    for (int i = 0; i < 400; i++) {
+      nodes.retain(root);
+    }
+    assertEquals(1_000, nodes.refs(root), "600 children and 400 entries");
+    for (int i = 0; i < 400; i++) {
+      nodes.release(root);
+    }
+    assertEquals(600, nodes.refs(root));
+    for (int i = 0; i < children.length; i++) {
+      assertEquals(1, nodes.refs(children[i]));
+      nodes.release(children[i]);
+      assertEquals(children.length - 1 - i, i == children.length - 1 ? 0 : nodes.refs(root));
+    }
+    assertEquals(0, nodes.count(), "the root went when its last child did");
+    int again = nodes.findOrCreate(2, 2, ChainNodes.NONE);
+    assertEquals(0, nodes.refs(again), "a recycled id starts with no references");
   }
 
   @Test
