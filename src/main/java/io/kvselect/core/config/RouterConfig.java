@@ -49,50 +49,6 @@ public record RouterConfig(
     selectionPolicy = selectionPolicy == null ? PolicySettings.defaults() : selectionPolicy;
   }
 
-  /** Every knob but the selection policy, which takes its default ({@code kv}). */
-  public RouterConfig(
-      double overlapScoreCredit,
-      double overlapScoreCreditDecay,
-      double prefillLoadScale,
-      double decodeActiveRequestWeight,
-      double hostCacheHitWeight,
-      double diskCacheHitWeight,
-      double routerTemperature,
-      boolean useKvEvents,
-      boolean trackActiveBlocks,
-      boolean trackOutputBlocks,
-      boolean assumeKvReuse,
-      boolean trackPrefillTokens,
-      double routerTtlSecs,
-      String approximateCachePolicy,
-      Double predictedTtlSecs,
-      Double queueThreshold,
-      String queuePolicy,
-      double sharedCacheMultiplier,
-      Double decodeBusyThreshold,
-      Double prefillBusyThreshold,
-      double activeRequestExpirySecs,
-      String trackingHash,
-      boolean replicaSync,
-      String prefillLoadModel,
-      String policyConfig,
-      int eventThreads,
-      boolean useRemoteIndexer,
-      String sharedCacheType,
-      int minInitialWorkers,
-      String trackingKeyFile,
-      String trackingKeyId) {
-    this(
-        overlapScoreCredit, overlapScoreCreditDecay, prefillLoadScale, decodeActiveRequestWeight,
-        hostCacheHitWeight, diskCacheHitWeight, routerTemperature, useKvEvents, trackActiveBlocks,
-        trackOutputBlocks, assumeKvReuse, trackPrefillTokens, routerTtlSecs,
-        approximateCachePolicy, predictedTtlSecs, queueThreshold, queuePolicy,
-        sharedCacheMultiplier, decodeBusyThreshold, prefillBusyThreshold,
-        activeRequestExpirySecs, trackingHash, replicaSync, prefillLoadModel, policyConfig,
-        eventThreads, useRemoteIndexer, sharedCacheType, minInitialWorkers, trackingKeyFile,
-        trackingKeyId, null);
-  }
-
   /** A copy with another selection policy. */
   public RouterConfig withSelectionPolicy(PolicySettings p) {
     return new RouterConfig(
@@ -136,7 +92,7 @@ public record RouterConfig(
         trackOutputBlocks, assumeKvReuse, trackPrefillTokens, routerTtlSecs,
         approximateCachePolicy, predictedTtlSecs, queueThreshold, queuePolicy,
         sharedCacheMultiplier, decodeBusyThreshold, prefillBusyThreshold,
-        activeRequestExpirySecs, trackingHash, false, "none", null, 4, false, null, 0, null, null);
+        activeRequestExpirySecs, trackingHash, false, "none", null, 4, false, null, 0, null, null, null);
   }
 
   /** Dynamo's defaults. */
