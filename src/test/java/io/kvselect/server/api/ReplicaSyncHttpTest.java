@@ -142,6 +142,21 @@ class ReplicaSyncHttpTest {
   }
 
   @Test
+  void aTakenReplicaPortFailsTheStartNamingIt() throws Exception {
+    try (ServerSocket taken = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      io.kvselect.server.config.NodeSettings s = io.kvselect.server.config.NodeSettings.parse(new String[] {
+          "--host", "127.0.0.1", "--port", "0", "--replica-sync-port", Integer.toString(taken.getLocalPort())},
+          java.util.Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
+      java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+          java.util.concurrent.ExecutionException.class,
+          () -> io.kvselect.server.KvselectNode.start(s, io.kvselect.server.KvselectNode.service(s), 1)
+              .toCompletionStage().toCompletableFuture().get(30, java.util.concurrent.TimeUnit.SECONDS));
+      assertTrue(e.getCause().getMessage().contains("replica sync PUB tcp://127.0.0.1:" + taken.getLocalPort()),
+          e.getCause().getMessage());
+    }
+  }
+
+  @Test
   void stoppedPeerManagerIs503() throws Exception {
     try (NodeHarness n = NodeHarness.approximate("--replica-sync-port", Integer.toString(freePort()))) {
       n.node.replicaSync().stop().get(10, java.util.concurrent.TimeUnit.SECONDS);

@@ -349,7 +349,9 @@ public final class ReplicaSync implements AutoCloseable {
 
   // ---- the sync thread ----
 
+  /** Owned by the sync thread. */
   private ZMQ.Socket pub;
+  /** Owned by the sync thread. */
   private ZMQ.Socket sub;
 
   private void run() {

@@ -12,7 +12,8 @@ import java.util.function.Consumer;
 
 /**
  * A session table whose bindings are exchanged with Dynamo-compatible replicas: every binding this
- * node makes (a {@link #bindAndLease} that moves a session to a new target) is published with a
+ * node makes (a {@link #bindAndLease} that wins and whose expected binding was another target or
+ * none, i.e. a new binding or a move; holding an existing one is not announced) is published with a
  * version {@code (sequence, writer_id)}, one higher in {@code sequence} than the last version known
  * for that session; a binding received from a replica is installed only when its version is newer
  * than the known one (sequence first, then writer id, both unsigned), as Dynamo orders them. An
@@ -61,22 +62,19 @@ final class ReplicatedAffinity implements SessionAffinity {
   public CompletionStage<WorkerRank> bindAndLease(String partition, String sessionId, WorkerRank expected,
       WorkerRank target, String leaseId) {
     return delegate.bindAndLease(partition, sessionId, expected, target, leaseId).thenApply(bound -> {
-      if (bound.equals(target)) {
+      if (bound.equals(target) && !target.equals(expected)) {
         announce(partition, sessionId, bound);
       }
       return bound;
     });
   }
 
-  /** Publishes a binding this node made, unless the known version already names that target. */
+  /** Publishes a binding this node made (a new one, or a move), one version above the known one. */
   private void announce(String partition, String sessionId, WorkerRank target) {
     String key = partition + '\u0000' + sessionId;
     Version next;
     synchronized (versions) {
       Version known = versions.get(key);
-      if (known != null && known.target().equals(target)) {
-        return;
-      }
       next = new Version(known == null ? 1 : known.sequence() + 1, writerId, target);
       versions.remove(key);
       versions.put(key, next);
