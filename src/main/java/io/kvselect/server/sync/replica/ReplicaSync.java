@@ -81,6 +81,8 @@ public final class ReplicaSync implements AutoCloseable {
   private final ArrayBlockingQueue<Frame> sequenceOut = new ArrayBlockingQueue<>(SEQUENCE_QUEUE);
   private final ArrayBlockingQueue<Frame> affinityOut = new ArrayBlockingQueue<>(AFFINITY_QUEUE);
   private final ReplicaWakeup wakeup = new ReplicaWakeup();
+  /** Set by a hand-over that signalled {@link #wakeup}, cleared by the sync thread before draining. */
+  private final java.util.concurrent.atomic.AtomicBoolean woken = new java.util.concurrent.atomic.AtomicBoolean();
   private final TreeSet<String> peers = new TreeSet<>();
   private final Map<String, Booking> booked = new ConcurrentHashMap<>();
   /** {@code "direction topic outcome"} to its counter; the key set is fixed at construction. */
@@ -339,12 +341,19 @@ public final class ReplicaSync implements AutoCloseable {
       inc("out", topic, "dropped");
       return;
     }
-    wakeup.signal();
+    wake();
   }
 
   private void post(Runnable command) {
     commands.add(command);
-    wakeup.signal();
+    wake();
+  }
+
+  /** One pipe write per batch of hand-overs: the owner clears {@link #woken} before it drains. */
+  private void wake() {
+    if (woken.compareAndSet(false, true)) {
+      wakeup.signal();
+    }
   }
 
   // ---- the sync thread ----
@@ -368,7 +377,7 @@ public final class ReplicaSync implements AutoCloseable {
         sub.setLinger(0);
         sub.setRcvHWM(SEQUENCE_QUEUE);
         sub.subscribe(ReplicaWire.SEQUENCE_TOPIC.getBytes(StandardCharsets.UTF_8));
-        if (affinityEnabled) {
+        if (affinity != null) {
           sub.subscribe(ReplicaWire.AFFINITY_TOPIC.getBytes(StandardCharsets.UTF_8));
         }
         for (String p : peers()) {
@@ -390,6 +399,7 @@ public final class ReplicaSync implements AutoCloseable {
       while (running && !Thread.currentThread().isInterrupted()) {
         poller.poll(hot ? 0 : 1_000);
         wakeup.clear();
+        woken.set(false);
         for (Runnable c; (c = commands.poll()) != null; ) {
           c.run();
         }
@@ -449,7 +459,7 @@ public final class ReplicaSync implements AutoCloseable {
 
   private void handle(String topic, List<byte[]> rest) {
     boolean sequence = ReplicaWire.SEQUENCE_TOPIC.equals(topic);
-    if (!sequence && !(affinityEnabled && ReplicaWire.AFFINITY_TOPIC.equals(topic))) {
+    if (!sequence && !(affinity != null && ReplicaWire.AFFINITY_TOPIC.equals(topic))) {
       inc("in", "other", "unknown_topic");
       return;
     }

@@ -24,7 +24,8 @@ import org.msgpack.value.ValueFactory;
  * uint64 and are held here in a {@code long} with the same bits.
  *
  * <p>Decoding never throws anything but {@link Rejected}; unknown extra keys are ignored, as
- * serde does, except the legacy {@code tenant_id}, which Dynamo's newest envelope refuses.
+ * serde does; a payload naming its group {@code tenant_id} instead of {@code routing_group} (the
+ * legacy schema Dynamo's newest envelope refuses) is rejected as {@code legacy_tenant_id}.
  * Stateless and thread-safe.
  */
 public final class ReplicaWire {
@@ -171,9 +172,7 @@ public final class ReplicaWire {
 
   public static SequenceEvent decodeSequence(byte[] payload) throws Rejected {
     Map<Value, Value> env = map(root(payload), "envelope");
-    if (env.containsKey(ValueFactory.newString("tenant_id"))) {
-      throw new Rejected("legacy_tenant_id", "legacy envelope with tenant_id");
-    }
+    legacy(env);
     String model = string(env, "model_name");
     String group = string(env, "routing_group");
     int blockSize = u32(required(env, "block_size"), "block_size");
@@ -251,13 +250,18 @@ public final class ReplicaWire {
 
   public static AffinityEvent decodeAffinity(byte[] payload) throws Rejected {
     Map<Value, Value> m = map(root(payload), "binding");
-    if (m.containsKey(ValueFactory.newString("tenant_id"))) {
-      throw new Rejected("legacy_tenant_id", "legacy binding with tenant_id");
-    }
+    legacy(m);
     Value dp = required(m, "dp_rank");
     return new AffinityEvent(string(m, "model_name"), string(m, "routing_group"), string(m, "session_id"),
         u64(required(m, "worker_id"), "worker_id"), dp.isNilValue() ? null : u32(dp, "dp_rank"),
         u64(required(m, "sequence"), "sequence"), u64(required(m, "writer_id"), "writer_id"));
+  }
+
+  /** A map that names its group {@code tenant_id} instead of {@code routing_group} is the old schema. */
+  private static void legacy(Map<Value, Value> m) throws Rejected {
+    if (m.containsKey(ValueFactory.newString("tenant_id")) && !m.containsKey(ValueFactory.newString("routing_group"))) {
+      throw new Rejected("legacy_tenant_id", "legacy payload with tenant_id instead of routing_group");
+    }
   }
 
   /** The whole payload as one value; trailing bytes or a truncated value are malformed. */

@@ -87,6 +87,16 @@ class ReplicaWireTest {
     });
     assertEquals("legacy_tenant_id", assertThrows(ReplicaWire.Rejected.class,
         () -> ReplicaWire.decodeSequence(legacy)).reason());
+    // serde ignores an extra tenant_id beside routing_group
+    byte[] both = pack(p -> {
+      try {
+        p.packMapHeader(5).packString("tenant_id").packString("t");
+        p.writePayload(java.util.Arrays.copyOfRange(ReplicaWire.encode(add(null)), 1, ReplicaWire.encode(add(null)).length));
+      } catch (IOException x) {
+        throw new AssertionError(x);
+      }
+    });
+    assertEquals("r-1", ReplicaWire.decodeSequence(both).requestId());
     byte[] good = ReplicaWire.encode(add(new long[] {1}));
     byte[] trailing = java.util.Arrays.copyOf(good, good.length + 1);
     byte[] truncated = java.util.Arrays.copyOf(good, good.length - 3);
