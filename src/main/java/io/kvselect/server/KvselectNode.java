@@ -39,6 +39,7 @@ public final class KvselectNode {
       new java.util.concurrent.atomic.AtomicReference<>();
   private final ClusterView cluster;
   private volatile io.kvselect.server.cluster.PeerSync peerSync;
+  private volatile io.kvselect.server.sync.replica.ReplicaSync replicaSync;
 
   private KvselectNode(Vertx vertx, SelectionService service, MainVerticle main,
       io.kvselect.server.drain.RequestGate gate, ClusterView cluster) {
@@ -56,7 +57,24 @@ public final class KvselectNode {
    * lock.
    */
   public static SelectionService service(NodeSettings s) {
-    return builder(s).build();
+    io.kvselect.server.sync.replica.ReplicaSync replica = replicaSync(s);
+    if (replica == null) {
+      return builder(s).build();
+    }
+    io.kvselect.core.service.SelectionServiceBuilder b = builder(s).loadSync(replica.loadSync());
+    if (s.sessionAffinityTtlSecs() != null) {
+      Duration ttl = Duration.ofSeconds(s.sessionAffinityTtlSecs());
+      b.sessionAffinity(clock -> replica.affinity(new io.kvselect.core.session.LocalSessionAffinity(clock, ttl)));
+    }
+    SelectionService service = b.build();
+    io.kvselect.server.sync.replica.ReplicaSync.register(service, replica);
+    return service;
+  }
+
+  /** Dynamo's replica sync when {@code --replica-sync-port} is set, else null. */
+  private static io.kvselect.server.sync.replica.ReplicaSync replicaSync(NodeSettings s) {
+    return s.replicaSyncPort() == null ? null : new io.kvselect.server.sync.replica.ReplicaSync(
+        s.replicaSyncPort(), s.host(), s.replicaSyncPeers(), s.sessionAffinityTtlSecs() != null);
   }
 
   /** The builder {@link #service} uses; a clustered node adds its shared seams to it. */
@@ -136,7 +154,14 @@ public final class KvselectNode {
           io.kvselect.server.cluster.PeerSync sync;
           try {
             sync = new io.kvselect.server.cluster.PeerSync(c.vertx(), io.kvselect.server.cluster.PeerSync.options(s.cluster()));
-            service = ClusterSeams.apply(builder(s), s, c).loadSync(sync.loadSync()).catalogSync(sync.catalogSync()).build();
+            io.kvselect.server.sync.replica.ReplicaSync replica = replicaSync(s);
+            service = ClusterSeams.apply(builder(s), s, c)
+                .loadSync(io.kvselect.server.sync.replica.CompositeLoadSync.of(sync.loadSync(),
+                    replica == null ? null : replica.loadSync()))
+                .catalogSync(sync.catalogSync()).build();
+            if (replica != null) {
+              io.kvselect.server.sync.replica.ReplicaSync.register(service, replica);
+            }
           } catch (RuntimeException e) {
             return c.vertx().close().transform(x -> Future.<KvselectNode>failedFuture(e));
           }
@@ -152,17 +177,24 @@ public final class KvselectNode {
     io.kvselect.server.drain.RequestGate gate = new io.kvselect.server.drain.RequestGate();
     MainVerticle main = new MainVerticle(service, metrics, s.host(), s.port(), httpInstances, s.threads(),
         s.indexerPeers(), s.configJson(), io.kvselect.server.security.HttpGuards.of(s.operations(), gate), cluster);
+    io.kvselect.server.sync.replica.ReplicaSync replica = io.kvselect.server.sync.replica.ReplicaSync.claim(service);
+    main.replicaSync(replica);
     // not bound to a context: chaining the failure after vertx.close() would dispatch it onto the
     // closed event loop, where it is rejected and the caller waits forever
     Promise<KvselectNode> result = Promise.promise();
-    Future<Void> deployed = vertx.deployVerticle(main)
+    Future<Void> replicaBound = replica == null ? Future.succeededFuture()
+        : Future.fromCompletionStage(replica.start(service));
+    Future<Void> deployed = replicaBound.compose(v -> vertx.deployVerticle(main))
         .compose(id -> Operations.deploy(vertx, s.operations(), service, main.events()));
     deployed.onComplete(ar -> {
       if (ar.succeeded()) {
         io.kvselect.server.security.Exposure.warning(s.host(), s.operations().authEnabled()).ifPresent(LOG::warn);
-        result.complete(new KvselectNode(vertx, service, main, gate, cluster));
+        result.complete(new KvselectNode(vertx, service, main, gate, cluster).withReplicaSync(replica));
       } else {
         service.shutdown();
+        if (replica != null) {
+          replica.stop();
+        }
         result.fail(ar.cause());
         vertx.close();
       }
@@ -248,6 +280,19 @@ public final class KvselectNode {
   public Future<Void> close() {
     service.shutdown();
     io.kvselect.server.cluster.PeerSync sync = peerSync;
-    return sync == null ? vertx.close() : sync.close().eventually(() -> vertx.close());
+    Future<Void> closed = sync == null ? vertx.close() : sync.close().eventually(() -> vertx.close());
+    io.kvselect.server.sync.replica.ReplicaSync replica = replicaSync;
+    return replica == null ? closed
+        : closed.eventually(() -> Future.fromCompletionStage(replica.stop()));
+  }
+
+  /** Dynamo's replica sync of this node ({@code null} without {@code --replica-sync-port}). */
+  public io.kvselect.server.sync.replica.ReplicaSync replicaSync() {
+    return replicaSync;
+  }
+
+  private KvselectNode withReplicaSync(io.kvselect.server.sync.replica.ReplicaSync replica) {
+    this.replicaSync = replica;
+    return this;
   }
 }

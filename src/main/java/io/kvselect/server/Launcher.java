@@ -120,9 +120,6 @@ public final class Launcher {
 
   /** Options that are validated but belong to features this node does not have yet. */
   static String unsupported(NodeSettings s) {
-    if (s.replicaSyncPort() != null || !s.replicaSyncPeers().isEmpty()) {
-      return "--replica-sync-port/--replica-sync-peers: replica sync is not available yet in this version";
-    }
     if ("keyed-xxh3-v1".equals(s.routerTrackingHash())) {
       return "--router-tracking-hash keyed-xxh3-v1 is not available yet in this version (use public-xxh3-v1)";
     }

@@ -53,6 +53,7 @@ public final class MainVerticle extends VerticleBase {
   private volatile IndexRecovery.Outcome recovery = IndexRecovery.Outcome.disabled();
   /** Event-bus API instances; -1 means as many as HTTP instances (at least one). */
   private int busInstances = -1;
+  private io.kvselect.server.sync.replica.ReplicaSync replica;
   private BusEvents busEvents;
 
   /** What {@code GET /cluster} and {@code /ready} report about clustering. */
@@ -92,6 +93,12 @@ public final class MainVerticle extends VerticleBase {
    * Deploys {@code n} instances of the event-bus API ({@link EventBusApi}) instead of as many as
    * HTTP instances; call before deployment. An {@code httpInstances} of 0 serves no HTTP at all.
    */
+  /** Dynamo's replica sync behind {@code /replica_sync/*} (null: disabled); call before deployment. */
+  public MainVerticle replicaSync(io.kvselect.server.sync.replica.ReplicaSync r) {
+    this.replica = r;
+    return this;
+  }
+
   public MainVerticle busInstances(int n) {
     if (n < 1) {
       throw new IllegalArgumentException("busInstances must be at least 1, got " + n);
@@ -103,6 +110,9 @@ public final class MainVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     metrics.bind(service);
+    if (replica != null) {
+      replica.bind(metrics.registry());
+    }
     busEvents = BusEvents.install(vertx, context, service);
     timer = vertx.setPeriodic(HOUSEKEEPING_MS, id -> service.expire());
     var cfg = service.settings().router();
@@ -146,7 +156,7 @@ public final class MainVerticle extends VerticleBase {
             return Future.succeededFuture();
           }
           return vertx.deployVerticle(() -> new HttpApiVerticle(service, metrics, ev, () -> recovery, host, port,
-              actualPort::set, config, guards, cluster), new DeploymentOptions().setInstances(httpInstances));
+              actualPort::set, config, guards, cluster).replicaSync(replica), new DeploymentOptions().setInstances(httpInstances));
         })
         .compose(v -> {
           ApiOperations ops = new ApiOperations(service, events);

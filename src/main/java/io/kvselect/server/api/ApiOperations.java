@@ -164,6 +164,24 @@ public final class ApiOperations {
     return f[0];
   }
 
+  /** The {@code endpoint} of a replica-peer body; 422 naming the field when it is missing or mistyped. */
+  public static String replicaEndpoint(byte[] body) {
+    String[] endpoint = new String[1];
+    try (JsonReader reader = new JsonReader(body, 0, body.length)) {
+      reader.readRootObject((k, r) -> {
+        if (k.equals("endpoint")) {
+          endpoint[0] = r.string(k);
+        } else {
+          r.skip();
+        }
+      });
+    }
+    if (endpoint[0] == null) {
+      throw JsonReader.missing("endpoint");
+    }
+    return endpoint[0];
+  }
+
   /** The {@code worker_id} (u64) of a body; 422 naming the field when it is missing or mistyped. */
   public static long workerId(byte[] body) {
     Long[] id = new Long[1];

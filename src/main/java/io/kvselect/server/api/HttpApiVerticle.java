@@ -55,6 +55,8 @@ public final class HttpApiVerticle extends VerticleBase {
   private final io.kvselect.server.cluster.ClusterView cluster;
 
   /** {@code events} is null when the node runs without KV-event ingestion (approximate mode). */
+  private io.kvselect.server.sync.replica.ReplicaSync replica;
+
   public HttpApiVerticle(SelectionService service, ServiceMetrics metrics, KvEventsCoordinator events,
       Supplier<IndexRecovery.Outcome> recovery, String host, int port, IntConsumer onListen,
       java.util.Map<String, Object> config) {
@@ -82,6 +84,12 @@ public final class HttpApiVerticle extends VerticleBase {
     this.onListen = onListen;
   }
 
+  /** Dynamo's replica sync behind {@code /replica_sync/*} (null: disabled). */
+  public HttpApiVerticle replicaSync(io.kvselect.server.sync.replica.ReplicaSync r) {
+    this.replica = r;
+    return this;
+  }
+
   @Override
   public Future<?> start() {
     Router router = Router.router(vertx);
@@ -91,7 +99,7 @@ public final class HttpApiVerticle extends VerticleBase {
     router.route().handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT).setMergeFormAttributes(false));
     new UiRoutes(service, events, java.time.Clock.systemUTC()).mount(this.router = router);
     router.get("/config").handler(ctx -> ctx.response().putHeader("content-type", "application/json").end(config));
-    new Routes(vertx, service, metrics, events, recovery, cluster).mount(router);
+    new Routes(vertx, service, metrics, events, recovery, cluster).replicaSync(replica).mount(router);
     router.route().failureHandler(this::failure);
     router.errorHandler(404, ctx -> writeError(ctx, 404, "route not found"));
     router.errorHandler(405, ctx -> writeError(ctx, 405, "method not allowed"));

@@ -44,6 +44,7 @@ final class Routes {
   private final Supplier<IndexRecovery.Outcome> recovery;
   private final io.kvselect.server.cluster.ClusterView cluster;
   private final ApiOperations ops;
+  private io.kvselect.server.sync.replica.ReplicaSync replica;
 
   Routes(Vertx vertx, SelectionService service, ServiceMetrics metrics, KvEventsCoordinator events,
       Supplier<IndexRecovery.Outcome> recovery) {
@@ -110,9 +111,10 @@ final class Routes {
     r.get("/metrics").handler(ctx -> ctx.response()
         .putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8").end(metrics.scrape()));
 
-    r.post("/replica_sync/register_peer").handler(ctx -> replicaSyncDisabled(ctx));
-    r.post("/replica_sync/deregister_peer").handler(ctx -> replicaSyncDisabled(ctx));
-    r.get("/replica_sync/peers").handler(ctx -> respond(ctx, 200, "[]".getBytes()));
+    r.post("/replica_sync/register_peer").handler(ctx -> replicaPeer(ctx, true));
+    r.post("/replica_sync/deregister_peer").handler(ctx -> replicaPeer(ctx, false));
+    r.get("/replica_sync/peers").handler(ctx -> respond(ctx, 200, new io.vertx.core.json.JsonArray(
+        replica == null ? java.util.List.of() : replica.peers()).toBuffer().getBytes()));
   }
 
   /** {@code /ready}'s body with the additive {@code cluster} field (enabled, state, members). */
@@ -153,9 +155,31 @@ final class Routes {
     ctx.addBodyEndHandler(v -> metrics.reservation(op, ctx.response().getStatusCode()));
   }
 
-  private static void replicaSyncDisabled(RoutingContext ctx) {
-    jsonBody(ctx);
-    throw SelectionException.conflict("replica sync is not available in this version of kvselect");
+  /** Dynamo's answers: 201 added / 200 present or removed / 404 unknown / 400 / 409 disabled / 503. */
+  private void replicaPeer(RoutingContext ctx, boolean register) {
+    String endpoint = ApiOperations.replicaEndpoint(jsonBody(ctx));
+    if (replica == null) {
+      throw SelectionException.conflict("replica sync is disabled (start with --replica-sync-port)");
+    }
+    io.kvselect.server.sync.replica.ReplicaSync.PeerChange change;
+    try {
+      change = register ? replica.register(endpoint) : replica.deregister(endpoint);
+    } catch (IllegalArgumentException e) {
+      throw SelectionException.badRequest(e.getMessage());
+    } catch (IllegalStateException e) {
+      throw SelectionException.notReady(e.getMessage());
+    }
+    switch (change) {
+      case ADDED -> respond(ctx, 201, "{\"status\":\"ok\"}".getBytes());
+      case NOT_FOUND -> respond(ctx, 404, "{\"error\":\"peer not found\"}".getBytes());
+      default -> respond(ctx, 200, "{\"status\":\"ok\"}".getBytes());
+    }
+  }
+
+  /** Dynamo's replica sync behind {@code /replica_sync/*}; null answers them as disabled. */
+  Routes replicaSync(io.kvselect.server.sync.replica.ReplicaSync r) {
+    this.replica = r;
+    return this;
   }
 
   /** The optional {@code {"decay_fraction": f}} body of output_block; an empty body means none. */

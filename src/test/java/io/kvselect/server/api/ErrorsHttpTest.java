@@ -107,10 +107,12 @@ class ErrorsHttpTest {
 
   /**
    * As Dynamo without {@code --replica-sync-port}: the peer list is an empty JSON array (200), and
-   * adding or removing a peer is a 409 naming replica sync. The README's route table says the same.
+   * adding or removing a peer is a 409 naming replica sync (a body without {@code endpoint} is a
+   * 422 first). The README's route table says the same.
    */
   @Test
   void replicaSyncListsNoPeersAndRefusesPeerChanges() throws Exception {
+    assertError(n.post("/replica_sync/register_peer", "{}"), 422, "endpoint");
     NodeHarness.Reply peers = n.get("/replica_sync/peers");
     assertEquals(200, peers.status());
     assertEquals("[]", peers.raw().strip());

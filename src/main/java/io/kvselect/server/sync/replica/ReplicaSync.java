@@ -1,0 +1,557 @@
+package io.kvselect.server.sync.replica;
+
+import io.kvselect.core.catalog.PartitionKey;
+import io.kvselect.core.catalog.WorkerRecord;
+import io.kvselect.core.index.WorkerRank;
+import io.kvselect.core.load.LoadEvent;
+import io.kvselect.core.load.LoadSync;
+import io.kvselect.core.service.SelectionService;
+import io.kvselect.core.session.SessionAffinity;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.TreeSet;
+import java.util.WeakHashMap;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.LongAdder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+
+/**
+ * Dynamo's replica sync ({@code --replica-sync-port}, {@code --replica-sync-peers}): a ZMQ PUB bound
+ * on the sync port publishes this node's booking lifecycle (and session bindings when affinity is
+ * on) in {@link ReplicaWire}'s format, and one SUB socket connected to every peer's PUB receives
+ * theirs. A peer's booking is applied through {@link SelectionService#applyPeerLoad} with origin
+ * {@code "replica:<router_id>"}; its bindings through {@link ReplicatedAffinity}. There is no ack,
+ * order or replay, as in Dynamo: views converge best-effort.
+ *
+ * <p>Threading: both sockets, the poller and the ZMQ context are created, used and closed only by
+ * the thread {@code kvselect-replica-sync}, which also applies received events. Other threads hand
+ * work over through {@link #commands} and the bounded outbound queues, then {@link #wakeup}; none
+ * of them ever blocks. {@link #peers} is guarded by its own monitor; {@link #booked} is a concurrent
+ * map written by the publishing threads; the counters are {@link LongAdder}s.
+ */
+public final class ReplicaSync implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ReplicaSync.class);
+
+  /** Dynamo's outbound channel capacities. */
+  static final int SEQUENCE_QUEUE = 100_000;
+  static final int AFFINITY_QUEUE = 4_096;
+  /** Most messages read from the SUB socket per poll round, so commands and sends interleave. */
+  private static final int RECV_BATCH = 1_024;
+
+  static final List<String> IN_OUTCOMES = List.of("applied", "ignored", "own", "unknown_partition",
+      "block_size_mismatch", "unregistered_worker", "legacy_tenant_id", "malformed", "stale");
+
+  /**
+   * The replica sync of a service built by {@code KvselectNode.service}, until the node takes it
+   * ({@link #claim}). Keys are held weakly; guarded by the synchronized wrapper.
+   */
+  private static final Map<SelectionService, ReplicaSync> UNCLAIMED =
+      Collections.synchronizedMap(new WeakHashMap<>());
+
+  private record Frame(String topic, byte[] payload) {}
+
+  /** Rank and block size of a booking this node published, for its later Free or completion. */
+  private record Booking(PartitionKey partition, WorkerRank rank, int blockSize) {}
+
+  private final int port;
+  private final String bindHost;
+  private final boolean affinityEnabled;
+  private final long routerId;
+  private final String origin;
+  private final Queue<Runnable> commands = new ConcurrentLinkedQueue<>();
+  private final ArrayBlockingQueue<Frame> sequenceOut = new ArrayBlockingQueue<>(SEQUENCE_QUEUE);
+  private final ArrayBlockingQueue<Frame> affinityOut = new ArrayBlockingQueue<>(AFFINITY_QUEUE);
+  private final ReplicaWakeup wakeup = new ReplicaWakeup();
+  /** Set by a hand-over that signalled {@link #wakeup}, cleared by the sync thread before draining. */
+  private final java.util.concurrent.atomic.AtomicBoolean woken = new java.util.concurrent.atomic.AtomicBoolean();
+  private final TreeSet<String> peers = new TreeSet<>();
+  private final Map<String, Booking> booked = new ConcurrentHashMap<>();
+  /** {@code "direction topic outcome"} to its counter; the key set is fixed at construction. */
+  private final Map<String, LongAdder> counters;
+  private final CompletableFuture<Void> bound = new CompletableFuture<>();
+  private final CompletableFuture<Void> closed = new CompletableFuture<>();
+  private volatile SelectionService service;
+  private volatile ReplicatedAffinity affinity;
+  private volatile boolean running;
+  private volatile Thread thread;
+
+  /**
+   * @param port the PUB port (1..65535)
+   * @param host the node's {@code --host}: the PUB binds to it, or to {@code *} for a wildcard
+   * @param initialPeers {@code --replica-sync-peers}
+   * @param affinityEnabled whether bindings are exchanged (session affinity is on)
+   */
+  public ReplicaSync(int port, String host, List<String> initialPeers, boolean affinityEnabled) {
+    this.port = port;
+    this.bindHost = bindHost(host);
+    this.affinityEnabled = affinityEnabled;
+    this.routerId = randomNonZero();
+    this.origin = "replica:" + Long.toUnsignedString(routerId);
+    for (String p : initialPeers) {
+      peers.add(validEndpoint(p));
+    }
+    Map<String, LongAdder> c = new LinkedHashMap<>();
+    for (String topic : List.of(ReplicaWire.SEQUENCE_TOPIC, ReplicaWire.AFFINITY_TOPIC)) {
+      for (String outcome : IN_OUTCOMES) {
+        c.put(key("in", topic, outcome), new LongAdder());
+      }
+      c.put(key("out", topic, "sent"), new LongAdder());
+      c.put(key("out", topic, "dropped"), new LongAdder());
+    }
+    c.put(key("in", "other", "unknown_topic"), new LongAdder());
+    c.put(key("in", "other", "malformed"), new LongAdder());
+    counters = Map.copyOf(c);
+  }
+
+  private static String key(String direction, String topic, String outcome) {
+    return direction + ' ' + topic + ' ' + outcome;
+  }
+
+  private static long randomNonZero() {
+    SecureRandom r = new SecureRandom();
+    long id;
+    do {
+      id = r.nextLong();
+    } while (id == 0);
+    return id;
+  }
+
+  /** {@code *} for a wildcard host, a bracketed literal for IPv6, else the host. */
+  static String bindHost(String host) {
+    if (host == null || host.isBlank() || host.equals("0.0.0.0") || host.equals("::") || host.equals("*")) {
+      return "*";
+    }
+    return host.indexOf(':') >= 0 && !host.startsWith("[") ? "[" + host + "]" : host;
+  }
+
+  /**
+   * Checks a peer endpoint ({@code tcp://host:port}); returns it stripped.
+   *
+   * @throws IllegalArgumentException naming the endpoint
+   */
+  public static String validEndpoint(String raw) {
+    if (raw != null) {
+      try {
+        URI uri = new URI(raw.strip());
+        if ("tcp".equals(uri.getScheme()) && uri.getHost() != null && uri.getPort() >= 1
+            && uri.getPort() <= 65535 && (uri.getRawPath() == null || uri.getRawPath().isEmpty())
+            && uri.getRawQuery() == null && uri.getRawFragment() == null && uri.getUserInfo() == null) {
+          return raw.strip();
+        }
+      } catch (URISyntaxException ignored) {
+        // falls through
+      }
+    }
+    throw new IllegalArgumentException("invalid replica sync endpoint '" + raw + "' (expected tcp://host:port)");
+  }
+
+  /** This process's nonzero random id ({@code router_id} and affinity {@code writer_id}). */
+  public long routerId() {
+    return routerId;
+  }
+
+  public int port() {
+    return port;
+  }
+
+  // ---- wiring ----
+
+  /** Where the service publishes its bookings' lifecycle to the mesh; never blocks. */
+  public LoadSync loadSync() {
+    return e -> {
+      publish(e);
+      return CompletableFuture.completedFuture(null);
+    };
+  }
+
+  /**
+   * Wraps the service's session table so bindings are exchanged; without affinity exchange the
+   * table is returned as is. Call at most once, before {@link #start}.
+   */
+  public SessionAffinity affinity(SessionAffinity table) {
+    if (!affinityEnabled) {
+      return table;
+    }
+    ReplicatedAffinity r = new ReplicatedAffinity(table, routerId, this::publishBinding);
+    affinity = r;
+    return r;
+  }
+
+  /** Remembers the replica sync of a service built before its node starts. */
+  public static void register(SelectionService service, ReplicaSync sync) {
+    UNCLAIMED.put(service, sync);
+  }
+
+  /** The replica sync {@link #register}ed for {@code service}, removed; null if none. */
+  public static ReplicaSync claim(SelectionService service) {
+    return UNCLAIMED.remove(service);
+  }
+
+  /**
+   * Starts the sync thread for {@code s}: binds the PUB, connects the SUB to the peers. Completes
+   * when the PUB is bound, or fails (the thread gone) when it cannot be.
+   */
+  public CompletableFuture<Void> start(SelectionService s) {
+    this.service = s;
+    running = true;
+    Thread t = new Thread(this::run, "kvselect-replica-sync");
+    t.setDaemon(true);
+    thread = t;
+    t.start();
+    return bound;
+  }
+
+  /** Stops the thread (sockets closed with zero linger); completes when it has exited. Idempotent. */
+  @Override
+  public void close() {
+    stop();
+  }
+
+  public CompletableFuture<Void> stop() {
+    running = false;
+    if (thread == null) {
+      closed.complete(null);
+    }
+    wakeup.signal();
+    return closed;
+  }
+
+  // ---- peers (HTTP routes) ----
+
+  /** Outcome of a membership change. */
+  public enum PeerChange { ADDED, PRESENT, REMOVED, NOT_FOUND }
+
+  /**
+   * Adds a peer and connects to it. Any thread; never blocks.
+   *
+   * @throws IllegalArgumentException for an invalid endpoint
+   * @throws IllegalStateException when the sync thread is not running
+   */
+  public PeerChange register(String endpoint) {
+    String e = validEndpoint(endpoint);
+    requireRunning();
+    synchronized (peers) {
+      if (!peers.add(e)) {
+        return PeerChange.PRESENT;
+      }
+    }
+    post(() -> connect(e));
+    return PeerChange.ADDED;
+  }
+
+  /** Removes a peer and disconnects from it; see {@link #register}. */
+  public PeerChange deregister(String endpoint) {
+    String e = validEndpoint(endpoint);
+    requireRunning();
+    synchronized (peers) {
+      if (!peers.remove(e)) {
+        return PeerChange.NOT_FOUND;
+      }
+    }
+    post(() -> disconnect(e));
+    return PeerChange.REMOVED;
+  }
+
+  /** The peers, sorted. */
+  public List<String> peers() {
+    synchronized (peers) {
+      return List.copyOf(peers);
+    }
+  }
+
+  private void requireRunning() {
+    if (!running || !bound.isDone() || bound.isCompletedExceptionally()) {
+      throw new IllegalStateException("replica sync peer manager is unavailable");
+    }
+  }
+
+  // ---- counters ----
+
+  /** The count of {@code direction} ("in"/"out") events on {@code topic} with {@code outcome}. */
+  public long count(String direction, String topic, String outcome) {
+    LongAdder a = counters.get(key(direction, topic, outcome));
+    return a == null ? 0 : a.sum();
+  }
+
+  private void inc(String direction, String topic, String outcome) {
+    counters.get(key(direction, topic, outcome)).increment();
+  }
+
+  /** Registers {@code kvselect_replica_sync_events_total} and {@code kvselect_replica_sync_peers}. */
+  public void bind(MeterRegistry registry) {
+    counters.forEach((k, adder) -> {
+      String[] parts = k.split(" ");
+      FunctionCounter.builder("kvselect_replica_sync_events", adder, LongAdder::doubleValue)
+          .description("Replica-sync messages by direction, topic and outcome")
+          .tags("direction", parts[0], "topic", parts[1], "outcome", parts[2]).register(registry);
+    });
+    Gauge.builder("kvselect_replica_sync_peers", this, r -> r.peers().size())
+        .description("Replica-sync peers this node subscribes to").register(registry);
+  }
+
+  // ---- outbound ----
+
+  private void publish(LoadEvent e) {
+    ReplicaWire.SequenceEvent out;
+    PartitionKey p = e.partition();
+    if (e instanceof LoadEvent.Booked b) {
+      booked.put(b.requestId(), new Booking(p, b.rank(), b.blockSize()));
+      out = new ReplicaWire.SequenceEvent(p.modelName(), p.routingGroup(), b.blockSize(), b.requestId(),
+          b.rank().workerId(), b.rank().dpRank(), ReplicaWire.Kind.ADD_REQUEST, b.trackingHashes(),
+          b.trackPrefill(), b.expectedOutputTokens(), b.prefillTokens(), routerId, null);
+    } else {
+      boolean free = e instanceof LoadEvent.Freed;
+      Booking bk = free ? booked.remove(e.requestId()) : booked.get(e.requestId());
+      if (bk == null) {
+        return;
+      }
+      out = new ReplicaWire.SequenceEvent(p.modelName(), p.routingGroup(), bk.blockSize(), e.requestId(),
+          bk.rank().workerId(), bk.rank().dpRank(),
+          free ? ReplicaWire.Kind.FREE : ReplicaWire.Kind.MARK_PREFILL_COMPLETED, null, false, null, null,
+          routerId, null);
+    }
+    enqueue(sequenceOut, ReplicaWire.SEQUENCE_TOPIC, ReplicaWire.encode(out));
+  }
+
+  private void publishBinding(ReplicaWire.AffinityEvent e) {
+    enqueue(affinityOut, ReplicaWire.AFFINITY_TOPIC, ReplicaWire.encode(e));
+  }
+
+  private void enqueue(ArrayBlockingQueue<Frame> q, String topic, byte[] payload) {
+    if (!running || !q.offer(new Frame(topic, payload))) {
+      inc("out", topic, "dropped");
+      return;
+    }
+    wake();
+  }
+
+  private void post(Runnable command) {
+    commands.add(command);
+    wake();
+  }
+
+  /** One pipe write per batch of hand-overs: the owner clears {@link #woken} before it drains. */
+  private void wake() {
+    if (woken.compareAndSet(false, true)) {
+      wakeup.signal();
+    }
+  }
+
+  // ---- the sync thread ----
+
+  /** Owned by the sync thread. */
+  private ZMQ.Socket pub;
+  /** Owned by the sync thread. */
+  private ZMQ.Socket sub;
+
+  private void run() {
+    try (ZContext ctx = new ZContext(1)) {
+      try {
+        pub = ctx.createSocket(SocketType.PUB);
+        pub.setLinger(0);
+        pub.setSndHWM(SEQUENCE_QUEUE);
+        if (bindHost.startsWith("[")) {
+          pub.setIPv6(true);
+        }
+        pub.bind("tcp://" + bindHost + ":" + port);
+        sub = ctx.createSocket(SocketType.SUB);
+        sub.setLinger(0);
+        sub.setRcvHWM(SEQUENCE_QUEUE);
+        sub.subscribe(ReplicaWire.SEQUENCE_TOPIC.getBytes(StandardCharsets.UTF_8));
+        if (affinity != null) {
+          sub.subscribe(ReplicaWire.AFFINITY_TOPIC.getBytes(StandardCharsets.UTF_8));
+        }
+        for (String p : peers()) {
+          connect(p);
+        }
+      } catch (RuntimeException e) {
+        running = false;
+        bound.completeExceptionally(new IllegalStateException(
+            "cannot bind replica sync PUB tcp://" + bindHost + ":" + port + ": " + e.getMessage(), e));
+        return;
+      }
+      LOG.info("replica sync: PUB bound on tcp://{}:{}, router_id {}, peers {}", bindHost, port,
+          Long.toUnsignedString(routerId), peers());
+      bound.complete(null);
+      ZMQ.Poller poller = ctx.createPoller(2);
+      poller.register(sub, ZMQ.Poller.POLLIN);
+      poller.register(wakeup.channel(), ZMQ.Poller.POLLIN);
+      boolean hot = false;
+      while (running && !Thread.currentThread().isInterrupted()) {
+        poller.poll(hot ? 0 : 1_000);
+        wakeup.clear();
+        woken.set(false);
+        for (Runnable c; (c = commands.poll()) != null; ) {
+          c.run();
+        }
+        send(sequenceOut);
+        send(affinityOut);
+        hot = receive();
+      }
+      poller.close();
+    } catch (RuntimeException e) {
+      LOG.error("replica sync thread failed", e);
+      bound.completeExceptionally(e);
+    } finally {
+      running = false;
+      wakeup.close();
+      closed.complete(null);
+    }
+  }
+
+  private void connect(String endpoint) {
+    try {
+      sub.connect(endpoint);
+    } catch (RuntimeException e) {
+      LOG.warn("replica sync: cannot connect to {}: {}", endpoint, e.getMessage());
+    }
+  }
+
+  private void disconnect(String endpoint) {
+    try {
+      sub.disconnect(endpoint);
+    } catch (RuntimeException e) {
+      LOG.debug("replica sync: disconnect from {}: {}", endpoint, e.getMessage());
+    }
+  }
+
+  private void send(ArrayBlockingQueue<Frame> q) {
+    for (Frame f; (f = q.poll()) != null; ) {
+      boolean ok = pub.sendMore(f.topic()) && pub.send(f.payload(), ZMQ.DONTWAIT);
+      inc("out", f.topic(), ok ? "sent" : "dropped");
+    }
+  }
+
+  /** Reads up to {@link #RECV_BATCH} messages; true when more may be waiting. */
+  private boolean receive() {
+    for (int i = 0; i < RECV_BATCH; i++) {
+      byte[] topic = sub.recv(ZMQ.DONTWAIT);
+      if (topic == null) {
+        return false;
+      }
+      List<byte[]> rest = new ArrayList<>(1);
+      while (sub.hasReceiveMore()) {
+        rest.add(sub.recv());
+      }
+      handle(new String(topic, StandardCharsets.UTF_8), rest);
+    }
+    return true;
+  }
+
+  private void handle(String topic, List<byte[]> rest) {
+    boolean sequence = ReplicaWire.SEQUENCE_TOPIC.equals(topic);
+    if (!sequence && !(affinity != null && ReplicaWire.AFFINITY_TOPIC.equals(topic))) {
+      inc("in", "other", "unknown_topic");
+      return;
+    }
+    if (rest.size() != 1) {
+      inc("in", topic, "malformed");
+      return;
+    }
+    try {
+      String outcome = sequence ? applySequence(ReplicaWire.decodeSequence(rest.get(0)))
+          : applyAffinity(ReplicaWire.decodeAffinity(rest.get(0)));
+      inc("in", topic, outcome);
+    } catch (ReplicaWire.Rejected r) {
+      LOG.debug("replica sync: dropped a {} message: {}", topic, r.getMessage());
+      inc("in", topic, r.reason());
+    } catch (RuntimeException e) {
+      LOG.warn("replica sync: could not apply a {} message", topic, e);
+      inc("in", topic, "ignored");
+    }
+  }
+
+  private String applySequence(ReplicaWire.SequenceEvent e) {
+    if (e.routerId() == routerId) {
+      return "own";
+    }
+    SelectionService s = service;
+    List<WorkerRecord> members = s.listWorkers(e.modelName(), e.routingGroup());
+    if (members.isEmpty()) {
+      return "unknown_partition";
+    }
+    Integer blockSize = null;
+    for (WorkerRecord w : members) {
+      if (w.spec().blockSize() != null) {
+        blockSize = w.spec().blockSize();
+        break;
+      }
+    }
+    if (blockSize != null && blockSize != e.blockSize()) {
+      return "block_size_mismatch";
+    }
+    WorkerRecord w = null;
+    for (WorkerRecord m : members) {
+      if (m.workerId() == e.workerId()) {
+        w = m;
+      }
+    }
+    if (w == null || !w.hasRank(e.dpRank())) {
+      return "unregistered_worker";
+    }
+    PartitionKey p = new PartitionKey(e.modelName(), e.routingGroup());
+    String peer = "replica:" + Long.toUnsignedString(e.routerId());
+    LoadEvent ev = switch (e.kind()) {
+      case ADD_REQUEST -> {
+        long prefill = e.prefillTokens() == null ? 0 : e.prefillTokens();
+        long blocks = e.tokenSequence() == null ? 0 : e.tokenSequence().length;
+        long isl = Math.max(prefill, blocks * e.blockSize());
+        yield new LoadEvent.Booked(p, e.requestId(), new WorkerRank(e.workerId(), e.dpRank()), e.tokenSequence(),
+            isl, e.blockSize(), e.expectedOutputTokens(), e.trackPrefillTokens(), prefill);
+      }
+      case FREE -> new LoadEvent.Freed(p, e.requestId());
+      case MARK_PREFILL_COMPLETED -> new LoadEvent.PrefillCompleted(p, e.requestId());
+    };
+    return s.applyPeerLoad(peer, ev) ? "applied" : "ignored";
+  }
+
+  private String applyAffinity(ReplicaWire.AffinityEvent e) {
+    if (e.writerId() == routerId) {
+      return "own";
+    }
+    ReplicatedAffinity a = affinity;
+    if (a == null) {
+      return "ignored";
+    }
+    List<WorkerRecord> members = service.listWorkers(e.modelName(), e.routingGroup());
+    if (members.isEmpty()) {
+      return "unknown_partition";
+    }
+    boolean registered = members.stream().anyMatch(w -> w.workerId() == e.workerId()
+        && w.hasRank(e.dpRank() == null ? 0 : e.dpRank()));
+    if (!registered) {
+      return "unregistered_worker";
+    }
+    try {
+      SessionAffinity.requireValidSessionId(e.sessionId());
+    } catch (RuntimeException bad) {
+      return "malformed";
+    }
+    CompletableFuture<Boolean> r = a.apply(e).toCompletableFuture();
+    return r.isDone() && !r.isCompletedExceptionally() && !r.join() ? "stale" : "applied";
+  }
+
+  /** The origin tag of this node's bookings as its replica peers record them. */
+  public String origin() {
+    return origin;
+  }
+}

@@ -1,0 +1,350 @@
+package io.kvselect.server.sync.replica;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import org.msgpack.core.MessageBufferPacker;
+import org.msgpack.core.MessagePack;
+import org.msgpack.core.MessageUnpacker;
+import org.msgpack.value.IntegerValue;
+import org.msgpack.value.Value;
+import org.msgpack.value.ValueFactory;
+
+/**
+ * Dynamo's replica-sync wire: two ZMQ frames {@code [topic, payload]}, the payload a msgpack map
+ * with named fields. The active-sequence topic carries a {@code ScopedReplicaEvent} envelope of
+ * exactly four keys ({@code model_name, routing_group, block_size, event}); its {@code event} is an
+ * {@code ActiveSequenceEvent} ({@code request_id, worker{worker_id, dp_rank}, data, router_id,
+ * lora_name}) whose {@code data} is externally tagged: {@code {"AddRequest": {...}}}, or the bare
+ * string {@code "Free"} / {@code "MarkPrefillCompleted"} (a one-key map {@code {"Free": nil}} is
+ * accepted too). The affinity topic carries a flat map {@code model_name, routing_group,
+ * session_id, worker_id, dp_rank, sequence, writer_id}. Unsigned 64-bit values travel as msgpack
+ * uint64 and are held here in a {@code long} with the same bits.
+ *
+ * <p>Decoding never throws anything but {@link Rejected}; unknown extra keys are ignored, as
+ * serde does; a payload naming its group {@code tenant_id} instead of {@code routing_group} (the
+ * legacy schema Dynamo's newest envelope refuses) is rejected as {@code legacy_tenant_id}.
+ * Stateless and thread-safe.
+ */
+public final class ReplicaWire {
+
+  /** Active-sequence lifecycle. */
+  public static final String SEQUENCE_TOPIC = "dynamo.slot-tracker.v1";
+
+  /** Session bindings (only exchanged when session affinity is on). */
+  public static final String AFFINITY_TOPIC = "dynamo.session-affinity.v1";
+
+  private static final BigInteger TWO_64 = BigInteger.ONE.shiftLeft(64);
+
+  private ReplicaWire() {}
+
+  /** What happened to a booking. */
+  public enum Kind { ADD_REQUEST, FREE, MARK_PREFILL_COMPLETED }
+
+  /**
+   * One {@code ScopedReplicaEvent}. For {@link Kind#ADD_REQUEST}: {@code tokenSequence} (the
+   * booking's tracked sequence hashes, null for none), {@code trackPrefillTokens},
+   * {@code expectedOutputTokens} (null for none) and {@code prefillTokens} (the prefill load hint's
+   * {@code initial_effective_prefill_tokens}, null without a hint); other kinds leave them unset.
+   */
+  public record SequenceEvent(String modelName, String routingGroup, int blockSize, String requestId,
+      long workerId, int dpRank, Kind kind, long[] tokenSequence, boolean trackPrefillTokens,
+      Integer expectedOutputTokens, Long prefillTokens, long routerId, String loraName) {}
+
+  /** One replicated session binding with its version {@code (sequence, writer_id)}. */
+  public record AffinityEvent(String modelName, String routingGroup, String sessionId, long workerId,
+      Integer dpRank, long sequence, long writerId) {}
+
+  /** Why a payload was refused; {@link #reason} is the metrics label. */
+  public static final class Rejected extends Exception {
+    private final String reason;
+
+    Rejected(String reason, String message) {
+      super(message, null, false, false);
+      this.reason = reason;
+    }
+
+    public String reason() {
+      return reason;
+    }
+  }
+
+  // ---- encoding ----
+
+  public static byte[] encode(SequenceEvent e) {
+    try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
+      p.packMapHeader(4);
+      p.packString("model_name").packString(e.modelName());
+      p.packString("routing_group").packString(e.routingGroup());
+      p.packString("block_size");
+      p.packLong(Integer.toUnsignedLong(e.blockSize()));
+      p.packString("event");
+      p.packMapHeader(5);
+      p.packString("request_id").packString(e.requestId());
+      p.packString("worker").packMapHeader(2);
+      p.packString("worker_id");
+      packU64(p, e.workerId());
+      p.packString("dp_rank");
+      p.packLong(Integer.toUnsignedLong(e.dpRank()));
+      p.packString("data");
+      switch (e.kind()) {
+        case FREE -> p.packString("Free");
+        case MARK_PREFILL_COMPLETED -> p.packString("MarkPrefillCompleted");
+        case ADD_REQUEST -> {
+          p.packMapHeader(1).packString("AddRequest").packMapHeader(4);
+          p.packString("token_sequence");
+          if (e.tokenSequence() == null) {
+            p.packNil();
+          } else {
+            p.packArrayHeader(e.tokenSequence().length);
+            for (long h : e.tokenSequence()) {
+              packU64(p, h);
+            }
+          }
+          p.packString("track_prefill_tokens").packBoolean(e.trackPrefillTokens());
+          p.packString("expected_output_tokens");
+          if (e.expectedOutputTokens() == null) {
+            p.packNil();
+          } else {
+            p.packLong(Integer.toUnsignedLong(e.expectedOutputTokens()));
+          }
+          p.packString("prefill_load_hint");
+          if (e.prefillTokens() == null) {
+            p.packNil();
+          } else {
+            p.packMapHeader(2);
+            p.packString("initial_effective_prefill_tokens");
+            packU64(p, e.prefillTokens());
+            p.packString("expected_prefill_duration").packNil();
+          }
+        }
+        default -> throw new IllegalStateException(e.kind().toString());
+      }
+      p.packString("router_id");
+      packU64(p, e.routerId());
+      p.packString("lora_name");
+      if (e.loraName() == null) {
+        p.packNil();
+      } else {
+        p.packString(e.loraName());
+      }
+      return p.toByteArray();
+    } catch (IOException x) {
+      throw new UncheckedIOException(x);
+    }
+  }
+
+  public static byte[] encode(AffinityEvent e) {
+    try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
+      p.packMapHeader(7);
+      p.packString("model_name").packString(e.modelName());
+      p.packString("routing_group").packString(e.routingGroup());
+      p.packString("session_id").packString(e.sessionId());
+      p.packString("worker_id");
+      packU64(p, e.workerId());
+      p.packString("dp_rank");
+      if (e.dpRank() == null) {
+        p.packNil();
+      } else {
+        p.packLong(Integer.toUnsignedLong(e.dpRank()));
+      }
+      p.packString("sequence");
+      packU64(p, e.sequence());
+      p.packString("writer_id");
+      packU64(p, e.writerId());
+      return p.toByteArray();
+    } catch (IOException x) {
+      throw new UncheckedIOException(x);
+    }
+  }
+
+  private static void packU64(MessageBufferPacker p, long v) throws IOException {
+    if (v >= 0) {
+      p.packLong(v);
+    } else {
+      p.packBigInteger(BigInteger.valueOf(v).add(TWO_64));
+    }
+  }
+
+  // ---- decoding ----
+
+  public static SequenceEvent decodeSequence(byte[] payload) throws Rejected {
+    Map<Value, Value> env = map(root(payload), "envelope");
+    legacy(env);
+    String model = string(env, "model_name");
+    String group = string(env, "routing_group");
+    int blockSize = u32(required(env, "block_size"), "block_size");
+    Map<Value, Value> ev = map(required(env, "event"), "event");
+    String requestId = string(ev, "request_id");
+    Map<Value, Value> worker = map(required(ev, "worker"), "worker");
+    long workerId = u64(required(worker, "worker_id"), "worker_id");
+    int dpRank = u32(required(worker, "dp_rank"), "dp_rank");
+    long routerId = u64(required(ev, "router_id"), "router_id");
+    Value lora = ev.get(ValueFactory.newString("lora_name"));
+    String loraName = lora == null || lora.isNilValue() ? null : str(lora, "lora_name");
+    Value data = required(ev, "data");
+    String tag;
+    Value body = null;
+    if (data.isStringValue()) {
+      tag = str(data, "data");
+    } else if (data.isMapValue() && data.asMapValue().size() == 1) {
+      Map.Entry<Value, Value> only = data.asMapValue().map().entrySet().iterator().next();
+      tag = str(only.getKey(), "data");
+      body = only.getValue();
+    } else {
+      throw malformed("data is neither a variant name nor a one-key map");
+    }
+    switch (tag) {
+      case "Free", "MarkPrefillCompleted" -> {
+        if (body != null && !body.isNilValue() && !(body.isArrayValue() && body.asArrayValue().size() == 0)) {
+          throw malformed(tag + " carries a value");
+        }
+        return new SequenceEvent(model, group, blockSize, requestId, workerId, dpRank,
+            tag.equals("Free") ? Kind.FREE : Kind.MARK_PREFILL_COMPLETED, null, false, null, null, routerId,
+            loraName);
+      }
+      case "AddRequest" -> {
+        if (body == null) {
+          throw malformed("AddRequest without fields");
+        }
+        Map<Value, Value> add = map(body, "AddRequest");
+        Value seq = required(add, "token_sequence");
+        long[] tokens = null;
+        if (!seq.isNilValue()) {
+          if (!seq.isArrayValue()) {
+            throw malformed("token_sequence is not an array");
+          }
+          var arr = seq.asArrayValue();
+          tokens = new long[arr.size()];
+          for (int i = 0; i < tokens.length; i++) {
+            tokens[i] = hash(arr.get(i));
+          }
+        }
+        Value track = add.get(ValueFactory.newString("track_prefill_tokens"));
+        boolean trackPrefill = true;
+        if (track != null && !track.isNilValue()) {
+          if (!track.isBooleanValue()) {
+            throw malformed("track_prefill_tokens is not a boolean");
+          }
+          trackPrefill = track.asBooleanValue().getBoolean();
+        }
+        Value out = required(add, "expected_output_tokens");
+        Integer expected = out.isNilValue() ? null : u32(out, "expected_output_tokens");
+        Value hint = add.get(ValueFactory.newString("prefill_load_hint"));
+        Long prefill = null;
+        if (hint != null && !hint.isNilValue()) {
+          Map<Value, Value> h = map(hint, "prefill_load_hint");
+          prefill = u64(required(h, "initial_effective_prefill_tokens"), "initial_effective_prefill_tokens");
+          if (prefill < 0) {
+            throw malformed("initial_effective_prefill_tokens out of range");
+          }
+        }
+        return new SequenceEvent(model, group, blockSize, requestId, workerId, dpRank, Kind.ADD_REQUEST,
+            tokens, trackPrefill, expected, prefill, routerId, loraName);
+      }
+      default -> throw malformed("unknown data variant " + tag);
+    }
+  }
+
+  public static AffinityEvent decodeAffinity(byte[] payload) throws Rejected {
+    Map<Value, Value> m = map(root(payload), "binding");
+    legacy(m);
+    Value dp = required(m, "dp_rank");
+    return new AffinityEvent(string(m, "model_name"), string(m, "routing_group"), string(m, "session_id"),
+        u64(required(m, "worker_id"), "worker_id"), dp.isNilValue() ? null : u32(dp, "dp_rank"),
+        u64(required(m, "sequence"), "sequence"), u64(required(m, "writer_id"), "writer_id"));
+  }
+
+  /** A map that names its group {@code tenant_id} instead of {@code routing_group} is the old schema. */
+  private static void legacy(Map<Value, Value> m) throws Rejected {
+    if (m.containsKey(ValueFactory.newString("tenant_id")) && !m.containsKey(ValueFactory.newString("routing_group"))) {
+      throw new Rejected("legacy_tenant_id", "legacy payload with tenant_id instead of routing_group");
+    }
+  }
+
+  /** The whole payload as one value; trailing bytes or a truncated value are malformed. */
+  private static Value root(byte[] payload) throws Rejected {
+    try (MessageUnpacker u = MessagePack.newDefaultUnpacker(payload)) {
+      Value v = u.unpackValue();
+      if (u.hasNext()) {
+        throw malformed("trailing bytes after the payload");
+      }
+      return v;
+    } catch (IOException | RuntimeException e) {
+      throw malformed("not msgpack: " + e.getMessage());
+    }
+  }
+
+  private static Map<Value, Value> map(Value v, String what) throws Rejected {
+    if (!v.isMapValue()) {
+      throw malformed(what + " is not a map");
+    }
+    return v.asMapValue().map();
+  }
+
+  private static Value required(Map<Value, Value> m, String key) throws Rejected {
+    Value v = m.get(ValueFactory.newString(key));
+    if (v == null) {
+      throw malformed("missing " + key);
+    }
+    return v;
+  }
+
+  private static String string(Map<Value, Value> m, String key) throws Rejected {
+    return str(required(m, key), key);
+  }
+
+  private static String str(Value v, String what) throws Rejected {
+    if (!v.isStringValue()) {
+      throw malformed(what + " is not a string");
+    }
+    byte[] raw = v.asStringValue().asByteArray();
+    var decoder = StandardCharsets.UTF_8.newDecoder();
+    try {
+      return decoder.decode(java.nio.ByteBuffer.wrap(raw)).toString();
+    } catch (java.nio.charset.CharacterCodingException e) {
+      throw malformed(what + " is not UTF-8");
+    }
+  }
+
+  private static long u64(Value v, String what) throws Rejected {
+    if (!v.isIntegerValue()) {
+      throw malformed(what + " is not an integer");
+    }
+    IntegerValue i = v.asIntegerValue();
+    if (i.isInLongRange()) {
+      long x = i.toLong();
+      if (x < 0) {
+        throw malformed(what + " is negative");
+      }
+      return x;
+    }
+    return i.toBigInteger().longValue();
+  }
+
+  /** A sequence hash: u64, or a signed i64 with the same bits. */
+  private static long hash(Value v) throws Rejected {
+    if (!v.isIntegerValue()) {
+      throw malformed("token_sequence element is not an integer");
+    }
+    IntegerValue i = v.asIntegerValue();
+    return i.isInLongRange() ? i.toLong() : i.toBigInteger().longValue();
+  }
+
+  private static int u32(Value v, String what) throws Rejected {
+    long x = u64(v, what);
+    if (x > 0xFFFF_FFFFL || x < 0) {
+      throw malformed(what + " out of u32 range");
+    }
+    if (x > Integer.MAX_VALUE) {
+      throw malformed(what + " too large");
+    }
+    return (int) x;
+  }
+
+  private static Rejected malformed(String message) {
+    return new Rejected("malformed", message);
+  }
+}
