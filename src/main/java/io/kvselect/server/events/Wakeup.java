@@ -8,15 +8,18 @@ import java.nio.channels.Pipe;
 /**
  * Wakes a thread blocked in a JeroMQ poll from any other thread: the source end of a non-blocking
  * pipe is registered with the poller, {@link #signal} writes one byte. ZMQ sockets are never touched
- * by the signalling thread, and a full pipe simply means a wakeup is already pending.
+ * by the signalling thread, and a full pipe simply means a wakeup is already pending. Used by the
+ * KV-event pollers and the replica-sync thread.
  */
-final class Wakeup implements AutoCloseable {
+public final class Wakeup implements AutoCloseable {
 
   private final Pipe pipe;
+  /** Guarded by itself (signalling threads). */
   private final ByteBuffer one = ByteBuffer.allocate(1);
+  /** Owner thread only. */
   private final ByteBuffer drain = ByteBuffer.allocate(256);
 
-  Wakeup() {
+  public Wakeup() {
     try {
       pipe = Pipe.open();
       pipe.source().configureBlocking(false);
@@ -27,12 +30,12 @@ final class Wakeup implements AutoCloseable {
   }
 
   /** The channel to register for POLLIN with the owner's poller. */
-  Pipe.SourceChannel channel() {
+  public Pipe.SourceChannel channel() {
     return pipe.source();
   }
 
   /** Any thread: make the owner's next (or current) poll return. Never blocks. */
-  void signal() {
+  public void signal() {
     synchronized (one) {
       try {
         one.clear();
@@ -44,7 +47,7 @@ final class Wakeup implements AutoCloseable {
   }
 
   /** Owner thread: consume pending signals. */
-  void clear() {
+  public void clear() {
     try {
       while (true) {
         drain.clear();

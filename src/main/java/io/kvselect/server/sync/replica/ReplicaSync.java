@@ -80,7 +80,7 @@ public final class ReplicaSync implements AutoCloseable {
   private final Queue<Runnable> commands = new ConcurrentLinkedQueue<>();
   private final ArrayBlockingQueue<Frame> sequenceOut = new ArrayBlockingQueue<>(SEQUENCE_QUEUE);
   private final ArrayBlockingQueue<Frame> affinityOut = new ArrayBlockingQueue<>(AFFINITY_QUEUE);
-  private final ReplicaWakeup wakeup = new ReplicaWakeup();
+  private final io.kvselect.server.events.Wakeup wakeup = new io.kvselect.server.events.Wakeup();
   /** Set by a hand-over that signalled {@link #wakeup}, cleared by the sync thread before draining. */
   private final java.util.concurrent.atomic.AtomicBoolean woken = new java.util.concurrent.atomic.AtomicBoolean();
   private final TreeSet<String> peers = new TreeSet<>();
