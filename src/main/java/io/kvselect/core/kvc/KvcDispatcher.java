@@ -15,7 +15,9 @@ import java.util.function.ToLongFunction;
  * Algorithm 3 (Dispatch): probes up to {@code epsilon} decode workers chosen by {@link KvcRoute}
  * (each at most once), asking {@link Admission}; the first admission wins (reset-on-success, pin,
  * in-flight and assigned are recorded in {@link KvcState}); a reject bumps the session's counter
- * for that worker. When the probes run out: Fallback with round-robin prefill and decode workers.
+ * for that worker. When the probes run out: Fallback with round-robin prefill and decode workers
+ * (under the {@link KvcParams#countWaiting} refinement, the decode worker with the least accounted
+ * KV).
  *
  * <p>Everything runs by composing stages of the state and the admission; nothing waits. With
  * {@code record == false} (a query that books nothing) the same decision is computed but nothing
@@ -159,9 +161,32 @@ public final class KvcDispatcher {
           prefill.get((int) Math.floorMod(i, (long) prefill.size())), o.attempts(), o.previousPin(), o.migrated()));
     }
 
+    /**
+     * Fallback's decode worker: the round-robin one ({@code start}), or under the
+     * {@link KvcParams#countWaiting} refinement the worker with the least accounted KV, ties
+     * broken in round-robin order from {@code start}.
+     */
+    WorkerRank fallbackDecode(int start) {
+      int n = decode.size();
+      WorkerRank d = decode.get(start);
+      if (!p.countWaiting()) {
+        return d;
+      }
+      long least = resident.applyAsLong(d);
+      for (int k = 1; k < n; k++) {
+        WorkerRank c = decode.get((start + k) % n);
+        long v = resident.applyAsLong(c);
+        if (v < least) {
+          least = v;
+          d = c;
+        }
+      }
+      return d;
+    }
+
     CompletionStage<KvcOutcome> fallback() {
       return state.nextRoundRobin(partition, DECODE_POOL).thenCompose(di -> {
-        WorkerRank d = decode.get((int) Math.floorMod(di, (long) decode.size()));
+        WorkerRank d = fallbackDecode((int) Math.floorMod(di, (long) decode.size()));
         CompletionStage<Long> pi = prefill.isEmpty() ? CompletableFuture.completedFuture(-1L)
             : state.nextRoundRobin(partition, PREFILL_POOL);
         return pi.thenCompose(i -> {

@@ -105,6 +105,36 @@ class KvcDispatcherTest {
     assertEquals(List.of(P.get(0), P.get(1), P.get(0), P.get(1), P.get(0), P.get(1)), ps);
   }
 
+  @Test
+  void refinementFallsBackOnTheDecodeWorkerWithTheLeastAccountedKv() {
+    KvcDispatcher k = new KvcDispatcher(new LocalKvcState());
+    KvcParams p = KvcParams.defaults().withCountWaiting(true);
+    Map<WorkerRank, Long> kv = new HashMap<>(Map.of(D.get(0), 500L, D.get(1), 90L, D.get(2), 300L));
+    List<WorkerRank> ds = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      KvcOutcome o = k.dispatch(PART, new KvcRequest("s" + i, 3, 100, 100), p, D, d -> 0, kv::get, P,
+          only(d -> false, KvcMode.RESEED), true).toCompletableFuture().join();
+      assertEquals(KvcMode.FALLBACK, o.mode());
+      assertEquals(2, o.attempts().size(), "epsilon probes first");
+      ds.add(o.decode());
+    }
+    assertEquals(List.of(D.get(1), D.get(1), D.get(1)), ds, "not round robin: the least accounted KV");
+    kv.put(D.get(2), 90L);
+    List<WorkerRank> ties = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      ties.add(k.dispatch(PART, new KvcRequest("t" + i, 3, 100, 100), p, D, d -> 0, kv::get, P,
+          only(d -> false, KvcMode.RESEED), true).toCompletableFuture().join().decode());
+    }
+    // the cursor stands at 3 and 4: ties go round-robin from D0 (to D1), then from D1 (to D1), ...
+    assertEquals(List.of(D.get(1), D.get(1)), ties);
+    WorkerRank third = k.dispatch(PART, new KvcRequest("t2", 3, 100, 100), p, D, d -> 0, kv::get, P,
+        only(d -> false, KvcMode.RESEED), true).toCompletableFuture().join().decode();
+    assertEquals(D.get(2), third, "cursor at 5 starts at D2, which ties D1");
+    KvcOutcome plain = k.dispatch(PART, new KvcRequest("u", 3, 100, 100), KvcParams.defaults(), D, d -> 0, kv::get,
+        P, only(d -> false, KvcMode.RESEED), true).toCompletableFuture().join();
+    assertEquals(D.get(0), plain.decode(), "without the refinement Fallback stays round robin (cursor at 6)");
+  }
+
   @ParameterizedTest(name = "reset scope {0}")
   @MethodSource("scopes")
   void resetOnSuccessClearsPerScope(ResetScope scope, int d0After, int d1After) {
