@@ -17,7 +17,8 @@ import java.util.function.ToLongFunction;
  * in-flight and assigned are recorded in {@link KvcState}); a reject bumps the session's counter
  * for that worker. When the probes run out: Fallback with round-robin prefill and decode workers
  * (under the {@link KvcParams#countWaiting} refinement, the decode worker with the least accounted
- * KV).
+ * KV, which then becomes the session's pin with its reject counter reset, since the session's KV
+ * will live there).
  *
  * <p>Everything runs by composing stages of the state and the admission; nothing waits. With
  * {@code record == false} (a query that books nothing) the same decision is computed but nothing
@@ -191,7 +192,10 @@ public final class KvcDispatcher {
             : state.nextRoundRobin(partition, PREFILL_POOL);
         return pi.thenCompose(i -> {
           WorkerRank pw = i < 0 ? null : prefill.get((int) Math.floorMod(i, (long) prefill.size()));
-          CompletionStage<Void> rec = record ? state.fallback(partition, r.sessionId(), d) : CompletableFuture.completedFuture(null);
+          // under the refinement the session's KV will live on d: pin it there, reset d's counter
+          CompletionStage<Void> rec = !record ? CompletableFuture.completedFuture(null)
+              : p.countWaiting() ? state.admitted(partition, r.sessionId(), d, p.resetScope()).thenApply(x -> null)
+              : state.fallback(partition, r.sessionId(), d);
           return rec.thenApply(v -> {
             if (record) {
               metrics.served(KvcMode.FALLBACK, false);

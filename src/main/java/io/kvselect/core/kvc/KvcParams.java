@@ -24,7 +24,8 @@ import java.util.Objects;
  *     {@code rho * K_d}: idle session caches are evictable, KV already waiting on the worker is
  *     not (the accounting choice does not apply then); Route breaks a score tie after
  *     {@code sticky} by the least accounted KV, and Fallback sends to the decode worker with the
- *     least accounted KV instead of the round-robin one
+ *     least accounted KV instead of the round-robin one and pins the session there (resetting
+ *     that worker's reject counter), since the session's KV will live there
  */
 public record KvcParams(
     double alpha,

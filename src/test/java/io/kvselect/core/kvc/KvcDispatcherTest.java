@@ -135,6 +135,31 @@ class KvcDispatcherTest {
     assertEquals(D.get(0), plain.decode(), "without the refinement Fallback stays round robin (cursor at 6)");
   }
 
+  @Test
+  void refinementPinsAFallbackWhereItsKvWillLiveAndResetsThatCounter() {
+    LocalKvcState st = new LocalKvcState();
+    KvcDispatcher k = new KvcDispatcher(st);
+    Map<WorkerRank, Long> kv = Map.of(D.get(0), 500L, D.get(1), 300L, D.get(2), 90L);
+    st.admitted(PART, "s", D.get(0), ResetScope.WINNER);
+    st.rejected(PART, "s", D.get(2));
+    KvcParams refined = KvcParams.defaults().withCountWaiting(true).withEpsilon(1);
+    KvcOutcome o = k.dispatch(PART, new KvcRequest("s", 1, 100, 100), refined, D, d -> 0, kv::get, P,
+        only(d -> false, KvcMode.RESEED), true).toCompletableFuture().join();
+    assertEquals(KvcMode.FALLBACK, o.mode());
+    assertEquals(D.get(2), o.decode());
+    KvcSnapshot after = st.snapshot(PART, "s").toCompletableFuture().join();
+    assertEquals(D.get(2), after.pin(), "the session's KV will live on the Fallback's decode worker");
+    assertEquals(Map.of(D.get(0), 1), after.rejects(), "that worker's counter is reset, the probed pin's counted");
+    assertEquals(2, after.turns());
+
+    st.admitted(PART, "t", D.get(0), ResetScope.WINNER);
+    KvcOutcome plain = k.dispatch(PART, new KvcRequest("t", 1, 100, 100), KvcParams.defaults().withEpsilon(1), D,
+        d -> 0, kv::get, P, only(d -> false, KvcMode.RESEED), true).toCompletableFuture().join();
+    assertEquals(KvcMode.FALLBACK, plain.mode());
+    assertEquals(D.get(0), st.snapshot(PART, "t").toCompletableFuture().join().pin(),
+        "without the refinement a Fallback keeps the pin (Algorithm 3)");
+  }
+
   @ParameterizedTest(name = "reset scope {0}")
   @MethodSource("scopes")
   void resetOnSuccessClearsPerScope(ResetScope scope, int d0After, int d1After) {
