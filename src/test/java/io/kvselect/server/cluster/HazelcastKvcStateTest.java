@@ -176,6 +176,20 @@ class HazelcastKvcStateTest {
   }
 
   @Test
+  void aSessionSilentPastItsIdleTimeIsForgottenWhileTheCountersStay() throws Exception {
+    String p = partition();
+    HazelcastKvcState shortLived = new HazelcastKvcState(MEMBERS.get(0), Duration.ofSeconds(1), Runnable::run, pool);
+    get(shortLived.admitted(p, "gone", W1, ResetScope.WINNER));
+    get(shortLived.rejected(p, "gone", W2));
+    assertEquals(W1, get(state(1).snapshot(p, "gone")).pin());
+    await().atMost(Duration.ofSeconds(60)).until(() -> get(state(2).snapshot(p, "gone")).pin() == null);
+    KvcSnapshot after = get(state(2).snapshot(p, "gone"));
+    assertEquals(Map.of(), after.rejects());
+    assertEquals(0, after.turns());
+    assertEquals(Map.of(W1, 1L), after.assigned(), "per-worker counters are not per-session state");
+  }
+
+  @Test
   void theStateMapsKeepOneSynchronousBackup() {
     for (String name : List.of(HazelcastKvcState.SESSIONS_MAP, HazelcastKvcState.WORKERS_MAP)) {
       assertEquals(1, MEMBERS.get(0).getConfig().findMapConfig(name).getBackupCount(), name);
