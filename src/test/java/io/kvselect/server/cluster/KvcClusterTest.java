@@ -121,7 +121,7 @@ class KvcClusterTest {
 
   @Test
   void rejectsFromTwoNodesBlacklistThePinAndTheMigrationHoldsOnTheThird() throws Exception {
-    String s = "agent-a";
+    String s = "session-a";
     JsonNode t0 = turn(0, s, 50, 1L);
     assertEquals(1, t0.get("worker_id").asLong(), t0.toString());
     assertEquals("seed", mode(t0));
@@ -154,7 +154,7 @@ class KvcClusterTest {
 
   @Test
   void resetOnSuccessOnOneNodeClearsTheCounterTheOthersRead() throws Exception {
-    String s = "agent-b";
+    String s = "session-b";
     assertEquals(1, turn(0, s, 50, 1L).get("worker_id").asLong());
     assertEquals("fallback", mode(turn(1, s, 200, null)));
     assertEquals(Map.of(w(1), 1), stored(s).rejects());
