@@ -15,7 +15,10 @@ import java.util.function.ToLongFunction;
  * Algorithm 3 (Dispatch): probes up to {@code epsilon} decode workers chosen by {@link KvcRoute}
  * (each at most once), asking {@link Admission}; the first admission wins (reset-on-success, pin,
  * in-flight and assigned are recorded in {@link KvcState}); a reject bumps the session's counter
- * for that worker. When the probes run out: Fallback with round-robin prefill and decode workers.
+ * for that worker. When the probes run out: Fallback with round-robin prefill and decode workers
+ * (under the {@link KvcParams#countWaiting} refinement, the decode worker with the least accounted
+ * KV, which then becomes the session's pin with its reject counter reset, since the session's KV
+ * will live there).
  *
  * <p>Everything runs by composing stages of the state and the admission; nothing waits. With
  * {@code record == false} (a query that books nothing) the same decision is computed but nothing
@@ -159,14 +162,40 @@ public final class KvcDispatcher {
           prefill.get((int) Math.floorMod(i, (long) prefill.size())), o.attempts(), o.previousPin(), o.migrated()));
     }
 
+    /**
+     * Fallback's decode worker: the round-robin one ({@code start}), or under the
+     * {@link KvcParams#countWaiting} refinement the worker with the least accounted KV, ties
+     * broken in round-robin order from {@code start}.
+     */
+    WorkerRank fallbackDecode(int start) {
+      int n = decode.size();
+      WorkerRank d = decode.get(start);
+      if (!p.countWaiting()) {
+        return d;
+      }
+      long least = resident.applyAsLong(d);
+      for (int k = 1; k < n; k++) {
+        WorkerRank c = decode.get((start + k) % n);
+        long v = resident.applyAsLong(c);
+        if (v < least) {
+          least = v;
+          d = c;
+        }
+      }
+      return d;
+    }
+
     CompletionStage<KvcOutcome> fallback() {
       return state.nextRoundRobin(partition, DECODE_POOL).thenCompose(di -> {
-        WorkerRank d = decode.get((int) Math.floorMod(di, (long) decode.size()));
+        WorkerRank d = fallbackDecode((int) Math.floorMod(di, (long) decode.size()));
         CompletionStage<Long> pi = prefill.isEmpty() ? CompletableFuture.completedFuture(-1L)
             : state.nextRoundRobin(partition, PREFILL_POOL);
         return pi.thenCompose(i -> {
           WorkerRank pw = i < 0 ? null : prefill.get((int) Math.floorMod(i, (long) prefill.size()));
-          CompletionStage<Void> rec = record ? state.fallback(partition, r.sessionId(), d) : CompletableFuture.completedFuture(null);
+          // under the refinement the session's KV will live on d: pin it there, reset d's counter
+          CompletionStage<Void> rec = !record ? CompletableFuture.completedFuture(null)
+              : p.countWaiting() ? state.admitted(partition, r.sessionId(), d, p.resetScope()).thenApply(x -> null)
+              : state.fallback(partition, r.sessionId(), d);
           return rec.thenApply(v -> {
             if (record) {
               metrics.served(KvcMode.FALLBACK, false);

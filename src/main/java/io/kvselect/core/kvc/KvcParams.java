@@ -22,7 +22,10 @@ import java.util.Objects;
  *     session is admitted when the KV promised to requests dispatched to the worker and not
  *     finished (waiting or running, prompt plus output) plus its input stays within
  *     {@code rho * K_d}: idle session caches are evictable, KV already waiting on the worker is
- *     not (the accounting choice does not apply then)
+ *     not (the accounting choice does not apply then); Route breaks a score tie after
+ *     {@code sticky} by the least accounted KV, and Fallback sends to the decode worker with the
+ *     least accounted KV instead of the round-robin one and pins the session there (resetting
+ *     that worker's reject counter), since the session's KV will live there
  */
 public record KvcParams(
     double alpha,

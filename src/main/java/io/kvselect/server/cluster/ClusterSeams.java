@@ -34,6 +34,7 @@ public final class ClusterSeams {
     Duration pendingTtl = Duration.ofNanos((long) (s.selectionCacheTtlSecs() * 1e9));
     builder.pendingStore(new HazelcastPendingStore<>(c.hazelcast(), Clock.systemUTC(), pendingTtl,
         s.selectionCacheMaxBytes(), completions));
+    builder.kvcState(new HazelcastKvcState(c.hazelcast(), blocking, completions));
     return builder;
   }
 

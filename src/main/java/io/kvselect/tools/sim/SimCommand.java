@@ -153,7 +153,8 @@ public final class SimCommand implements Callable<Integer> {
   String resetScope;
 
   @Option(names = "--admit-waiting", defaultValue = "false", description = "Refinement: Admit also counts KV promised to "
-      + "requests dispatched to the D worker and not finished (default: ${DEFAULT-VALUE})")
+      + "requests dispatched to the D worker and not finished, Route seeds and Fallback sends to the D worker "
+      + "with the least accounted KV, a Fallback pins the session there (default: ${DEFAULT-VALUE})")
   boolean admitWaiting;
 
   @Option(names = "--map", defaultValue = "false", description = "Sweep --map-open x --map-kd for both accountings "

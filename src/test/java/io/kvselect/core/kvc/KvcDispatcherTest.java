@@ -105,6 +105,61 @@ class KvcDispatcherTest {
     assertEquals(List.of(P.get(0), P.get(1), P.get(0), P.get(1), P.get(0), P.get(1)), ps);
   }
 
+  @Test
+  void refinementFallsBackOnTheDecodeWorkerWithTheLeastAccountedKv() {
+    KvcDispatcher k = new KvcDispatcher(new LocalKvcState());
+    KvcParams p = KvcParams.defaults().withCountWaiting(true);
+    Map<WorkerRank, Long> kv = new HashMap<>(Map.of(D.get(0), 500L, D.get(1), 90L, D.get(2), 300L));
+    List<WorkerRank> ds = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      KvcOutcome o = k.dispatch(PART, new KvcRequest("s" + i, 3, 100, 100), p, D, d -> 0, kv::get, P,
+          only(d -> false, KvcMode.RESEED), true).toCompletableFuture().join();
+      assertEquals(KvcMode.FALLBACK, o.mode());
+      assertEquals(2, o.attempts().size(), "epsilon probes first");
+      ds.add(o.decode());
+    }
+    assertEquals(List.of(D.get(1), D.get(1), D.get(1)), ds, "not round robin: the least accounted KV");
+    kv.put(D.get(2), 90L);
+    List<WorkerRank> ties = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      ties.add(k.dispatch(PART, new KvcRequest("t" + i, 3, 100, 100), p, D, d -> 0, kv::get, P,
+          only(d -> false, KvcMode.RESEED), true).toCompletableFuture().join().decode());
+    }
+    // the cursor stands at 3 and 4: ties go round-robin from D0 (to D1), then from D1 (to D1), ...
+    assertEquals(List.of(D.get(1), D.get(1)), ties);
+    WorkerRank third = k.dispatch(PART, new KvcRequest("t2", 3, 100, 100), p, D, d -> 0, kv::get, P,
+        only(d -> false, KvcMode.RESEED), true).toCompletableFuture().join().decode();
+    assertEquals(D.get(2), third, "cursor at 5 starts at D2, which ties D1");
+    KvcOutcome plain = k.dispatch(PART, new KvcRequest("u", 3, 100, 100), KvcParams.defaults(), D, d -> 0, kv::get,
+        P, only(d -> false, KvcMode.RESEED), true).toCompletableFuture().join();
+    assertEquals(D.get(0), plain.decode(), "without the refinement Fallback stays round robin (cursor at 6)");
+  }
+
+  @Test
+  void refinementPinsAFallbackWhereItsKvWillLiveAndResetsThatCounter() {
+    LocalKvcState st = new LocalKvcState();
+    KvcDispatcher k = new KvcDispatcher(st);
+    Map<WorkerRank, Long> kv = Map.of(D.get(0), 500L, D.get(1), 300L, D.get(2), 90L);
+    st.admitted(PART, "s", D.get(0), ResetScope.WINNER);
+    st.rejected(PART, "s", D.get(2));
+    KvcParams refined = KvcParams.defaults().withCountWaiting(true).withEpsilon(1);
+    KvcOutcome o = k.dispatch(PART, new KvcRequest("s", 1, 100, 100), refined, D, d -> 0, kv::get, P,
+        only(d -> false, KvcMode.RESEED), true).toCompletableFuture().join();
+    assertEquals(KvcMode.FALLBACK, o.mode());
+    assertEquals(D.get(2), o.decode());
+    KvcSnapshot after = st.snapshot(PART, "s").toCompletableFuture().join();
+    assertEquals(D.get(2), after.pin(), "the session's KV will live on the Fallback's decode worker");
+    assertEquals(Map.of(D.get(0), 1), after.rejects(), "that worker's counter is reset, the probed pin's counted");
+    assertEquals(2, after.turns());
+
+    st.admitted(PART, "t", D.get(0), ResetScope.WINNER);
+    KvcOutcome plain = k.dispatch(PART, new KvcRequest("t", 1, 100, 100), KvcParams.defaults().withEpsilon(1), D,
+        d -> 0, kv::get, P, only(d -> false, KvcMode.RESEED), true).toCompletableFuture().join();
+    assertEquals(KvcMode.FALLBACK, plain.mode());
+    assertEquals(D.get(0), st.snapshot(PART, "t").toCompletableFuture().join().pin(),
+        "without the refinement a Fallback keeps the pin (Algorithm 3)");
+  }
+
   @ParameterizedTest(name = "reset scope {0}")
   @MethodSource("scopes")
   void resetOnSuccessClearsPerScope(ResetScope scope, int d0After, int d1After) {
