@@ -134,7 +134,8 @@ public final class KvselectNode {
           io.kvselect.server.cluster.PeerSync sync;
           try {
             sync = new io.kvselect.server.cluster.PeerSync(c.vertx(), io.kvselect.server.cluster.PeerSync.options(s.cluster()));
-            service = ClusterSeams.apply(builder(s), s, c).loadSync(sync.loadSync()).catalogSync(sync.catalogSync()).build();
+            service = ClusterSeams.apply(builder(s), s, c).loadSync(sync.loadSync()).catalogSync(sync.catalogSync())
+                .lifecycleForwarder(sync.lifecycleForwarder()).build();
           } catch (RuntimeException e) {
             return c.vertx().close().transform(x -> Future.<KvselectNode>failedFuture(e));
           }

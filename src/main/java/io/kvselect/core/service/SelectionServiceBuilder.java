@@ -48,6 +48,7 @@ public final class SelectionServiceBuilder {
   private QueueConfig queueConfig;
   private Duration queueTimeout = Duration.ofSeconds(30);
   private PendingStore<Object, Object> pendingStore;
+  private LifecycleForwarder lifecycleForwarder = LifecycleForwarder.LOCAL;
 
   public SelectionServiceBuilder routerConfig(RouterConfig c) {
     this.router = c;
@@ -130,6 +131,15 @@ public final class SelectionServiceBuilder {
   }
 
   /**
+   * Where lifecycle calls for bookings this node does not hold go (in a cluster, to the node that
+   * booked); {@link LifecycleForwarder#LOCAL} (404) by default.
+   */
+  public SelectionServiceBuilder lifecycleForwarder(LifecycleForwarder f) {
+    this.lifecycleForwarder = java.util.Objects.requireNonNull(f, "lifecycleForwarder");
+    return this;
+  }
+
+  /**
    * The router queue: policy classes and ISL tiers (by default one class with the router's
    * {@code router_queue_policy}) and the longest a request waits before a 429 (30 s by default).
    * Queueing itself is on when {@code router_queue_threshold} (or a class's
@@ -160,7 +170,7 @@ public final class SelectionServiceBuilder {
         : new LocalPendingStore<>(clock, selectionCacheTtl, selectionCacheMaxEntries, selectionCacheMaxBytes);
     QueueConfig queue = queueConfig != null ? queueConfig : QueueConfig.defaults(router.queuePolicy());
     return new SelectionService(settings, clock, rng, SelectionPipeline.standard(policy), sessions, store,
-        loadSync, catalogSync, queue, queueTimeout);
+        loadSync, catalogSync, queue, queueTimeout, lifecycleForwarder);
   }
 
   @SuppressWarnings({"unchecked", "rawtypes"})
