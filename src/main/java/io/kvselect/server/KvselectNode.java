@@ -60,7 +60,7 @@ public final class KvselectNode {
   }
 
   /** The builder {@link #service} uses; a clustered node adds its shared seams to it. */
-  static io.kvselect.core.service.SelectionServiceBuilder builder(NodeSettings s) {
+  public static io.kvselect.core.service.SelectionServiceBuilder builder(NodeSettings s) {
     ServiceSettings settings = new ServiceSettings(
         s.router(),
         s.sessionAffinityTtlSecs() == null ? null : Duration.ofSeconds(s.sessionAffinityTtlSecs()),
@@ -133,9 +133,9 @@ public final class KvselectNode {
           SelectionService service;
           io.kvselect.server.cluster.PeerSync sync;
           try {
-            sync = new io.kvselect.server.cluster.PeerSync(c.vertx(), io.kvselect.server.cluster.PeerSync.options(s.cluster()));
-            service = ClusterSeams.apply(builder(s), s, c).loadSync(sync.loadSync()).catalogSync(sync.catalogSync())
-                .lifecycleForwarder(sync.lifecycleForwarder()).build();
+            ClusterSeams.Node built = ClusterSeams.build(builder(s), s, c.vertx(), c.hazelcast());
+            service = built.service();
+            sync = built.sync();
           } catch (RuntimeException e) {
             return c.vertx().close().transform(x -> Future.<KvselectNode>failedFuture(e));
           }

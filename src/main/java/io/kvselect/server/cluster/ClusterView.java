@@ -47,6 +47,19 @@ public final class ClusterView {
     this.nodeId = nodeId;
   }
 
+  /**
+   * The view of kvselect deployed into an application's clustered Vert.x: the name and TCP-IP
+   * member list as the application's Hazelcast configuration has them.
+   */
+  public static ClusterView embedded(HazelcastInstance hz, String nodeId) {
+    com.hazelcast.config.Config c = hz.getConfig();
+    com.hazelcast.config.TcpIpConfig tcp = c.getNetworkConfig().getJoin().getTcpIpConfig();
+    ClusterSettings s = new ClusterSettings(true, c.getClusterName(),
+        tcp.isEnabled() ? tcp.getMembers() : List.of(), c.getNetworkConfig().getPort(),
+        hz.getCluster().getLocalMember().getAddress().getHost());
+    return new ClusterView(s, hz, nodeId);
+  }
+
   /** The view of a node started without {@code --cluster}. */
   public static ClusterView standalone() {
     return STANDALONE;
