@@ -139,7 +139,9 @@ public final class KvselectNode {
           } catch (RuntimeException e) {
             return c.vertx().close().transform(x -> Future.<KvselectNode>failedFuture(e));
           }
-          // load, catalog and index from the peers once the KV-event coordinator follows the catalog
+          // load, catalog and index from the peers once the KV-event coordinator follows the catalog;
+          // /ready answers 503 until then
+          c.view().holdReady(io.kvselect.server.cluster.PeerSync.RECOVERING);
           return deploy(c.vertx(), s, service, httpInstances, metrics, c.view())
               .compose(node -> sync.attach(service).map(o -> node.withPeerSync(sync))
                   .recover(e -> node.close().transform(x -> Future.<KvselectNode>failedFuture(e))));
@@ -241,6 +243,7 @@ public final class KvselectNode {
   private KvselectNode withPeerSync(io.kvselect.server.cluster.PeerSync sync) {
     this.peerSync = sync;
     cluster.attachSync(sync::json);
+    cluster.releaseReady();
     return this;
   }
 

@@ -69,9 +69,11 @@ public final class Kvselect {
       return Future.failedFuture(e);
     }
     PeerSync sync = node.sync();
+    view.holdReady(PeerSync.RECOVERING);
     return deploy(vertx, settings, node.service(), 1, view, sync)
         .compose(k -> sync.attach(k.service).map(o -> {
           view.attachSync(sync::json);
+          view.releaseReady();
           return k;
         }).recover(e -> k.undeploy().transform(x -> Future.<Kvselect>failedFuture(e))));
   }

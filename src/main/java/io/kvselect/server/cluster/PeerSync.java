@@ -158,6 +158,9 @@ public final class PeerSync {
     this(vertx, ((io.vertx.core.internal.VertxInternal) vertx).clusterManager(), options);
   }
 
+  /** What {@code /ready} says while {@link #attach} recovers catalog and index from a peer. */
+  public static final String RECOVERING = "joining the cluster: recovering the worker catalog and KV index from a peer";
+
   /** Options for a node with {@code settings}: the reconciliation interval and what derives from it. */
   public static PeerSyncOptions options(ClusterSettings settings) {
     return PeerSyncOptions.withInterval(java.time.Duration.ofSeconds(settings.reconcileIntervalSecs()));
