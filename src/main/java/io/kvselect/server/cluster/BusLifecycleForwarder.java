@@ -158,7 +158,13 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
         new DeliveryOptions().setSendTimeout(timeoutMs)).onComplete(ar -> {
           if (ar.failed()) {
             ReplyFailure f = ar.cause() instanceof ReplyException re ? re.failureType() : ReplyFailure.ERROR;
-            out.complete(new Answer(null, f != ReplyFailure.NO_HANDLERS, f == ReplyFailure.NO_HANDLERS));
+            if (f == ReplyFailure.RECIPIENT_FAILURE) {
+              // the node refused the message itself (another version, say): not the holder's answer
+              out.complete(new Answer(new SelectionException(ErrorCode.INTERNAL, "node " + node
+                  + " refused the forwarded step: " + ar.cause().getMessage()), false, false));
+            } else {
+              out.complete(new Answer(null, f != ReplyFailure.NO_HANDLERS, f == ReplyFailure.NO_HANDLERS));
+            }
             return;
           }
           out.complete(new Answer(result(ar.result().body()), false, false));

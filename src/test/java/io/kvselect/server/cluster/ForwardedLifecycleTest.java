@@ -22,7 +22,8 @@ import org.junit.jupiter.api.Test;
  * nodes in this JVM, started through the real clustered path): a booking made on A is
  * prefill-completed through B, grown through C and freed through B, over HTTP and over the
  * event-bus API; every node's load converges to zero; a second free, and the free of an id no
- * node holds, answer 404; a step for a booking whose node has left answers 404.
+ * node holds, answer 404; a step whose origin does not answer (an inbound interceptor drops it)
+ * answers 503 and frees nothing; a step for a booking whose node has left answers 404.
  */
 class ForwardedLifecycleTest {
 
@@ -113,6 +114,28 @@ class ForwardedLifecycleTest {
           () -> c.vertx().eventBus().request(BusAddresses.FREE, id, o).toCompletionStage().toCompletableFuture()
               .get(30, TimeUnit.SECONDS));
       assertEquals(404, ((ReplyException) again.getCause()).failureCode());
+      for (KvselectNode n : all) {
+        await().atMost(CONVERGED).until(() -> active(h, n) == 0);
+      }
+
+      // the origin is listed but does not answer (a death not noticed yet): 503, the booking stays
+      book(h, a, "fw-silent");
+      for (KvselectNode n : List.of(b, c)) {
+        await().atMost(CONVERGED).until(() -> active(h, n) == 1);
+      }
+      String toA = SyncAddresses.lifecycle(a.peerSync().nodeId());
+      java.util.concurrent.atomic.AtomicBoolean silent = new java.util.concurrent.atomic.AtomicBoolean(true);
+      a.vertx().eventBus().addInboundInterceptor(dc -> {
+        if (!(silent.get() && dc.message().address().equals(toA))) {
+          dc.next();
+        }
+      });
+      ClusterHarness.Reply unanswered = h.call(b, "DELETE", "/reservations/fw-silent", null);
+      assertEquals(503, unanswered.status(), String.valueOf(unanswered.body()));
+      assertTrue(unanswered.body().get("error").asText().contains("retry"), String.valueOf(unanswered.body()));
+      assertEquals(1, a.service().bookingCount(), "nothing was freed");
+      silent.set(false);
+      assertEquals(200, h.call(b, "DELETE", "/reservations/fw-silent", null).status());
       for (KvselectNode n : all) {
         await().atMost(CONVERGED).until(() -> active(h, n) == 0);
       }
