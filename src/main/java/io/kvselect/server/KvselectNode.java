@@ -78,7 +78,7 @@ public final class KvselectNode {
   }
 
   /** The builder {@link #service} uses; a clustered node adds its shared seams to it. */
-  static io.kvselect.core.service.SelectionServiceBuilder builder(NodeSettings s) {
+  public static io.kvselect.core.service.SelectionServiceBuilder builder(NodeSettings s) {
     ServiceSettings settings = new ServiceSettings(
         s.router(),
         s.sessionAffinityTtlSecs() == null ? null : Duration.ofSeconds(s.sessionAffinityTtlSecs()),
@@ -153,19 +153,20 @@ public final class KvselectNode {
           SelectionService service;
           io.kvselect.server.cluster.PeerSync sync;
           try {
-            sync = new io.kvselect.server.cluster.PeerSync(c.vertx(), io.kvselect.server.cluster.PeerSync.options(s.cluster()));
             io.kvselect.server.sync.replica.ReplicaSync replica = replicaSync(s);
-            service = ClusterSeams.apply(builder(s), s, c)
-                .loadSync(io.kvselect.server.sync.replica.CompositeLoadSync.of(sync.loadSync(),
-                    replica == null ? null : replica.loadSync()))
-                .catalogSync(sync.catalogSync()).build();
+            ClusterSeams.Node built = ClusterSeams.build(builder(s), s, c.vertx(), c.hazelcast(),
+                replica == null ? null : replica.loadSync());
+            service = built.service();
+            sync = built.sync();
             if (replica != null) {
               io.kvselect.server.sync.replica.ReplicaSync.register(service, replica);
             }
           } catch (RuntimeException e) {
             return c.vertx().close().transform(x -> Future.<KvselectNode>failedFuture(e));
           }
-          // load, catalog and index from the peers once the KV-event coordinator follows the catalog
+          // load, catalog and index from the peers once the KV-event coordinator follows the catalog;
+          // /ready answers 503 until then
+          c.view().holdReady(io.kvselect.server.cluster.PeerSync.RECOVERING);
           return deploy(c.vertx(), s, service, httpInstances, metrics, c.view())
               .compose(node -> sync.attach(service).map(o -> node.withPeerSync(sync))
                   .recover(e -> node.close().transform(x -> Future.<KvselectNode>failedFuture(e))));
@@ -274,6 +275,7 @@ public final class KvselectNode {
   private KvselectNode withPeerSync(io.kvselect.server.cluster.PeerSync sync) {
     this.peerSync = sync;
     cluster.attachSync(sync::json);
+    cluster.releaseReady();
     return this;
   }
 

@@ -72,6 +72,11 @@ final class Bookings {
     return rows.remove(id, booking);
   }
 
+  /** Whether {@code id} has a row here: a booking, or a booking in progress. */
+  boolean holds(String id) {
+    return rows.containsKey(id);
+  }
+
   /** Whether {@code id} is a committed booking in {@code partition} (not a claim). */
   boolean isBooked(String id, PartitionKey partition) {
     Booking b = rows.get(id);

@@ -102,6 +102,21 @@ final class PeerState {
     return true;
   }
 
+  /**
+   * The peer that booked {@code id}, as this node's load view knows it; null when no partition
+   * holds it as a peer's booking. Takes each partition's lock in turn, O(partitions).
+   */
+  String originOf(String id) {
+    for (Partition p : registry.partitions()) {
+      synchronized (p.lock) {
+        if (p.load.isActive(id)) {
+          return p.load.originOf(id);
+        }
+      }
+    }
+    return null;
+  }
+
   /** See {@link SelectionService#loadDigest}. */
   LoadDigest digest() {
     List<LoadEvent.Booked> out = new ArrayList<>();

@@ -63,11 +63,13 @@ public final class SelectionService {
   private final Inspection inspection;
   private final PeerState peers;
   private final KvcSelection kvc;
+  private final LifecycleForwarder lifecycle;
   private volatile boolean shuttingDown;
 
   SelectionService(ServiceSettings settings, Clock clock, RandomGenerator rng, SelectionPipeline pipeline,
       SessionAffinity affinity, PendingStore<PendingKey, PendingSelection> pending, LoadSync loadSync,
-      CatalogSync catalogSync, QueueConfig queueConfig, Duration queueTimeout, KvcSelection kvc) {
+      CatalogSync catalogSync, QueueConfig queueConfig, Duration queueTimeout, KvcSelection kvc,
+      LifecycleForwarder lifecycle) {
     this.kvc = kvc;
     this.settings = settings;
     this.rng = rng;
@@ -77,6 +79,7 @@ public final class SelectionService {
     this.affinity = affinity;
     this.loadSync = loadSync;
     this.catalogSync = catalogSync;
+    this.lifecycle = lifecycle;
     this.selector = new Selector(pipeline, rng);
     this.booker = new Booker(bookings, affinity, pending, loadSync, this::drain);
     this.inspection = new Inspection(this, registry);
@@ -446,8 +449,16 @@ public final class SelectionService {
     });
   }
 
-  /** {@code POST /reservations/{id}/prefill_complete}. */
+  /**
+   * {@code POST /reservations/{id}/prefill_complete}. A booking this node does not hold goes to
+   * the {@link LifecycleForwarder} (in a cluster, to the node that booked it).
+   */
   public CompletionStage<Void> prefillComplete(String id) {
+    return attempt(() -> bookings.holds(id) ? prefillCompleteLocal(id)
+        : forward(new LifecycleStep.PrefillComplete(id)));
+  }
+
+  private CompletionStage<Void> prefillCompleteLocal(String id) {
     return attempt(() -> {
       Bookings.Booking b = bookings.booking(id);
       Partition p = registry.partition(b.partition());
@@ -465,8 +476,21 @@ public final class SelectionService {
     });
   }
 
-  /** {@code POST /reservations/{id}/output_block}: one more decode block (local accounting only). */
+  /**
+   * {@code POST /reservations/{id}/output_block}: one more decode block (accounted by the node
+   * that holds the booking only; a booking held elsewhere goes to the {@link LifecycleForwarder}).
+   */
   public CompletionStage<Void> outputBlock(String id, Double decayFraction) {
+    return attempt(() -> {
+      if (decayFraction != null && !(decayFraction >= 0.0 && decayFraction <= 1.0)) {
+        throw SelectionException.badRequest("decay_fraction must be in [0.0, 1.0], got " + decayFraction);
+      }
+      return bookings.holds(id) ? outputBlockLocal(id, decayFraction)
+          : forward(new LifecycleStep.OutputBlock(id, decayFraction));
+    });
+  }
+
+  private CompletionStage<Void> outputBlockLocal(String id, Double decayFraction) {
     return attempt(() -> {
       if (decayFraction != null && !(decayFraction >= 0.0 && decayFraction <= 1.0)) {
         throw SelectionException.badRequest("decay_fraction must be in [0.0, 1.0], got " + decayFraction);
@@ -494,8 +518,38 @@ public final class SelectionService {
     throw SelectionException.notFound("reservation " + id + " not found");
   }
 
-  /** {@code DELETE /reservations/{id}}: frees the booking and its session lease. */
+  /**
+   * {@code DELETE /reservations/{id}}: frees the booking and its session lease. A booking this
+   * node does not hold goes to the {@link LifecycleForwarder} (in a cluster, to the node that
+   * booked it).
+   */
   public CompletionStage<Void> free(String id) {
+    return attempt(() -> bookings.holds(id) ? freeLocal(id) : forward(new LifecycleStep.Free(id)));
+  }
+
+  /**
+   * Applies a lifecycle step another node forwarded to this one (see {@link LifecycleForwarder}):
+   * exactly as the local call, and never forwarded again (404 when this node does not hold it).
+   */
+  public CompletionStage<Void> applyForwarded(LifecycleStep step) {
+    if (step instanceof LifecycleStep.PrefillComplete c) {
+      return prefillCompleteLocal(c.id());
+    }
+    if (step instanceof LifecycleStep.OutputBlock o) {
+      return outputBlockLocal(o.id(), o.decayFraction());
+    }
+    return freeLocal(step.id());
+  }
+
+  /** A step for a booking this node does not hold: to its origin as this node's load view knows it. */
+  private CompletionStage<Void> forward(LifecycleStep step) {
+    if (lifecycle == LifecycleForwarder.LOCAL) {
+      throw SelectionException.notFound("reservation " + step.id() + " not found");
+    }
+    return lifecycle.forward(peers.originOf(step.id()), step);
+  }
+
+  private CompletionStage<Void> freeLocal(String id) {
     return attempt(() -> {
       Bookings.Booking b = bookings.booking(id);
       Partition p = registry.partition(b.partition());

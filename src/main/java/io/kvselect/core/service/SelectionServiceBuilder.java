@@ -50,6 +50,7 @@ public final class SelectionServiceBuilder {
   private PendingStore<Object, Object> pendingStore;
   private io.kvselect.core.kvc.KvcState kvcState;
   private io.kvselect.core.kvc.AdmissionClient admissionClient;
+  private LifecycleForwarder lifecycleForwarder = LifecycleForwarder.LOCAL;
 
   public SelectionServiceBuilder routerConfig(RouterConfig c) {
     this.router = c;
@@ -135,6 +136,15 @@ public final class SelectionServiceBuilder {
   }
 
   /**
+   * Where lifecycle calls for bookings this node does not hold go (in a cluster, to the node that
+   * booked); {@link LifecycleForwarder#LOCAL} (404) by default.
+   */
+  public SelectionServiceBuilder lifecycleForwarder(LifecycleForwarder f) {
+    this.lifecycleForwarder = java.util.Objects.requireNonNull(f, "lifecycleForwarder");
+    return this;
+  }
+
+  /**
    * The router queue: policy classes and ISL tiers (by default one class with the router's
    * {@code router_queue_policy}) and the longest a request waits before a 429 (30 s by default).
    * Queueing itself is on when {@code router_queue_threshold} (or a class's
@@ -184,7 +194,8 @@ public final class SelectionServiceBuilder {
     QueueConfig queue = queueConfig != null ? queueConfig : QueueConfig.defaults(router.queuePolicy());
     return new SelectionService(settings, clock, rng, SelectionPipeline.standard(policy), sessions, store,
         loadSync, catalogSync, queue, queueTimeout, new KvcSelection(
-            kvcState != null ? kvcState : new io.kvselect.core.kvc.LocalKvcState(), admissionClient, rng));
+            kvcState != null ? kvcState : new io.kvselect.core.kvc.LocalKvcState(), admissionClient, rng),
+        lifecycleForwarder);
   }
 
   @SuppressWarnings({"unchecked", "rawtypes"})

@@ -95,7 +95,8 @@ final class Routes {
     r.get("/health").handler(ctx -> respond(ctx, 200, ResponseJson.status("ok")));
     r.get("/ready").handler(ctx -> {
       ReadyStatus s = service.ready();
-      respond(ctx, s.ready() ? 200 : 503, withCluster(ResponseJson.ready(s, recovery.get())));
+      String held = cluster.notReadyReason();
+      respond(ctx, s.ready() && held == null ? 200 : 503, withCluster(ResponseJson.ready(s, recovery.get()), held));
     });
     r.get("/cluster").handler(ctx -> respond(ctx, 200,
         new io.vertx.core.json.JsonObject(cluster.json()).toBuffer().getBytes()));
@@ -117,9 +118,16 @@ final class Routes {
         replica == null ? java.util.List.of() : replica.peers()).toBuffer().getBytes()));
   }
 
-  /** {@code /ready}'s body with the additive {@code cluster} field (enabled, state, members). */
-  private byte[] withCluster(byte[] ready) {
+  /**
+   * {@code /ready}'s body with the additive {@code cluster} field (enabled, state, members) and,
+   * while the cluster holds readiness ({@code held}: a joiner's recovery), {@code ready: false}
+   * with that {@code reason}.
+   */
+  private byte[] withCluster(byte[] ready, String held) {
     io.vertx.core.json.JsonObject body = new io.vertx.core.json.JsonObject(Buffer.buffer(ready));
+    if (held != null) {
+      body.put("ready", false).put("reason", held);
+    }
     return body.put("cluster", new io.vertx.core.json.JsonObject(cluster.readyJson())).toBuffer().getBytes();
   }
 

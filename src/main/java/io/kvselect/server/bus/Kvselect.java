@@ -3,6 +3,9 @@ package io.kvselect.server.bus;
 import io.kvselect.core.service.SelectionService;
 import io.kvselect.server.KvselectNode;
 import io.kvselect.server.MainVerticle;
+import io.kvselect.server.cluster.ClusterSeams;
+import io.kvselect.server.cluster.ClusterView;
+import io.kvselect.server.cluster.PeerSync;
 import io.kvselect.server.config.NodeSettings;
 import io.kvselect.server.metrics.ServiceMetrics;
 import io.vertx.core.DeploymentOptions;
@@ -14,8 +17,12 @@ import io.vertx.core.Vertx;
  * {@link MainVerticle} as {@code bin/kvselect} (event-bus API on {@link BusAddresses}, published
  * events, housekeeping, KV-event ingestion when the index is event-driven, and the HTTP server
  * unless disabled). On a clustered Vert.x the API addresses and events are cluster-wide, so every
- * application of the cluster can use them. Undeploying (or closing the application's Vert.x)
- * stops it; it never closes the Vert.x instance it was given.
+ * application of the cluster can use them, and {@link #deploy(Vertx, NodeSettings)} joins the
+ * kvselect deployments of the cluster exactly as {@code bin/kvselect --cluster} nodes join each
+ * other: shared session table and pending selections in Hazelcast, load, catalog and lifecycle
+ * calls in step over the event bus (the cluster manager must be Vert.x's Hazelcast one).
+ * Undeploying (or closing the application's Vert.x) stops it; it never closes the Vert.x instance
+ * it was given.
  *
  * <pre>{@code
  * NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0"}, System.getenv());
@@ -30,20 +37,45 @@ public final class Kvselect {
   private final SelectionService service;
   private final MainVerticle main;
   private final String deploymentId;
+  /** Node-to-node sync on a clustered Vert.x; null otherwise. */
+  private final PeerSync sync;
 
-  private Kvselect(Vertx vertx, SelectionService service, MainVerticle main, String deploymentId) {
+  private Kvselect(Vertx vertx, SelectionService service, MainVerticle main, String deploymentId, PeerSync sync) {
     this.vertx = vertx;
     this.service = service;
     this.main = main;
     this.deploymentId = deploymentId;
+    this.sync = sync;
   }
 
   /**
    * Deploys a node described by {@code settings} (as {@code bin/kvselect} resolves them) with one
    * HTTP server instance on {@code settings.host():settings.port()} and one event-bus API instance.
+   * On a clustered {@code vertx} the node is a cluster member like {@code bin/kvselect --cluster}
+   * (shared seams and {@link PeerSync}, through {@link ClusterSeams#build}); it completes once the
+   * node has recovered catalog and index from a peer (or found none).
    */
   public static Future<Kvselect> deploy(Vertx vertx, NodeSettings settings) {
-    return deploy(vertx, settings, KvselectNode.service(settings), 1);
+    if (!vertx.isClustered()) {
+      return deploy(vertx, settings, KvselectNode.service(settings), 1);
+    }
+    ClusterSeams.Node node;
+    ClusterView view;
+    try {
+      com.hazelcast.core.HazelcastInstance hz = ClusterSeams.hazelcast(vertx);
+      node = ClusterSeams.build(KvselectNode.builder(settings), settings, vertx, hz);
+      view = ClusterView.embedded(hz, node.sync().nodeId());
+    } catch (RuntimeException e) {
+      return Future.failedFuture(e);
+    }
+    PeerSync sync = node.sync();
+    view.holdReady(PeerSync.RECOVERING);
+    return deploy(vertx, settings, node.service(), 1, view, sync)
+        .compose(k -> sync.attach(k.service).map(o -> {
+          view.attachSync(sync::json);
+          view.releaseReady();
+          return k;
+        }).recover(e -> k.undeploy().transform(x -> Future.<Kvselect>failedFuture(e))));
   }
 
   /**
@@ -52,16 +84,22 @@ public final class Kvselect {
    */
   public static Future<Kvselect> deploy(Vertx vertx, NodeSettings settings, SelectionService service,
       int httpInstances) {
+    return deploy(vertx, settings, service, httpInstances, ClusterView.standalone(), null);
+  }
+
+  private static Future<Kvselect> deploy(Vertx vertx, NodeSettings settings, SelectionService service,
+      int httpInstances, ClusterView view, PeerSync sync) {
     if (httpInstances < 0) {
       return Future.failedFuture(new IllegalArgumentException("httpInstances must not be negative"));
     }
     // the same bearer token and TLS as bin/kvselect: embedding must not open what the settings close
     MainVerticle main = new MainVerticle(service, new ServiceMetrics(), settings.host(), settings.port(),
         httpInstances, settings.threads(), settings.indexerPeers(), settings.configJson(),
-        io.kvselect.server.security.HttpGuards.of(settings.operations(), new io.kvselect.server.drain.RequestGate()));
+        io.kvselect.server.security.HttpGuards.of(settings.operations(), new io.kvselect.server.drain.RequestGate()),
+        view);
     return vertx.deployVerticle(main, new DeploymentOptions())
         .compose(id -> io.kvselect.server.Operations.deploy(vertx, settings.operations(), service, main.events())
-            .map(v -> new Kvselect(vertx, service, main, id)))
+            .map(v -> new Kvselect(vertx, service, main, id, sync)))
         .onFailure(e -> service.shutdown());
   }
 
@@ -83,9 +121,18 @@ public final class Kvselect {
     return deploymentId;
   }
 
-  /** Stops the node's verticles (the service turns not-ready first); the Vert.x instance stays up. */
+  /** Node-to-node sync when deployed on a clustered Vert.x by {@link #deploy(Vertx, NodeSettings)}, else null. */
+  public PeerSync peerSync() {
+    return sync;
+  }
+
+  /**
+   * Stops the node's verticles (the service turns not-ready first) and its node-to-node sync; the
+   * Vert.x instance stays up.
+   */
   public Future<Void> undeploy() {
     service.shutdown();
-    return vertx.undeploy(deploymentId);
+    Future<Void> stopped = sync == null ? Future.succeededFuture() : sync.close();
+    return stopped.eventually(() -> vertx.undeploy(deploymentId));
   }
 }

@@ -1,5 +1,6 @@
 package io.kvselect.server.cluster;
 
+import com.hazelcast.core.HazelcastInstance;
 import io.kvselect.core.service.SelectionServiceBuilder;
 import io.kvselect.core.session.SessionAffinity;
 import io.kvselect.server.config.NodeSettings;
@@ -10,17 +11,62 @@ import java.util.concurrent.Executor;
 
 /**
  * Plugs the cluster-wide implementations of the service's asynchronous seams into a
- * {@link SelectionServiceBuilder}: the Hazelcast session table (when session affinity is on) and
- * the Hazelcast pending store. Stateless.
+ * {@link SelectionServiceBuilder}: the Hazelcast session table (when session affinity is on), the
+ * Hazelcast pending store, and node-to-node sync ({@link PeerSync}: load, catalog, lifecycle
+ * forwarding). The one clustered path of both {@code bin/kvselect --cluster} and
+ * {@code Kvselect.deploy} on an application's clustered Vert.x. Stateless.
  */
 public final class ClusterSeams {
 
   private ClusterSeams() {}
 
-  /** {@code builder} with the shared session table and pending store of cluster {@code c}. */
+  /** A service built for a clustered Vert.x and the sync to {@link PeerSync#attach} once it is deployed. */
+  public record Node(io.kvselect.core.service.SelectionService service, PeerSync sync) {}
+
+  /**
+   * Builds the service of a node on the clustered {@code vertx} whose Hazelcast member is
+   * {@code hz}: {@code builder} with the shared session table and pending store and the seams of
+   * a new {@link PeerSync} (load, catalog, lifecycle forwarding). The caller deploys the service,
+   * then attaches the sync ({@link PeerSync#attach}) and closes it before Vert.x.
+   */
+  public static Node build(SelectionServiceBuilder builder, NodeSettings s, Vertx vertx, HazelcastInstance hz) {
+    return build(builder, s, vertx, hz, null);
+  }
+
+  /**
+   * As above; the node's bookings are also published to {@code alsoPublishTo} when it is not
+   * null (Dynamo's replica-sync mesh beside the cluster).
+   */
+  public static Node build(SelectionServiceBuilder builder, NodeSettings s, Vertx vertx, HazelcastInstance hz,
+      io.kvselect.core.load.LoadSync alsoPublishTo) {
+    PeerSync sync = new PeerSync(vertx, PeerSync.options(s.cluster()));
+    io.kvselect.core.service.SelectionService service = apply(builder, s, vertx, hz)
+        .loadSync(io.kvselect.server.sync.replica.CompositeLoadSync.of(sync.loadSync(), alsoPublishTo))
+        .catalogSync(sync.catalogSync()).lifecycleForwarder(sync.lifecycleForwarder()).build();
+    return new Node(service, sync);
+  }
+
+  /**
+   * The Hazelcast member under a clustered {@code vertx}; fails when its cluster manager is not
+   * Vert.x's Hazelcast one (kvselect shares its state through Hazelcast structures).
+   */
+  public static HazelcastInstance hazelcast(Vertx vertx) {
+    io.vertx.core.spi.cluster.ClusterManager m = ((io.vertx.core.internal.VertxInternal) vertx).clusterManager();
+    if (m instanceof io.vertx.spi.cluster.hazelcast.HazelcastClusterManager h && h.getHazelcastInstance() != null) {
+      return h.getHazelcastInstance();
+    }
+    throw new IllegalStateException("kvselect on a clustered Vert.x needs the Hazelcast cluster manager, found "
+        + (m == null ? "none" : m.getClass().getName()));
+  }
+
+  /** {@code builder} with the shared session table, pending store and KVC session state of cluster {@code c}. */
   public static SelectionServiceBuilder apply(SelectionServiceBuilder builder, NodeSettings s,
       ClusterBootstrap.Clustered c) {
-    Vertx vertx = c.vertx();
+    return apply(builder, s, c.vertx(), c.hazelcast());
+  }
+
+  private static SelectionServiceBuilder apply(SelectionServiceBuilder builder, NodeSettings s, Vertx vertx,
+      HazelcastInstance hz) {
     Executor completions = completions(vertx);
     Executor blocking = command -> vertx.executeBlocking(() -> {
       command.run();
@@ -28,13 +74,13 @@ public final class ClusterSeams {
     }, false);
     if (s.sessionAffinityTtlSecs() != null) {
       Duration ttl = Duration.ofSeconds(s.sessionAffinityTtlSecs());
-      builder.sessionAffinity(clock -> new HazelcastSessionAffinity(c.hazelcast(), clock, ttl,
+      builder.sessionAffinity(clock -> new HazelcastSessionAffinity(hz, clock, ttl,
           SessionAffinity.MAX_ENTRIES, blocking, completions));
     }
     Duration pendingTtl = Duration.ofNanos((long) (s.selectionCacheTtlSecs() * 1e9));
-    builder.pendingStore(new HazelcastPendingStore<>(c.hazelcast(), Clock.systemUTC(), pendingTtl,
+    builder.pendingStore(new HazelcastPendingStore<>(hz, Clock.systemUTC(), pendingTtl,
         s.selectionCacheMaxBytes(), completions));
-    builder.kvcState(new HazelcastKvcState(c.hazelcast(), blocking, completions));
+    builder.kvcState(new HazelcastKvcState(hz, blocking, completions));
     return builder;
   }
 

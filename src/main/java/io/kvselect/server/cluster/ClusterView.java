@@ -38,6 +38,11 @@ public final class ClusterView {
   private final ClusterSettings settings;
   private final HazelcastInstance hazelcast;
   private final String nodeId;
+  /**
+   * Why {@code /ready} answers 503 whatever the service says (a joining node still recovering its
+   * catalog and index from a peer), or null. Written by the start-up path, read by any thread.
+   */
+  private volatile String notReady;
   /** What node-to-node sync reports under {@code sync}; set once the node is in step. */
   private volatile java.util.function.Supplier<Map<String, Object>> sync;
 
@@ -45,6 +50,19 @@ public final class ClusterView {
     this.settings = settings;
     this.hazelcast = hazelcast;
     this.nodeId = nodeId;
+  }
+
+  /**
+   * The view of kvselect deployed into an application's clustered Vert.x: the name and TCP-IP
+   * member list as the application's Hazelcast configuration has them.
+   */
+  public static ClusterView embedded(HazelcastInstance hz, String nodeId) {
+    com.hazelcast.config.Config c = hz.getConfig();
+    com.hazelcast.config.TcpIpConfig tcp = c.getNetworkConfig().getJoin().getTcpIpConfig();
+    ClusterSettings s = new ClusterSettings(true, c.getClusterName(),
+        tcp.isEnabled() ? tcp.getMembers() : List.of(), c.getNetworkConfig().getPort(),
+        hz.getCluster().getLocalMember().getAddress().getHost());
+    return new ClusterView(s, hz, nodeId);
   }
 
   /** The view of a node started without {@code --cluster}. */
@@ -73,6 +91,21 @@ public final class ClusterView {
       return null;
     }
     return address(hazelcast.getCluster().getLocalMember());
+  }
+
+  /** {@code /ready} answers 503 with {@code reason} until {@link #releaseReady}. */
+  public void holdReady(String reason) {
+    this.notReady = reason;
+  }
+
+  /** Ends {@link #holdReady}: the node's recovery finished (done, no peer, or failed and given up). */
+  public void releaseReady() {
+    this.notReady = null;
+  }
+
+  /** The reason {@code /ready} must answer 503 now, or null. */
+  public String notReadyReason() {
+    return notReady;
   }
 
   /** Adds node-to-node sync's report ({@link PeerSync#json}) to {@code GET /cluster} as {@code sync}. */

@@ -125,6 +125,7 @@ public final class PeerSync {
   private final SyncStream stream;
   private final EventBusLoadSync loadSync;
   private final EventBusCatalogSync catalogSync;
+  private final BusLifecycleForwarder lifecycle;
   private final Stats stats = new Stats();
   private final Map<String, Peer> peers = new HashMap<>();
   private final LinkedHashSet<String> departed = new LinkedHashSet<>();
@@ -149,12 +150,16 @@ public final class PeerSync {
     this.stream = new SyncStream(vertx, context, nodeId);
     this.loadSync = new EventBusLoadSync(stream);
     this.catalogSync = new EventBusCatalogSync(stream);
+    this.lifecycle = new BusLifecycleForwarder(vertx, cluster, BusLifecycleForwarder.DEFAULT_TIMEOUT);
   }
 
   /** Over the cluster manager of a clustered {@code vertx}. */
   public PeerSync(Vertx vertx, PeerSyncOptions options) {
     this(vertx, ((io.vertx.core.internal.VertxInternal) vertx).clusterManager(), options);
   }
+
+  /** What {@code /ready} says while {@link #attach} recovers catalog and index from a peer. */
+  public static final String RECOVERING = "joining the cluster: recovering the worker catalog and KV index from a peer";
 
   /** Options for a node with {@code settings}: the reconciliation interval and what derives from it. */
   public static PeerSyncOptions options(ClusterSettings settings) {
@@ -169,6 +174,14 @@ public final class PeerSync {
   /** The catalog seam to pass to {@code SelectionServiceBuilder.catalogSync}. */
   public CatalogSync catalogSync() {
     return catalogSync;
+  }
+
+  /**
+   * The lifecycle seam to pass to {@code SelectionServiceBuilder.lifecycleForwarder}: calls for
+   * bookings another node holds go to it ({@link BusLifecycleForwarder}).
+   */
+  public io.kvselect.core.service.LifecycleForwarder lifecycleForwarder() {
+    return lifecycle;
   }
 
   public String nodeId() {
@@ -225,7 +238,7 @@ public final class PeerSync {
           () -> !recovering);
       streamConsumer = vertx.eventBus().consumer(SyncAddresses.STREAM, this::onStream);
       nodeConsumer = vertx.eventBus().consumer(SyncAddresses.node(nodeId), this::onNode);
-      Future.all(streamConsumer.completion(), nodeConsumer.completion())
+      Future.all(streamConsumer.completion(), nodeConsumer.completion(), lifecycle.attach(service))
           .compose(x -> recoveryServer.recover(otherNodes()))
           .onComplete(ar -> context.runOnContext(y -> {
             if (ar.failed()) {
@@ -270,6 +283,7 @@ public final class PeerSync {
       if (nodeConsumer != null) {
         f.add(nodeConsumer.unregister());
       }
+      f.add(lifecycle.close());
       Future.join(f).<Void>mapEmpty().onComplete(done);
     });
     return done.future();

@@ -12,7 +12,15 @@ public final class SyncAddresses {
   /** Prefix of each node's own address: digest requests and index-recovery requests. */
   public static final String NODE_PREFIX = "kvselect.sync.node.";
 
+  /** Prefix of each node's lifecycle address: steps forwarded to the node that holds the booking. */
+  public static final String LIFECYCLE_PREFIX = "kvselect.sync.lifecycle.";
+
   private SyncAddresses() {}
+
+  /** Where lifecycle steps for bookings node {@code nodeId} holds are sent ({@link BusLifecycleForwarder}). */
+  public static String lifecycle(String nodeId) {
+    return LIFECYCLE_PREFIX + nodeId;
+  }
 
   /** The point-to-point address of node {@code nodeId}. */
   public static String node(String nodeId) {

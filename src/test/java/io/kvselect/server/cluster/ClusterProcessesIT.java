@@ -28,8 +28,10 @@ import org.junit.jupiter.api.Test;
  * Three {@code bin/kvselect --cluster} processes on 127.0.0.1, run from the fat jar that
  * {@code package} built (integration-test phase; nothing is built here): sessions are bound
  * through all three, one process is killed with SIGKILL by its PID, and the two survivors must
- * keep serving and route every session to the worker it was bound to. Every process is stopped
- * by PID afterwards.
+ * keep serving and route every session to the worker it was bound to; their {@code /loads}
+ * converge to the bookings they hold themselves (the dead node's are released after the grace),
+ * and a booking made on one survivor is freed through the other. Every process is stopped by PID
+ * afterwards.
  */
 class ClusterProcessesIT {
 
@@ -78,7 +80,7 @@ class ClusterProcessesIT {
       Path log = logs.resolve("node" + i + ".log");
       ProcessBuilder pb = new ProcessBuilder("./bin/kvselect", "--cluster", "--cluster-name", name,
           "--cluster-members", members, "--cluster-port", Integer.toString(base), "--host", "127.0.0.1",
-          "--port", Integer.toString(port), "--session-affinity-ttl-secs", "600")
+          "--port", Integer.toString(port), "--session-affinity-ttl-secs", "600", "--cluster-reconcile-secs", "1")
           .redirectErrorStream(true).redirectOutput(log.toFile());
       pb.environment().keySet().removeIf(k -> k.startsWith("DYN_") || k.startsWith("KVSELECT_"));
       pb.environment().put("KVSELECT_JAR", jar.toString());
@@ -106,7 +108,7 @@ class ClusterProcessesIT {
     Map<String, Long> bound = new LinkedHashMap<>();
     for (int s = 0; s < SESSIONS; s++) {
       Reply r = call(nodes.get(s % 3), "POST", "/select_and_reserve", Map.of("session_id", "conv-" + s,
-          "token_ids", ClusterSharedStateTest.tokens(s, 32)));
+          "token_ids", ClusterSharedStateTest.tokens(s, 32), "selection_id", "pre-" + s));
       assertEquals(200, r.status(), r.toString());
       bound.put("conv-" + s, r.body().path("worker_id").asLong());
     }
@@ -132,6 +134,16 @@ class ClusterProcessesIT {
       assertEquals(200, call(n, "GET", "/health", null).status());
     }
     System.out.printf("survivors saw 2 members %.1f s after the SIGKILL%n", (System.nanoTime() - killedAt) / 1e9);
+    // sessions s % 3 == 2 were booked on the dead node: released after the grace, the others stay
+    int held = SESSIONS - SESSIONS / 3;
+    for (Node n : survivors) {
+      await("survivor " + n.port() + " releases the dead node's bookings").atMost(Duration.ofSeconds(60))
+          .pollInterval(Duration.ofMillis(250)).until(() -> activeRequests(n) == held);
+    }
+    System.out.printf("survivors' /loads held only their own %d bookings %.1f s after the SIGKILL%n", held,
+        (System.nanoTime() - killedAt) / 1e9);
+    Reply deadOne = call(survivors.get(0), "DELETE", "/reservations/pre-2", null);
+    assertEquals(404, deadOne.status(), "a booking of the dead node died with it: " + deadOne);
     for (var e : bound.entrySet()) {
       for (Node n : survivors) {
         Reply r = call(n, "POST", "/select_and_reserve", Map.of("session_id", e.getKey(), "token_ids",
@@ -146,6 +158,39 @@ class ClusterProcessesIT {
     Reply same = call(survivors.get(1), "POST", "/select", Map.of("session_id", "after-kill",
         "token_ids", ClusterSharedStateTest.tokens(3001, 32)));
     assertEquals(fresh.body().path("worker_id").asLong(), same.body().path("worker_id").asLong());
+
+    // a booking made on one survivor is freed through the other (forwarded to the one that booked)
+    int before = held + 2 * SESSIONS + 1;
+    for (Node n : survivors) {
+      await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(250)).until(() -> activeRequests(n) == before);
+    }
+    Reply booked = call(survivors.get(0), "POST", "/select_and_reserve", Map.of("token_ids",
+        ClusterSharedStateTest.tokens(4000, 32), "selection_id", "freed-elsewhere"));
+    assertEquals(200, booked.status(), booked.toString());
+    Reply freed = call(survivors.get(1), "DELETE", "/reservations/freed-elsewhere", null);
+    assertEquals(200, freed.status(), freed.toString());
+    assertEquals(404, call(survivors.get(0), "DELETE", "/reservations/freed-elsewhere", null).status());
+    Reply alsoFreed = call(survivors.get(1), "DELETE", "/reservations/pre-0", null);
+    assertEquals(200, alsoFreed.status(), "pre-0 was booked on the first survivor: " + alsoFreed);
+    for (Node n : survivors) {
+      await("survivor " + n.port() + " after the forwarded frees").atMost(Duration.ofSeconds(30))
+          .pollInterval(Duration.ofMillis(250)).until(() -> activeRequests(n) == before - 1);
+    }
+  }
+
+  /** The active requests {@code /loads} of {@code n} counts over every partition and rank (-1 when unreachable). */
+  private static int activeRequests(Node n) {
+    JsonNode loads = getOrNull(n, "/loads");
+    if (loads == null) {
+      return -1;
+    }
+    int total = 0;
+    for (JsonNode p : loads) {
+      for (JsonNode l : p.path("loads")) {
+        total += l.path("active_requests").asInt();
+      }
+    }
+    return total;
   }
 
   private record Reply(int status, JsonNode body) {}

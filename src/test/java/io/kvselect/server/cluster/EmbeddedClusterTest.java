@@ -1,0 +1,149 @@
+package io.kvselect.server.cluster;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.hazelcast.config.Config;
+import com.hazelcast.config.MapConfig;
+import com.hazelcast.config.MultiMapConfig;
+import com.hazelcast.config.NetworkConfig;
+import io.kvselect.server.bus.Kvselect;
+import io.kvselect.server.config.NodeSettings;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Two applications, each with its own clustered Vert.x (a plain Hazelcast configuration of their
+ * own, no kvselect map declared), each deploy kvselect with {@link Kvselect#deploy(Vertx,
+ * NodeSettings)}: the two deployments form one kvselect cluster, as {@code bin/kvselect
+ * --cluster} nodes do. A worker registered through one is known to the other, sessions bound
+ * through one are honoured by the other (twenty sessions over two workers: independent tables
+ * would agree on all of them once in a million), and a booking made through one is freed
+ * through the other.
+ */
+class EmbeddedClusterTest {
+
+  private static final long TIMEOUT_S = 60;
+  private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+  static {
+    System.setProperty("hazelcast.wait.seconds.before.join", "0");
+  }
+
+  private static Config application(String cluster, int port, String member) {
+    Config c = new Config();
+    c.setClusterName(cluster);
+    c.setProperty("hazelcast.phone.home.enabled", "false");
+    c.setProperty("hazelcast.socket.bind.any", "false");
+    c.setProperty("hazelcast.logging.type", "slf4j");
+    NetworkConfig n = c.getNetworkConfig();
+    n.setPort(port).setPortAutoIncrement(true).setPortCount(20);
+    n.getJoin().getMulticastConfig().setEnabled(false);
+    n.getJoin().getAutoDetectionConfig().setEnabled(false);
+    n.getJoin().getTcpIpConfig().setEnabled(true).addMember(member);
+    n.getInterfaces().setEnabled(true).addInterface("127.0.0.1");
+    c.addMultiMapConfig(new MultiMapConfig("__vertx.subs").setBackupCount(1)
+        .setValueCollectionType(MultiMapConfig.ValueCollectionType.SET));
+    c.addMapConfig(new MapConfig("__vertx.haInfo").setBackupCount(1));
+    c.addMapConfig(new MapConfig("__vertx.nodeInfo").setBackupCount(1));
+    return c;
+  }
+
+  private static <T> T get(Future<T> f) throws Exception {
+    return f.toCompletionStage().toCompletableFuture().get(TIMEOUT_S, TimeUnit.SECONDS);
+  }
+
+  private static Vertx clustered(HazelcastClusterManager mgr) throws Exception {
+    VertxOptions o = new VertxOptions();
+    o.getEventBusOptions().setHost("127.0.0.1").setPort(0);
+    return get(Vertx.builder().with(o).withClusterManager(mgr).buildClustered());
+  }
+
+  private record Reply(int status, JsonNode body) {}
+
+  private static Reply call(Kvselect k, String method, String path, Object body) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + k.httpPort() + path))
+        .timeout(Duration.ofSeconds(30));
+    if (body == null) {
+      b.method(method, HttpRequest.BodyPublishers.noBody());
+    } else {
+      b.header("content-type", "application/json")
+          .method(method, HttpRequest.BodyPublishers.ofString(ClusterHarness.JSON.writeValueAsString(body)));
+    }
+    HttpResponse<String> r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    return new Reply(r.statusCode(), r.body().isEmpty() ? null : ClusterHarness.JSON.readTree(r.body()));
+  }
+
+  @Test
+  void twoApplicationsDeployingKvselectShareSessionsCatalogAndLifecycle() throws Exception {
+    String cluster = "kvs-test-" + UUID.randomUUID();
+    int port = ClusterHarness.freePort();
+    List<Vertx> apps = new ArrayList<>();
+    try {
+      HazelcastClusterManager first = new HazelcastClusterManager(application(cluster, port, "127.0.0.1:" + port));
+      apps.add(clustered(first));
+      int actual = first.getHazelcastInstance().getCluster().getLocalMember().getAddress().getPort();
+      HazelcastClusterManager second = new HazelcastClusterManager(
+          application(cluster, ClusterHarness.freePort(), "127.0.0.1:" + actual));
+      apps.add(clustered(second));
+      await().atMost(Duration.ofSeconds(TIMEOUT_S)).until(() -> first.getNodes().size() == 2);
+
+      NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0",
+          "--session-affinity-ttl-secs", "600"}, ClusterHarness.ENV);
+      Kvselect a = get(Kvselect.deploy(apps.get(0), s));
+      Kvselect b = get(Kvselect.deploy(apps.get(1), s));
+      assertNotNull(a.peerSync(), "a clustered Vert.x gets node-to-node sync");
+      assertEquals("done", b.peerSync().recovery().state(), "the second copied the first's catalog and index");
+      JsonNode view = call(b, "GET", "/cluster", null).body();
+      assertEquals(cluster, view.path("name").asText(), String.valueOf(view));
+      assertEquals(2, view.path("members").size(), String.valueOf(view));
+
+      for (int w = 1; w <= 2; w++) {
+        assertEquals(201, call(a, "POST", "/workers", Map.of("worker_id", w, "endpoint", "http://worker-" + w + ":8000",
+            "block_size", 16)).status());
+      }
+      await().atMost(Duration.ofSeconds(TIMEOUT_S)).until(() -> b.service().listWorkers(null, null).size() == 2);
+
+      Map<String, Long> bound = new LinkedHashMap<>();
+      for (int i = 0; i < 20; i++) {
+        Reply r = call(a, "POST", "/select_and_reserve", Map.of("session_id", "s-" + i, "selection_id", "booked-" + i,
+            "token_ids", ClusterSharedStateTest.tokens(i, 32)));
+        assertEquals(200, r.status(), String.valueOf(r.body()));
+        bound.put("s-" + i, r.body().path("worker_id").asLong());
+      }
+      assertTrue(bound.containsValue(1L) && bound.containsValue(2L), "both workers were chosen: " + bound);
+      for (var e : bound.entrySet()) {
+        Reply r = call(b, "POST", "/select", Map.of("session_id", e.getKey(),
+            "token_ids", ClusterSharedStateTest.tokens(500, 32)));
+        assertEquals(200, r.status(), String.valueOf(r.body()));
+        assertEquals(e.getValue(), r.body().path("worker_id").asLong(), e.getKey() + " through the other application");
+      }
+      assertEquals(200, call(b, "DELETE", "/reservations/booked-0", null).status());
+      assertEquals(19, a.service().bookingCount(), "freed where it was booked");
+
+      get(b.undeploy());
+      get(a.undeploy());
+    } finally {
+      for (Vertx v : apps) {
+        get(v.close());
+      }
+    }
+  }
+}
