@@ -287,6 +287,17 @@ public final class ReplicaSync implements AutoCloseable {
   // ---- counters ----
 
   /** The count of {@code direction} ("in"/"out") events on {@code topic} with {@code outcome}. */
+  /** Every nonzero counter as {@code direction/topic/outcome=n}, for diagnostics. */
+  public String countersText() {
+    StringBuilder b = new StringBuilder();
+    new java.util.TreeMap<>(counters).forEach((k, a) -> {
+      if (a.sum() != 0) {
+        b.append(b.length() == 0 ? "" : ", ").append(k).append('=').append(a.sum());
+      }
+    });
+    return b.length() == 0 ? "none" : b.toString();
+  }
+
   public long count(String direction, String topic, String outcome) {
     LongAdder a = counters.get(key(direction, topic, outcome));
     return a == null ? 0 : a.sum();
