@@ -286,7 +286,6 @@ public final class ReplicaSync implements AutoCloseable {
 
   // ---- counters ----
 
-  /** The count of {@code direction} ("in"/"out") events on {@code topic} with {@code outcome}. */
   /** Every nonzero counter as {@code direction/topic/outcome=n}, for diagnostics. */
   public String countersText() {
     StringBuilder b = new StringBuilder();
@@ -298,6 +297,7 @@ public final class ReplicaSync implements AutoCloseable {
     return b.length() == 0 ? "none" : b.toString();
   }
 
+  /** The count of {@code direction} ("in"/"out") events on {@code topic} with {@code outcome}. */
   public long count(String direction, String topic, String outcome) {
     LongAdder a = counters.get(key(direction, topic, outcome));
     return a == null ? 0 : a.sum();
