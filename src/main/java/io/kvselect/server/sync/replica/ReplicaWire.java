@@ -266,12 +266,60 @@ public final class ReplicaWire {
 
   /** The whole payload as one value; trailing bytes or a truncated value are malformed. */
   private static Value root(byte[] payload) throws Rejected {
+    requirePlausibleShape(payload);
     try (MessageUnpacker u = MessagePack.newDefaultUnpacker(payload)) {
       Value v = u.unpackValue();
       if (u.hasNext()) {
         throw malformed("trailing bytes after the payload");
       }
       return v;
+    } catch (IOException | RuntimeException e) {
+      throw malformed("not msgpack: " + e.getMessage());
+    }
+  }
+
+  /** Deepest nesting a payload may have (Dynamo's messages nest four levels). */
+  static final int MAX_DEPTH = 32;
+
+  /**
+   * Walks the payload's structure without building it, so that a frame declaring an array, map,
+   * string or binary longer than the frame itself, or nested deeper than {@link #MAX_DEPTH}, is
+   * refused before {@link MessageUnpacker#unpackValue} would allocate for it (a 5-byte array32
+   * header claiming 2^31 elements would take the heap) or recurse for it.
+   */
+  private static void requirePlausibleShape(byte[] payload) throws Rejected {
+    try (MessageUnpacker u = MessagePack.newDefaultUnpacker(payload)) {
+      long[] pending = new long[MAX_DEPTH + 1];
+      int depth = 0;
+      pending[0] = 1;
+      while (depth >= 0) {
+        if (pending[depth] == 0) {
+          depth--;
+          continue;
+        }
+        pending[depth]--;
+        if (!u.hasNext()) {
+          throw malformed("truncated payload");
+        }
+        long left = payload.length - u.getTotalReadBytes();
+        org.msgpack.core.MessageFormat f = u.getNextFormat();
+        long children;
+        switch (f.getValueType()) {
+          case ARRAY -> children = u.unpackArrayHeader();
+          case MAP -> children = 2L * u.unpackMapHeader();
+          default -> {
+            u.skipValue();
+            continue;
+          }
+        }
+        if (children < 0 || children > left) {
+          throw malformed("a container declares " + children + " values in " + left + " bytes");
+        }
+        if (depth == MAX_DEPTH) {
+          throw malformed("nested deeper than " + MAX_DEPTH);
+        }
+        pending[++depth] = children;
+      }
     } catch (IOException | RuntimeException e) {
       throw malformed("not msgpack: " + e.getMessage());
     }

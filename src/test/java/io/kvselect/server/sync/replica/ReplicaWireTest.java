@@ -115,6 +115,35 @@ class ReplicaWireTest {
     assertEquals(7, MessagePack.newDefaultUnpacker(ReplicaWire.encode(e)).unpackMapHeader());
   }
 
+  /**
+   * Headers that declare more than the frame holds, and deep nesting, are refused before anything
+   * is built: a random frame starting with an array32 header once took the test JVM's 2 GB heap.
+   */
+  @Test
+  void declaredSizesBeyondTheFrameAndDeepNestingAreRefusedWithoutAllocating() {
+    byte[] array32 = {(byte) 0xdd, 0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff, 0x00};
+    byte[] map32 = {(byte) 0xdf, 0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff, 0x00, 0x00};
+    byte[] nestedMap = {(byte) 0x81, (byte) 0xa1, 'k', (byte) 0xdd, 0x10, 0x00, 0x00, 0x00, 0x01};
+    byte[] str32 = {(byte) 0xdb, 0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff, 'x'};
+    byte[] bin32 = {(byte) 0xc6, 0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff, 'x'};
+    byte[] deep = new byte[200_000];
+    java.util.Arrays.fill(deep, (byte) 0x91);
+    for (byte[] bad : new byte[][] {array32, map32, nestedMap, str32, bin32, deep}) {
+      for (int topic = 0; topic < 2; topic++) {
+        int t = topic;
+        ReplicaWire.Rejected r = assertThrows(ReplicaWire.Rejected.class,
+            () -> {
+              if (t == 0) {
+                ReplicaWire.decodeSequence(bad);
+              } else {
+                ReplicaWire.decodeAffinity(bad);
+              }
+            }, HexFormat.of().formatHex(bad, 0, Math.min(bad.length, 16)));
+        assertEquals("malformed", r.reason());
+      }
+    }
+  }
+
   @Property(tries = 300)
   void arbitraryBytesAreRefusedNeverThrown(@ForAll byte[] bytes) {
     for (int topic = 0; topic < 2; topic++) {
