@@ -212,32 +212,11 @@ public final class HazelcastKvcState implements KvcState {
   }
 
   private <T> CompletionStage<T> hop(CompletionStage<T> stage) {
-    CompletableFuture<T> out = new CompletableFuture<>();
-    stage.whenComplete((v, e) -> completions.execute(() -> {
-      if (e != null) {
-        out.completeExceptionally(e);
-      } else {
-        out.complete(v);
-      }
-    }));
-    return out;
+    return ClusterStages.hop(stage, completions);
   }
 
   private <T> CompletionStage<T> onBlocking(Callable<T> body) {
-    CompletableFuture<T> out = new CompletableFuture<>();
-    try {
-      blocking.execute(() -> {
-        try {
-          T v = body.call();
-          completions.execute(() -> out.complete(v));
-        } catch (Exception e) {
-          completions.execute(() -> out.completeExceptionally(e));
-        }
-      });
-    } catch (RuntimeException e) {
-      out.completeExceptionally(e);
-    }
-    return out;
+    return ClusterStages.onBlocking(body, blocking, completions);
   }
 
   /** Writes a session entry with its idle TTL restarted (where the entry supports a TTL). */

@@ -172,15 +172,7 @@ public final class HazelcastPendingStore<K, V> implements PendingStore<K, V> {
   }
 
   private <T> CompletionStage<T> hop(CompletionStage<T> stage) {
-    CompletableFuture<T> out = new CompletableFuture<>();
-    stage.whenComplete((v, e) -> completions.execute(() -> {
-      if (e != null) {
-        out.completeExceptionally(e);
-      } else {
-        out.complete(v);
-      }
-    }));
-    return out;
+    return ClusterStages.hop(stage, completions);
   }
 
   /** Reads the entry and claims it for {@code member} unless another member's claim is still running. */
