@@ -40,18 +40,9 @@ class ReplicaSyncHttpTest {
     ReplicaSync rs = to.node.replicaSync();
     AtomicInteger i = new AtomicInteger();
     await().atMost(WAIT).pollInterval(Duration.ofMillis(50))
-        .conditionEvaluationListener(new org.awaitility.core.ConditionEvaluationListener<Boolean>() {
-          @Override
-          public void conditionEvaluated(org.awaitility.core.EvaluatedCondition<Boolean> c) {}
-
-          @Override
-          public void onTimeout(org.awaitility.core.TimeoutEvent e) {
-            // what each side counted, for the next person when the link never comes up
-            System.err.println("replica link not up: from " + from.node.replicaSync().countersText()
-                + " peers " + from.node.replicaSync().peers() + "; to " + rs.countersText()
-                + " peers " + rs.peers());
-          }
-        }).until(() -> {
+        .conditionEvaluationListener(LinkDiagnostics.onTimeout(() ->
+            LinkDiagnostics.describe("from", from.node.replicaSync()) + "; " + LinkDiagnostics.describe("to", rs)))
+        .until(() -> {
       String id = "probe-" + i.incrementAndGet();
       from.post("/select_and_reserve", "{\"selection_id\":\"" + id + "\",\"token_ids\":[7,7,7,7]}");
       from.delete("/reservations/" + id);

@@ -109,7 +109,10 @@ class ReplicaSyncInteropTest {
     ReplicaSync rs = node.node.replicaSync();
     AtomicInteger probe = new AtomicInteger();
     // past the PUB/SUB slow-joiner window: probes until one is applied (then freed)
-    await().atMost(WAIT).pollInterval(Duration.ofMillis(100)).until(() -> {
+    await().atMost(WAIT).pollInterval(Duration.ofMillis(100))
+        .conditionEvaluationListener(LinkDiagnostics.onTimeout(() -> LinkDiagnostics.describe("node", rs)
+            + "; peer alive " + proc.isAlive() + ", commands sent " + commands + ", peer stderr: " + peerStderr()))
+        .until(() -> {
       String id = "probe-" + probe.incrementAndGet();
       send("add " + id + " 2 0 " + PEER_ROUTER + " 4 8");
       send("free " + id + " 2 0 " + PEER_ROUTER + " 4");
@@ -170,7 +173,11 @@ class ReplicaSyncInteropTest {
   @Test
   void whatKvselectPublishesHasExactlyDynamosKeys() throws Exception {
     AtomicInteger probe = new AtomicInteger();
-    await().atMost(WAIT).pollInterval(Duration.ofMillis(100)).until(() -> {
+    await().atMost(WAIT).pollInterval(Duration.ofMillis(100))
+        .conditionEvaluationListener(LinkDiagnostics.onTimeout(() -> LinkDiagnostics.describe("node", node.node.replicaSync())
+            + "; peer alive " + proc.isAlive() + ", received " + received.size() + ", peer stderr: "
+            + peerStderr()))
+        .until(() -> {
       String id = "probe-" + probe.incrementAndGet();
       node.post("/select_and_reserve", "{\"selection_id\":\"" + id + "\",\"token_ids\":[9,9,9,9]}");
       node.delete("/reservations/" + id);
@@ -248,6 +255,14 @@ class ReplicaSyncInteropTest {
       out.add(it.next());
     }
     return new java.util.HashSet<>(out);
+  }
+
+  private String peerStderr() {
+    try {
+      return Files.readString(stderr.toPath());
+    } catch (IOException e) {
+      return "(unreadable: " + e.getMessage() + ")";
+    }
   }
 
   private void send(String command) throws Exception {

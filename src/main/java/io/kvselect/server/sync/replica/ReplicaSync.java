@@ -1,13 +1,11 @@
 package io.kvselect.server.sync.replica;
 
 import io.kvselect.core.catalog.PartitionKey;
-import io.kvselect.core.catalog.WorkerRecord;
 import io.kvselect.core.index.WorkerRank;
 import io.kvselect.core.load.LoadEvent;
 import io.kvselect.core.load.LoadSync;
 import io.kvselect.core.service.SelectionService;
 import io.kvselect.core.session.SessionAffinity;
-import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.URI;
@@ -16,7 +14,6 @@ import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
@@ -26,7 +23,6 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zeromq.SocketType;
@@ -45,7 +41,8 @@ import org.zeromq.ZMQ;
  * the thread {@code kvselect-replica-sync}, which also applies received events. Other threads hand
  * work over through {@link #commands} and the bounded outbound queues, then {@link #wakeup}; none
  * of them ever blocks. {@link #peers} is guarded by its own monitor; {@link #booked} is a concurrent
- * map written by the publishing threads; the counters are {@link LongAdder}s.
+ * map written by the publishing threads; the counters are {@link ReplicaCounters}; received
+ * messages are applied by {@link ReplicaInbound} on the sync thread.
  */
 public final class ReplicaSync implements AutoCloseable {
 
@@ -56,9 +53,6 @@ public final class ReplicaSync implements AutoCloseable {
   static final int AFFINITY_QUEUE = 4_096;
   /** Most messages read from the SUB socket per poll round, so commands and sends interleave. */
   private static final int RECV_BATCH = 1_024;
-
-  static final List<String> IN_OUTCOMES = List.of("applied", "ignored", "own", "unknown_partition",
-      "block_size_mismatch", "unregistered_worker", "legacy_tenant_id", "malformed", "stale");
 
   /**
    * The replica sync of a service built by {@code KvselectNode.service}, until the node takes it
@@ -85,8 +79,8 @@ public final class ReplicaSync implements AutoCloseable {
   private final java.util.concurrent.atomic.AtomicBoolean woken = new java.util.concurrent.atomic.AtomicBoolean();
   private final TreeSet<String> peers = new TreeSet<>();
   private final Map<String, Booking> booked = new ConcurrentHashMap<>();
-  /** {@code "direction topic outcome"} to its counter; the key set is fixed at construction. */
-  private final Map<String, LongAdder> counters;
+  private final ReplicaCounters counters = new ReplicaCounters();
+  private final ReplicaInbound inbound;
   private final CompletableFuture<Void> bound = new CompletableFuture<>();
   private final CompletableFuture<Void> closed = new CompletableFuture<>();
   private volatile SelectionService service;
@@ -109,21 +103,7 @@ public final class ReplicaSync implements AutoCloseable {
     for (String p : initialPeers) {
       peers.add(validEndpoint(p));
     }
-    Map<String, LongAdder> c = new LinkedHashMap<>();
-    for (String topic : List.of(ReplicaWire.SEQUENCE_TOPIC, ReplicaWire.AFFINITY_TOPIC)) {
-      for (String outcome : IN_OUTCOMES) {
-        c.put(key("in", topic, outcome), new LongAdder());
-      }
-      c.put(key("out", topic, "sent"), new LongAdder());
-      c.put(key("out", topic, "dropped"), new LongAdder());
-    }
-    c.put(key("in", "other", "unknown_topic"), new LongAdder());
-    c.put(key("in", "other", "malformed"), new LongAdder());
-    counters = Map.copyOf(c);
-  }
-
-  private static String key(String direction, String topic, String outcome) {
-    return direction + ' ' + topic + ' ' + outcome;
+    this.inbound = new ReplicaInbound(routerId, counters);
   }
 
   private static long randomNonZero() {
@@ -286,35 +266,19 @@ public final class ReplicaSync implements AutoCloseable {
 
   // ---- counters ----
 
-  /** Every nonzero counter as {@code direction/topic/outcome=n}, for diagnostics. */
+  /** Every nonzero counter as {@code direction topic outcome=n}, for diagnostics. */
   public String countersText() {
-    StringBuilder b = new StringBuilder();
-    new java.util.TreeMap<>(counters).forEach((k, a) -> {
-      if (a.sum() != 0) {
-        b.append(b.length() == 0 ? "" : ", ").append(k).append('=').append(a.sum());
-      }
-    });
-    return b.length() == 0 ? "none" : b.toString();
+    return counters.text();
   }
 
   /** The count of {@code direction} ("in"/"out") events on {@code topic} with {@code outcome}. */
   public long count(String direction, String topic, String outcome) {
-    LongAdder a = counters.get(key(direction, topic, outcome));
-    return a == null ? 0 : a.sum();
-  }
-
-  private void inc(String direction, String topic, String outcome) {
-    counters.get(key(direction, topic, outcome)).increment();
+    return counters.count(direction, topic, outcome);
   }
 
   /** Registers {@code kvselect_replica_sync_events_total} and {@code kvselect_replica_sync_peers}. */
   public void bind(MeterRegistry registry) {
-    counters.forEach((k, adder) -> {
-      String[] parts = k.split(" ");
-      FunctionCounter.builder("kvselect_replica_sync_events", adder, LongAdder::doubleValue)
-          .description("Replica-sync messages by direction, topic and outcome")
-          .tags("direction", parts[0], "topic", parts[1], "outcome", parts[2]).register(registry);
-    });
+    counters.bind(registry);
     Gauge.builder("kvselect_replica_sync_peers", this, r -> r.peers().size())
         .description("Replica-sync peers this node subscribes to").register(registry);
   }
@@ -349,7 +313,7 @@ public final class ReplicaSync implements AutoCloseable {
 
   private void enqueue(ArrayBlockingQueue<Frame> q, String topic, byte[] payload) {
     if (!running || !q.offer(new Frame(topic, payload))) {
-      inc("out", topic, "dropped");
+      counters.inc("out", topic, "dropped");
       return;
     }
     wake();
@@ -448,7 +412,7 @@ public final class ReplicaSync implements AutoCloseable {
   private void send(ArrayBlockingQueue<Frame> q) {
     for (Frame f; (f = q.poll()) != null; ) {
       boolean ok = pub.sendMore(f.topic()) && pub.send(f.payload(), ZMQ.DONTWAIT);
-      inc("out", f.topic(), ok ? "sent" : "dropped");
+      counters.inc("out", f.topic(), ok ? "sent" : "dropped");
     }
   }
 
@@ -463,102 +427,9 @@ public final class ReplicaSync implements AutoCloseable {
       while (sub.hasReceiveMore()) {
         rest.add(sub.recv());
       }
-      handle(new String(topic, StandardCharsets.UTF_8), rest);
+      inbound.handle(new String(topic, StandardCharsets.UTF_8), rest, service, affinity);
     }
     return true;
-  }
-
-  private void handle(String topic, List<byte[]> rest) {
-    boolean sequence = ReplicaWire.SEQUENCE_TOPIC.equals(topic);
-    if (!sequence && !(affinity != null && ReplicaWire.AFFINITY_TOPIC.equals(topic))) {
-      inc("in", "other", "unknown_topic");
-      return;
-    }
-    if (rest.size() != 1) {
-      inc("in", topic, "malformed");
-      return;
-    }
-    try {
-      String outcome = sequence ? applySequence(ReplicaWire.decodeSequence(rest.get(0)))
-          : applyAffinity(ReplicaWire.decodeAffinity(rest.get(0)));
-      inc("in", topic, outcome);
-    } catch (ReplicaWire.Rejected r) {
-      LOG.debug("replica sync: dropped a {} message: {}", topic, r.getMessage());
-      inc("in", topic, r.reason());
-    } catch (RuntimeException e) {
-      LOG.warn("replica sync: could not apply a {} message", topic, e);
-      inc("in", topic, "ignored");
-    }
-  }
-
-  private String applySequence(ReplicaWire.SequenceEvent e) {
-    if (e.routerId() == routerId) {
-      return "own";
-    }
-    SelectionService s = service;
-    List<WorkerRecord> members = s.listWorkers(e.modelName(), e.routingGroup());
-    if (members.isEmpty()) {
-      return "unknown_partition";
-    }
-    Integer blockSize = null;
-    for (WorkerRecord w : members) {
-      if (w.spec().blockSize() != null) {
-        blockSize = w.spec().blockSize();
-        break;
-      }
-    }
-    if (blockSize != null && blockSize != e.blockSize()) {
-      return "block_size_mismatch";
-    }
-    WorkerRecord w = null;
-    for (WorkerRecord m : members) {
-      if (m.workerId() == e.workerId()) {
-        w = m;
-      }
-    }
-    if (w == null || !w.hasRank(e.dpRank())) {
-      return "unregistered_worker";
-    }
-    PartitionKey p = new PartitionKey(e.modelName(), e.routingGroup());
-    String peer = "replica:" + Long.toUnsignedString(e.routerId());
-    LoadEvent ev = switch (e.kind()) {
-      case ADD_REQUEST -> {
-        long prefill = e.prefillTokens() == null ? 0 : e.prefillTokens();
-        long blocks = e.tokenSequence() == null ? 0 : e.tokenSequence().length;
-        long isl = Math.max(prefill, blocks * e.blockSize());
-        yield new LoadEvent.Booked(p, e.requestId(), new WorkerRank(e.workerId(), e.dpRank()), e.tokenSequence(),
-            isl, e.blockSize(), e.expectedOutputTokens(), e.trackPrefillTokens(), prefill);
-      }
-      case FREE -> new LoadEvent.Freed(p, e.requestId());
-      case MARK_PREFILL_COMPLETED -> new LoadEvent.PrefillCompleted(p, e.requestId());
-    };
-    return s.applyPeerLoad(peer, ev) ? "applied" : "ignored";
-  }
-
-  private String applyAffinity(ReplicaWire.AffinityEvent e) {
-    if (e.writerId() == routerId) {
-      return "own";
-    }
-    ReplicatedAffinity a = affinity;
-    if (a == null) {
-      return "ignored";
-    }
-    List<WorkerRecord> members = service.listWorkers(e.modelName(), e.routingGroup());
-    if (members.isEmpty()) {
-      return "unknown_partition";
-    }
-    boolean registered = members.stream().anyMatch(w -> w.workerId() == e.workerId()
-        && w.hasRank(e.dpRank() == null ? 0 : e.dpRank()));
-    if (!registered) {
-      return "unregistered_worker";
-    }
-    try {
-      SessionAffinity.requireValidSessionId(e.sessionId());
-    } catch (RuntimeException bad) {
-      return "malformed";
-    }
-    CompletableFuture<Boolean> r = a.apply(e).toCompletableFuture();
-    return r.isDone() && !r.isCompletedExceptionally() && !r.join() ? "stale" : "applied";
   }
 
   /** The origin tag of this node's bookings as its replica peers record them. */
