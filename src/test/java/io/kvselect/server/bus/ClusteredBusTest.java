@@ -6,14 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.hazelcast.config.Config;
-import com.hazelcast.config.MapConfig;
-import com.hazelcast.config.MultiMapConfig;
-import com.hazelcast.config.NetworkConfig;
 import io.kvselect.server.KvselectNode;
+import io.kvselect.server.cluster.ApplicationCluster;
 import io.kvselect.server.config.NodeSettings;
 import io.vertx.core.Vertx;
-import io.vertx.core.VertxOptions;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
@@ -46,35 +42,6 @@ class ClusteredBusTest {
 
   private static final long TIMEOUT_MS = 20_000;
 
-  /** A loopback-only Hazelcast member of {@code cluster} on {@code port}, joining {@code member} by TCP. */
-  static Config hazelcast(String cluster, int port, String member) {
-    Config c = new Config();
-    c.setClusterName(cluster);
-    c.setProperty("hazelcast.phone.home.enabled", "false");
-    c.setProperty("hazelcast.socket.bind.any", "false");
-    c.setProperty("hazelcast.logging.type", "slf4j");
-    c.setProperty("hazelcast.wait.seconds.before.join", "0");
-    NetworkConfig n = c.getNetworkConfig();
-    n.setPort(port).setPortAutoIncrement(true).setPortCount(20);
-    n.getJoin().getMulticastConfig().setEnabled(false);
-    n.getJoin().getAutoDetectionConfig().setEnabled(false);
-    n.getJoin().getTcpIpConfig().setEnabled(true).addMember(member);
-    n.getInterfaces().setEnabled(true).addInterface("127.0.0.1");
-    // the structures Vert.x needs, as vertx-hazelcast's default-cluster.xml declares them
-    c.addMultiMapConfig(new MultiMapConfig("__vertx.subs").setBackupCount(1)
-        .setValueCollectionType(MultiMapConfig.ValueCollectionType.SET));
-    c.addMapConfig(new MapConfig("__vertx.haInfo").setBackupCount(1));
-    c.addMapConfig(new MapConfig("__vertx.nodeInfo").setBackupCount(1));
-    return c;
-  }
-
-  static Vertx clustered(HazelcastClusterManager mgr) throws Exception {
-    VertxOptions o = new VertxOptions();
-    o.getEventBusOptions().setHost("127.0.0.1").setPort(0);
-    return Vertx.builder().with(o).withClusterManager(mgr).buildClustered()
-        .toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
-  }
-
   static int freePort() throws Exception {
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       return s.getLocalPort();
@@ -94,13 +61,14 @@ class ClusteredBusTest {
   void aSeparateClusteredApplicationSelectsReservesAndFollowsTheEvents() throws Exception {
     String cluster = "kvs-test-" + UUID.randomUUID();
     int port = freePort();
-    HazelcastClusterManager kvMgr = new HazelcastClusterManager(hazelcast(cluster, port, "127.0.0.1:" + port));
-    Vertx kv = clustered(kvMgr);
+    HazelcastClusterManager kvMgr = new HazelcastClusterManager(
+        ApplicationCluster.hazelcast(cluster, port, "127.0.0.1:" + port));
+    Vertx kv = ApplicationCluster.vertx(kvMgr);
     try {
       int actual = kvMgr.getHazelcastInstance().getCluster().getLocalMember().getAddress().getPort();
       HazelcastClusterManager appMgr = new HazelcastClusterManager(
-          hazelcast(cluster, freePort(), "127.0.0.1:" + actual));
-      Vertx app = clustered(appMgr);
+          ApplicationCluster.hazelcast(cluster, freePort(), "127.0.0.1:" + actual));
+      Vertx app = ApplicationCluster.vertx(appMgr);
       try {
         await().atMost(Duration.ofSeconds(30)).until(() -> kvMgr.getNodes().size() == 2 && appMgr.getNodes().size() == 2);
         run(kv, kvMgr, app);

@@ -6,15 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.hazelcast.config.Config;
-import com.hazelcast.config.MapConfig;
-import com.hazelcast.config.MultiMapConfig;
-import com.hazelcast.config.NetworkConfig;
 import io.kvselect.server.bus.Kvselect;
 import io.kvselect.server.config.NodeSettings;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.VertxOptions;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -43,37 +38,8 @@ class EmbeddedClusterTest {
   private static final long TIMEOUT_S = 60;
   private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
-  static {
-    System.setProperty("hazelcast.wait.seconds.before.join", "0");
-  }
-
-  private static Config application(String cluster, int port, String member) {
-    Config c = new Config();
-    c.setClusterName(cluster);
-    c.setProperty("hazelcast.phone.home.enabled", "false");
-    c.setProperty("hazelcast.socket.bind.any", "false");
-    c.setProperty("hazelcast.logging.type", "slf4j");
-    NetworkConfig n = c.getNetworkConfig();
-    n.setPort(port).setPortAutoIncrement(true).setPortCount(20);
-    n.getJoin().getMulticastConfig().setEnabled(false);
-    n.getJoin().getAutoDetectionConfig().setEnabled(false);
-    n.getJoin().getTcpIpConfig().setEnabled(true).addMember(member);
-    n.getInterfaces().setEnabled(true).addInterface("127.0.0.1");
-    c.addMultiMapConfig(new MultiMapConfig("__vertx.subs").setBackupCount(1)
-        .setValueCollectionType(MultiMapConfig.ValueCollectionType.SET));
-    c.addMapConfig(new MapConfig("__vertx.haInfo").setBackupCount(1));
-    c.addMapConfig(new MapConfig("__vertx.nodeInfo").setBackupCount(1));
-    return c;
-  }
-
   private static <T> T get(Future<T> f) throws Exception {
     return f.toCompletionStage().toCompletableFuture().get(TIMEOUT_S, TimeUnit.SECONDS);
-  }
-
-  private static Vertx clustered(HazelcastClusterManager mgr) throws Exception {
-    VertxOptions o = new VertxOptions();
-    o.getEventBusOptions().setHost("127.0.0.1").setPort(0);
-    return get(Vertx.builder().with(o).withClusterManager(mgr).buildClustered());
   }
 
   private record Reply(int status, JsonNode body) {}
@@ -97,12 +63,13 @@ class EmbeddedClusterTest {
     int port = ClusterHarness.freePort();
     List<Vertx> apps = new ArrayList<>();
     try {
-      HazelcastClusterManager first = new HazelcastClusterManager(application(cluster, port, "127.0.0.1:" + port));
-      apps.add(clustered(first));
+      HazelcastClusterManager first = new HazelcastClusterManager(
+          ApplicationCluster.hazelcast(cluster, port, "127.0.0.1:" + port));
+      apps.add(ApplicationCluster.vertx(first));
       int actual = first.getHazelcastInstance().getCluster().getLocalMember().getAddress().getPort();
       HazelcastClusterManager second = new HazelcastClusterManager(
-          application(cluster, ClusterHarness.freePort(), "127.0.0.1:" + actual));
-      apps.add(clustered(second));
+          ApplicationCluster.hazelcast(cluster, ClusterHarness.freePort(), "127.0.0.1:" + actual));
+      apps.add(ApplicationCluster.vertx(second));
       await().atMost(Duration.ofSeconds(TIMEOUT_S)).until(() -> first.getNodes().size() == 2);
 
       NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0",

@@ -1,0 +1,50 @@
+package io.kvselect.server.cluster;
+
+import com.hazelcast.config.Config;
+import com.hazelcast.config.MapConfig;
+import com.hazelcast.config.MultiMapConfig;
+import com.hazelcast.config.NetworkConfig;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A clustered Vert.x of an application that embeds kvselect, as tests build it: its own
+ * programmatic Hazelcast configuration (not kvselect's {@code cluster.xml}), loopback only, TCP
+ * join, ephemeral event-bus port.
+ */
+public final class ApplicationCluster {
+
+  private ApplicationCluster() {}
+
+  /** A loopback-only Hazelcast member of {@code cluster} on {@code port}, joining {@code member} by TCP. */
+  public static Config hazelcast(String cluster, int port, String member) {
+    Config c = new Config();
+    c.setClusterName(cluster);
+    c.setProperty("hazelcast.phone.home.enabled", "false");
+    c.setProperty("hazelcast.socket.bind.any", "false");
+    c.setProperty("hazelcast.logging.type", "slf4j");
+    c.setProperty("hazelcast.wait.seconds.before.join", "0");
+    NetworkConfig n = c.getNetworkConfig();
+    n.setPort(port).setPortAutoIncrement(true).setPortCount(20);
+    n.getJoin().getMulticastConfig().setEnabled(false);
+    n.getJoin().getAutoDetectionConfig().setEnabled(false);
+    n.getJoin().getTcpIpConfig().setEnabled(true).addMember(member);
+    n.getInterfaces().setEnabled(true).addInterface("127.0.0.1");
+    // the structures Vert.x needs, as vertx-hazelcast's default-cluster.xml declares them
+    c.addMultiMapConfig(new MultiMapConfig("__vertx.subs").setBackupCount(1)
+        .setValueCollectionType(MultiMapConfig.ValueCollectionType.SET));
+    c.addMapConfig(new MapConfig("__vertx.haInfo").setBackupCount(1));
+    c.addMapConfig(new MapConfig("__vertx.nodeInfo").setBackupCount(1));
+    return c;
+  }
+
+  /** A clustered Vert.x over {@code mgr}, its event bus on 127.0.0.1 and an ephemeral port. */
+  public static Vertx vertx(HazelcastClusterManager mgr) throws Exception {
+    VertxOptions o = new VertxOptions();
+    o.getEventBusOptions().setHost("127.0.0.1").setPort(0);
+    return Vertx.builder().with(o).withClusterManager(mgr).buildClustered()
+        .toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+  }
+}
