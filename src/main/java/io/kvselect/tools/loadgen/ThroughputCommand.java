@@ -102,7 +102,7 @@ final class ThroughputCommand implements Callable<Integer> {
 
   private Run run(IngestWorkload[] work) throws Exception {
     double load = BenchEnv.loadAverage();
-    try (IngestRig rig = IngestRig.start(common.threads, common.publishers, common.blockSize)) {
+    try (IngestRig rig = IngestRig.start(common.threads, common.publishers, common.publisherThreads, common.blockSize)) {
       int n = rig.publishers();
       long[] base = new long[n];
       for (int p = 0; p < n; p++) {
