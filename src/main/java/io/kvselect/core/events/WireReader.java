@@ -65,12 +65,20 @@ final class WireReader {
     }
   }
 
+  private static final java.lang.invoke.VarHandle INT_BE =
+      java.lang.invoke.MethodHandles.byteArrayViewVarHandle(int[].class, java.nio.ByteOrder.BIG_ENDIAN);
+  private static final java.lang.invoke.VarHandle SHORT_BE =
+      java.lang.invoke.MethodHandles.byteArrayViewVarHandle(short[].class, java.nio.ByteOrder.BIG_ENDIAN);
+  private static final java.lang.invoke.VarHandle LONG_BE =
+      java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.BIG_ENDIAN);
+
   private final MessageUnpacker in;
   private final byte[] buf;
   private final int base;
   private final int end;
   private final long length;
   private final byte[] u64 = new byte[9];
+  private byte[] scratch = new byte[256];
 
   WireReader(byte[] payload, int offset, int length) {
     this.in = MessagePack.newDefaultUnpacker(payload, offset, length);
@@ -85,10 +93,17 @@ final class WireReader {
     return base + (int) in.getTotalReadBytes();
   }
 
-  /** Consumes {@code n} bytes already read from {@link #buf} directly. */
+  /**
+   * Consumes {@code n} bytes already read from {@link #buf} directly. msgpack-core has no public
+   * skip of raw bytes; copying them into a scratch array is cheaper than its
+   * {@code readPayloadAsReference}, which builds a buffer slice.
+   */
   private void advance(int n) throws IOException {
     if (n > 0) {
-      in.readPayloadAsReference(n);
+      if (scratch.length < n) {
+        scratch = new byte[Math.max(n, 2 * scratch.length)];
+      }
+      in.readPayload(scratch, 0, n);
     }
   }
 
@@ -143,7 +158,7 @@ final class WireReader {
       int from = at();
       byte[][] candidates = BYTES_BY_LENGTH[n];
       for (int i = 0; i < candidates.length; i++) {
-        if (java.util.Arrays.equals(buf, from, from + n, candidates[i], 0, n)) {
+        if (sameBytes(from, candidates[i])) {
           advance(n);
           return BY_LENGTH[n][i];
         }
@@ -250,7 +265,7 @@ final class WireReader {
         if (p + 9 > end) {
           break;
         }
-        out[i] = be(p + 1, 8);
+        out[i] = (long) LONG_BE.get(buf, p + 1);
         p += 9;
       } else if (b == 0xcc || b == 0xcd || b == 0xce) {
         int w = 1 << (b - 0xcc);
@@ -275,6 +290,16 @@ final class WireReader {
       out[i] = hash(what);
     }
     return out;
+  }
+
+  /** Whether {@link #buf} holds {@code c} at {@code from} (the bytes exist: the length was checked). */
+  private boolean sameBytes(int from, byte[] c) {
+    for (int k = 0; k < c.length; k++) {
+      if (buf[from + k] != c[k]) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** {@code w} bytes of {@link #buf} at {@code p}, big-endian, unsigned. */
@@ -303,17 +328,19 @@ final class WireReader {
       int p = start;
       int i = 0;
       for (; i < n && p < end; i++) {
-        int b = buf[p] & 0xFF;
-        if (b <= 0x7f) {
+        int b = buf[p];
+        if (b >= 0) {
           out[i] = b;
           p++;
-        } else if (b == 0xcc || b == 0xcd || b == 0xce) {
-          int w = 1 << (b - 0xcc);
-          if (p + 1 + w > end) {
-            break;
-          }
-          out[i] = (int) be(p + 1, w);
-          p += 1 + w;
+        } else if (b == (byte) 0xce && p + 5 <= end) {
+          out[i] = (int) INT_BE.get(buf, p + 1);
+          p += 5;
+        } else if (b == (byte) 0xcd && p + 3 <= end) {
+          out[i] = (char) (short) SHORT_BE.get(buf, p + 1);
+          p += 3;
+        } else if (b == (byte) 0xcc && p + 2 <= end) {
+          out[i] = buf[p + 1] & 0xFF;
+          p += 2;
         } else {
           break;
         }
