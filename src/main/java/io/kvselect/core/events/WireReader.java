@@ -18,17 +18,93 @@ import org.msgpack.value.ValueType;
  * payload size, and each element read consumes at least one byte, so every loop ends. msgpack-core
  * failures surface as {@link IOException} or {@code MessagePackException}; the decoder wraps them.
  *
+ * <p>Fast paths: token ids, hashes and strings are read straight from the payload array when
+ * their msgpack form is one engines send (unsigned ints up to 32 bits for tokens, any int for
+ * hashes, str for keys and names); the unpacker is then advanced past the bytes read, and anything
+ * else (other forms, truncation, bad bytes) goes through the checked unpacker path from the same
+ * position, so errors and their positions are the same. Strings equal to a field name or value
+ * that every batch carries are returned as shared constants, without a new {@code String}.
+ *
  * <p>Not thread-safe: one instance per {@code decode} call.
  */
 final class WireReader {
 
+  /** Names and values every batch repeats: returned as these constants when the bytes match. */
+  private static final String[] KNOWN = {
+    "ts", "events", "data_parallel_rank", "attn_dp_rank", "dp_rank",
+    "type", "block_hashes", "parent_block_hash", "token_ids", "block_size", "medium", "lora_name",
+    "cache_salt", "cache_namespace", "extra_keys", "group_idx", "kv_cache_spec_kind", "locality",
+    "kv_cache_spec_sliding_window", "lora_id",
+    "BlockStored", "BlockRemoved", "AllBlocksCleared", "GPU", "CPU", "DISK", "LOCAL",
+    "full_attention", "mla_attention", "sink_full_attention", "sliding_window"
+  };
+  /** {@link #KNOWN} by UTF-8 length: {@code BY_LENGTH[n]} holds the constants of n bytes. */
+  private static final String[][] BY_LENGTH;
+  private static final byte[][][] BYTES_BY_LENGTH;
+
+  static {
+    int max = 0;
+    for (String k : KNOWN) {
+      max = Math.max(max, k.length());
+    }
+    java.util.List<java.util.List<String>> lists = new java.util.ArrayList<>();
+    for (int i = 0; i <= max; i++) {
+      lists.add(new java.util.ArrayList<>());
+    }
+    for (String k : KNOWN) {
+      lists.get(k.getBytes(StandardCharsets.UTF_8).length).add(k);
+    }
+    BY_LENGTH = new String[max + 1][];
+    BYTES_BY_LENGTH = new byte[max + 1][][];
+    for (int i = 0; i <= max; i++) {
+      BY_LENGTH[i] = lists.get(i).toArray(String[]::new);
+      BYTES_BY_LENGTH[i] = new byte[BY_LENGTH[i].length][];
+      for (int j = 0; j < BY_LENGTH[i].length; j++) {
+        BYTES_BY_LENGTH[i][j] = BY_LENGTH[i][j].getBytes(StandardCharsets.UTF_8);
+      }
+    }
+  }
+
+  private static final java.lang.invoke.VarHandle INT_BE =
+      java.lang.invoke.MethodHandles.byteArrayViewVarHandle(int[].class, java.nio.ByteOrder.BIG_ENDIAN);
+  private static final java.lang.invoke.VarHandle SHORT_BE =
+      java.lang.invoke.MethodHandles.byteArrayViewVarHandle(short[].class, java.nio.ByteOrder.BIG_ENDIAN);
+  private static final java.lang.invoke.VarHandle LONG_BE =
+      java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.BIG_ENDIAN);
+
   private final MessageUnpacker in;
+  private final byte[] buf;
+  private final int base;
+  private final int end;
   private final long length;
   private final byte[] u64 = new byte[9];
+  private byte[] scratch = new byte[256];
 
   WireReader(byte[] payload, int offset, int length) {
     this.in = MessagePack.newDefaultUnpacker(payload, offset, length);
+    this.buf = payload;
+    this.base = offset;
+    this.end = offset + length;
     this.length = length;
+  }
+
+  /** Index in {@link #buf} of the next unread byte. */
+  private int at() {
+    return base + (int) in.getTotalReadBytes();
+  }
+
+  /**
+   * Consumes {@code n} bytes already read from {@link #buf} directly. msgpack-core has no public
+   * skip of raw bytes; copying them into a scratch array is cheaper than its
+   * {@code readPayloadAsReference}, which builds a buffer slice.
+   */
+  private void advance(int n) throws IOException {
+    if (n > 0) {
+      if (scratch.length < n) {
+        scratch = new byte[Math.max(n, 2 * scratch.length)];
+      }
+      in.readPayload(scratch, 0, n);
+    }
   }
 
   long position() {
@@ -78,6 +154,16 @@ final class WireReader {
   String string(String what) throws IOException, MalformedEventException {
     expect(ValueType.STRING, what);
     int n = checkedCount(in.unpackRawStringHeader(), 1, what);
+    if (n < BY_LENGTH.length) {
+      int from = at();
+      byte[][] candidates = BYTES_BY_LENGTH[n];
+      for (int i = 0; i < candidates.length; i++) {
+        if (sameBytes(from, candidates[i])) {
+          advance(n);
+          return BY_LENGTH[n][i];
+        }
+      }
+    }
     return new String(in.readPayload(n), StandardCharsets.UTF_8);
   }
 
@@ -167,10 +253,62 @@ final class WireReader {
   long[] hashes(String what) throws IOException, MalformedEventException {
     int n = arrayHeader(what);
     long[] out = new long[n];
-    for (int i = 0; i < n; i++) {
+    int start = at();
+    int p = start;
+    int i = 0;
+    for (; i < n && p < end; i++) {
+      int b = buf[p] & 0xFF;
+      if (b <= 0x7f || b >= 0xe0) {
+        out[i] = (byte) b;
+        p++;
+      } else if (b == 0xcf || b == 0xd3) {
+        if (p + 9 > end) {
+          break;
+        }
+        out[i] = (long) LONG_BE.get(buf, p + 1);
+        p += 9;
+      } else if (b == 0xcc || b == 0xcd || b == 0xce) {
+        int w = 1 << (b - 0xcc);
+        if (p + 1 + w > end) {
+          break;
+        }
+        out[i] = be(p + 1, w);
+        p += 1 + w;
+      } else if (b == 0xd0 || b == 0xd1 || b == 0xd2) {
+        int w = 1 << (b - 0xd0);
+        if (p + 1 + w > end) {
+          break;
+        }
+        out[i] = (be(p + 1, w) << (64 - 8 * w)) >> (64 - 8 * w);
+        p += 1 + w;
+      } else {
+        break;
+      }
+    }
+    advance(p - start);
+    for (; i < n; i++) {
       out[i] = hash(what);
     }
     return out;
+  }
+
+  /** Whether {@link #buf} holds {@code c} at {@code from} (the bytes exist: the length was checked). */
+  private boolean sameBytes(int from, byte[] c) {
+    for (int k = 0; k < c.length; k++) {
+      if (buf[from + k] != c[k]) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** {@code w} bytes of {@link #buf} at {@code p}, big-endian, unsigned. */
+  private long be(int p, int w) {
+    long v = 0;
+    for (int k = 0; k < w; k++) {
+      v = (v << 8) | (buf[p + k] & 0xFF);
+    }
+    return v;
   }
 
   /**
@@ -186,7 +324,29 @@ final class WireReader {
     }
     if (peek() != ValueType.ARRAY) {
       int[] out = new int[n];
-      for (int i = 0; i < n; i++) {
+      int start = at();
+      int p = start;
+      int i = 0;
+      for (; i < n && p < end; i++) {
+        int b = buf[p];
+        if (b >= 0) {
+          out[i] = b;
+          p++;
+        } else if (b == (byte) 0xce && p + 5 <= end) {
+          out[i] = (int) INT_BE.get(buf, p + 1);
+          p += 5;
+        } else if (b == (byte) 0xcd && p + 3 <= end) {
+          out[i] = (char) (short) SHORT_BE.get(buf, p + 1);
+          p += 3;
+        } else if (b == (byte) 0xcc && p + 2 <= end) {
+          out[i] = buf[p + 1] & 0xFF;
+          p += 2;
+        } else {
+          break;
+        }
+      }
+      advance(p - start);
+      for (; i < n; i++) {
         out[i] = tokenId();
       }
       return out;

@@ -15,12 +15,16 @@ import java.util.concurrent.locks.LockSupport;
  * high-water marks, gaps. Both modes stop offering to a publisher whose own thread has
  * {@code maxUnsent} batches queued and not yet written (then {@link #skippedBlocks()} grows).
  *
- * <p>Threading: the counters are written by the feeder thread and read after {@link #stop()},
- * which joins it. Lag is sampled every {@value #LAG_SAMPLE_MS} ms.
+ * <p>Lag is sampled every {@value #LAG_SAMPLE_MS} ms on this thread, both in batches (published
+ * to a rank and not yet delivered by it) and as time ({@link LagTracker}: the age of the rank's
+ * oldest published and undelivered batch).
+ *
+ * <p>Threading: the counters and the rig's {@link LagTracker} are written by the feeder thread and
+ * read after {@link #stop()}, which joins it.
  */
 final class Feeder implements Runnable {
 
-  private static final long LAG_SAMPLE_MS = 50;
+  private static final long LAG_SAMPLE_MS = 10;
   private static final long IDLE_PARK_NS = TimeUnit.MICROSECONDS.toNanos(100);
   private static final int MAX_UNSENT = 50_000;
 
@@ -79,6 +83,7 @@ final class Feeder implements Runnable {
   @Override
   public void run() {
     startNanos = System.nanoTime();
+    rig.lag().start(startNanos);
     if (window > 0) {
       flood();
     } else {
@@ -89,6 +94,7 @@ final class Feeder implements Runnable {
   private void flood() {
     long nextSample = 0;
     while (running) {
+      long sampledAt = System.nanoTime();
       long[] delivered = rig.deliveredSeqs();
       boolean progressed = false;
       for (int p = 0; p < work.length && running; p++) {
@@ -100,7 +106,7 @@ final class Feeder implements Runnable {
       }
       long now = System.nanoTime();
       if (now >= nextSample) {
-        sampleLag(delivered);
+        sampleLag(delivered, sampledAt);
         nextSample = now + TimeUnit.MILLISECONDS.toNanos(LAG_SAMPLE_MS);
       }
       if (!progressed) {
@@ -133,7 +139,8 @@ final class Feeder implements Runnable {
         tokens[p] = t;
       }
       if (now >= nextSample) {
-        sampleLag(rig.deliveredSeqs());
+        long sampledAt = System.nanoTime();
+        sampleLag(rig.deliveredSeqs(), sampledAt);
         nextSample = now + TimeUnit.MILLISECONDS.toNanos(LAG_SAMPLE_MS);
       }
       LockSupport.parkNanos(IDLE_PARK_NS);
@@ -149,8 +156,14 @@ final class Feeder implements Runnable {
     sent[p]++;
   }
 
-  private void sampleLag(long[] delivered) {
-    int second = (int) Math.min(lagBySecond.length - 1, (System.nanoTime() - startNanos) / 1_000_000_000L);
+  /**
+   * {@code sampledAt} is taken before {@code delivered} was read, so a batch seen undelivered was
+   * undelivered at {@code sampledAt} too: every lag sample is a lower bound of the true lag.
+   */
+  private void sampleLag(long[] delivered, long sampledAt) {
+    long now = sampledAt;
+    rig.lag().sample(delivered, now);
+    int second = (int) Math.min(lagBySecond.length - 1, (now - startNanos) / 1_000_000_000L);
     for (int p = 0; p < work.length; p++) {
       long lag = rig.published(p) - 1 - delivered[p];
       maxLag = Math.max(maxLag, lag);
@@ -176,6 +189,26 @@ final class Feeder implements Runnable {
       m = Math.max(m, lagBySecond[i]);
     }
     return m;
+  }
+
+  /** Largest sampled lag as time (nanoseconds) in seconds {@code [from, to)} after the start, any rank. */
+  long maxLagNanos(int from, int to) {
+    return rig.lag().maxNanos(from, to);
+  }
+
+  /** Largest sampled lag as time (nanoseconds), any rank, whole run. */
+  long maxLagNanos() {
+    return rig.lag().maxNanos();
+  }
+
+  /** Largest sampled lag as time (nanoseconds) of rank {@code p}, whole run. */
+  long maxLagNanos(int p) {
+    return rig.lag().maxNanos(p);
+  }
+
+  /** Whether a lag sample was a lower bound (a rank further behind than the publish times kept). */
+  boolean lagTruncated() {
+    return rig.lag().truncated();
   }
 
   /** Largest sampled queue of one publisher thread (batches handed over and not yet written). */

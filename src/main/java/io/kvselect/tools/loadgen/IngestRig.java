@@ -10,6 +10,7 @@ import io.kvselect.server.events.KvEventsCoordinator;
 import io.kvselect.server.events.RankStats;
 import io.kvselect.tools.mock.KvEventEncoder;
 import io.kvselect.tools.mock.KvEventPublisher;
+import io.kvselect.tools.mock.PublisherThread;
 import io.kvselect.tools.mock.ReplayLayout;
 import io.kvselect.tools.mock.WireFormat;
 import java.io.IOException;
@@ -18,6 +19,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -30,35 +32,47 @@ import java.util.concurrent.TimeUnit;
  * {@code publishers} mock vLLM publishers (one PUB and one replay ROUTER each, on ephemeral
  * loopback ports), each registered through {@code POST /workers} as its own single-rank worker
  * (ids 1..N, block size 16 by default), then connected: probe batches are published until every
- * rank has delivered one and has caught up with its publisher.
+ * rank has delivered one and has caught up with its publisher. The publishers' sockets live on
+ * {@code publisherThreads} {@link PublisherThread}s (publisher {@code p} on thread
+ * {@code p mod publisherThreads}), each with its own ZMQ context and one ZMQ I/O thread.
+ *
+ * <p>Every batch handed to a publisher is stamped in a {@link LagTracker} (see there for the lag
+ * definition).
  *
  * <p>Threading: built, driven and closed by one thread (the benchmark's main thread), except
- * {@link #publish} and {@link #published}, which belong to the feeder thread while one runs.
- * Publisher {@code p} is worker {@code p + 1}, rank 0.
+ * {@link #publish}, {@link #published} and {@link #lag}, which belong to the feeder thread while
+ * one runs. Publisher {@code p} is worker {@code p + 1}, rank 0.
  */
 final class IngestRig implements AutoCloseable {
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final long CONNECT_TIMEOUT_MS = 60_000;
 
+  /** Publish times kept per rank: 65,536 batches, over a minute of one rank's batches at 1 M blocks/s. */
+  private static final int LAG_CAPACITY = 1 << 16;
+
   private final KvselectNode node;
   private final KvEventPublisher[] pubs;
-  private final long[] published;
+  private final List<PublisherThread> threads = new ArrayList<>();
+  private final LagTracker lag;
   private final WorkerRank[] ranks;
   private final Set<Long> publisherZmqThreads = new HashSet<>();
 
   private IngestRig(KvselectNode node, int publishers) {
     this.node = node;
     this.pubs = new KvEventPublisher[publishers];
-    this.published = new long[publishers];
+    this.lag = new LagTracker(publishers, LAG_CAPACITY, 3_600);
     this.ranks = new WorkerRank[publishers];
     for (int p = 0; p < publishers; p++) {
       ranks[p] = new WorkerRank(p + 1L, 0);
     }
   }
 
-  /** Starts the node and the publishers, registers and connects them; closes all on failure. */
-  static IngestRig start(int threads, int publishers, int blockSize) throws Exception {
+  /**
+   * Starts the node and the publishers ({@code publisherThreads} socket threads, at most one per
+   * publisher), registers and connects them; closes all on failure.
+   */
+  static IngestRig start(int threads, int publishers, int publisherThreads, int blockSize) throws Exception {
     NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0",
         "--threads", Integer.toString(threads)}, Map.of());
     KvselectNode node = KvselectNode.start(s, KvselectNode.service(s), 1)
@@ -70,9 +84,12 @@ final class IngestRig implements AutoCloseable {
       }
       HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
       KvEventPublisher.Endpoints[] eps = new KvEventPublisher.Endpoints[publishers];
+      for (int t = 0; t < Math.min(publisherThreads, publishers); t++) {
+        rig.threads.add(new PublisherThread("kvselect-bench-pub-" + t, 1));
+      }
       for (int p = 0; p < publishers; p++) {
-        rig.pubs[p] = new KvEventPublisher("kvselect-bench-pub-" + p, "127.0.0.1", new int[1], 0, "",
-            ReplayLayout.TOPIC);
+        rig.pubs[p] = new KvEventPublisher(rig.threads.get(p % rig.threads.size()), "127.0.0.1", new int[1], 0,
+            "", ReplayLayout.TOPIC);
         eps[p] = rig.pubs[p].ready().get(10, TimeUnit.SECONDS);
       }
       // before any registration the node has no ZMQ socket, so every ZMQ thread so far is a publisher's
@@ -141,27 +158,40 @@ final class IngestRig implements AutoCloseable {
   boolean caughtUp() {
     long[] seqs = deliveredSeqs();
     for (int p = 0; p < pubs.length; p++) {
-      if (seqs[p] != published[p] - 1) {
+      if (seqs[p] != lag.count(p) - 1) {
         return false;
       }
     }
     return true;
   }
 
-  /** Feeder thread: queues {@code payload} on publisher {@code p}. */
+  /** Feeder thread: queues {@code payload} on publisher {@code p}, stamping it for the lag. */
   void publish(int p, byte[] payload) {
+    lag.published(p, System.nanoTime());
     pubs[p].publish(0, payload);
-    published[p]++;
   }
 
   /** Feeder thread: batches queued on publisher {@code p} since start (probes included). */
   long published(int p) {
-    return published[p];
+    return lag.count(p);
+  }
+
+  /** Feeder thread: the publish times of every batch handed over. */
+  LagTracker lag() {
+    return lag;
   }
 
   /** Batches queued on {@code p} but not yet written to its PUB socket by its thread. */
   long unsent(int p) {
-    return published[p] - 1 - pubs[p].lastSeq(0);
+    return lag.count(p) - 1 - pubs[p].lastSeq(0);
+  }
+
+  /**
+   * Publisher {@code p}'s socket thread sends nothing until {@code released} counts down (at most
+   * {@code max}); see {@link KvEventPublisher#stallUntil}.
+   */
+  void stall(int p, java.util.concurrent.CountDownLatch released, Duration max) {
+    pubs[p].stallUntil(released, max);
   }
 
   /** Sequence number of the last batch each rank delivered to the coordinator (-1 before any). */
@@ -202,13 +232,16 @@ final class IngestRig implements AutoCloseable {
     return node.events();
   }
 
-  /** Closes the publishers, then the node; waits for each. */
+  /** Closes the publishers and their threads, then the node; waits for each. */
   @Override
   public void close() {
     for (KvEventPublisher p : pubs) {
       if (p != null) {
         p.close();
       }
+    }
+    for (PublisherThread t : threads) {
+      t.close();
     }
     try {
       node.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);

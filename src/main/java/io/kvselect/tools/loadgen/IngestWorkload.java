@@ -28,6 +28,12 @@ import java.util.SplittableRandom;
  * index, so publishers share no prefix; engine hashes are the public sequence hashes, as the mock
  * engines send them.
  *
+ * <p>Messages: each published message (one ZMQ message, one {@link KvEventBatch}) carries
+ * {@code eventsPerBatch} consecutive events of that sequence, as vLLM publishes one message per
+ * scheduler step with every event of the step. With 1 (the default) a message is one event of
+ * {@code blocksPerBatch} blocks; with E it carries E events and {@code E * blocksPerBatch} blocks.
+ * E must divide {@code chainBatches}, so that the prologue and the cycle are whole messages.
+ *
  * <p>Immutable after construction and safe to share between threads; payload arrays must not be
  * modified (they are handed to publishers as they are).
  */
@@ -36,16 +42,29 @@ public final class IngestWorkload {
   /** Token ids are drawn from {@code [0, VOCAB)}, the size of a large LLM vocabulary. */
   public static final int VOCAB = 151_936;
 
+  /** Messages in the prologue (the cycle has four times as many). */
   private final int chainBatches;
-  private final int blocksPerBatch;
+  /** Blocks per event. */
+  private final int blocksPerEvent;
+  private final int eventsPerBatch;
   private final byte[][] payloads;
   private final List<KvEventBatch> batches;
 
-  private IngestWorkload(int chainBatches, int blocksPerBatch, List<KvEventBatch> batches,
+  private IngestWorkload(int chainEvents, int blocksPerEvent, int eventsPerBatch, List<KvEventBatch> events,
       WireFormat wire) {
-    this.chainBatches = chainBatches;
-    this.blocksPerBatch = blocksPerBatch;
-    this.batches = List.copyOf(batches);
+    this.chainBatches = chainEvents / eventsPerBatch;
+    this.blocksPerEvent = blocksPerEvent;
+    this.eventsPerBatch = eventsPerBatch;
+    List<KvEventBatch> grouped = new ArrayList<>(events.size() / eventsPerBatch);
+    for (int i = 0; i < events.size(); i += eventsPerBatch) {
+      List<KvEvent> step = new ArrayList<>(eventsPerBatch);
+      for (int k = i; k < i + eventsPerBatch; k++) {
+        step.addAll(events.get(k).events());
+      }
+      KvEventBatch first = events.get(i);
+      grouped.add(new KvEventBatch(first.timestamp(), step, first.dpRank()));
+    }
+    this.batches = List.copyOf(grouped);
     this.payloads = new byte[batches.size()][];
     for (int i = 0; i < payloads.length; i++) {
       payloads[i] = KvEventEncoder.encode(batches.get(i), wire);
@@ -64,8 +83,22 @@ public final class IngestWorkload {
    */
   public static IngestWorkload cycle(long seed, int publisher, int dpRank, int chainBatches,
       int blocksPerBatch, int blockSize, WireFormat wire) {
-    if (chainBatches < 1 || blocksPerBatch < 1 || blockSize < 1) {
-      throw new IllegalArgumentException("chainBatches, blocksPerBatch and blockSize must be positive");
+    return cycle(seed, publisher, dpRank, chainBatches, blocksPerBatch, 1, blockSize, wire);
+  }
+
+  /**
+   * As {@link #cycle(long, int, int, int, int, int, WireFormat)}, with {@code eventsPerBatch}
+   * events of {@code blocksPerBatch} blocks in every message ({@code eventsPerBatch} divides
+   * {@code chainBatches}).
+   */
+  public static IngestWorkload cycle(long seed, int publisher, int dpRank, int chainBatches,
+      int blocksPerBatch, int eventsPerBatch, int blockSize, WireFormat wire) {
+    if (chainBatches < 1 || blocksPerBatch < 1 || blockSize < 1 || eventsPerBatch < 1) {
+      throw new IllegalArgumentException("chainBatches, blocksPerBatch, eventsPerBatch and blockSize must be positive");
+    }
+    if (chainBatches % eventsPerBatch != 0) {
+      throw new IllegalArgumentException("eventsPerBatch " + eventsPerBatch + " must divide chainBatches "
+          + chainBatches);
     }
     SplittableRandom rnd = new SplittableRandom(seed * 1_000_003L + publisher);
     Chain a = Chain.random(rnd, chainBatches * blocksPerBatch, blockSize);
@@ -83,10 +116,10 @@ public final class IngestWorkload {
       out.add(a.store(k, blocksPerBatch, blockSize, ts, dpRank));
       out.add(b.remove(chainBatches - 1 - k, blocksPerBatch, ts, dpRank));
     }
-    return new IngestWorkload(chainBatches, blocksPerBatch, out, wire);
+    return new IngestWorkload(chainBatches, blocksPerBatch, eventsPerBatch, out, wire);
   }
 
-  /** Batches in the prologue plus one cycle ({@code 5 * chainBatches}). */
+  /** Messages in the prologue plus one cycle ({@code 5 * chainBatches / eventsPerBatch}). */
   public int size() {
     return payloads.length;
   }
@@ -108,23 +141,30 @@ public final class IngestWorkload {
     return chainBatches + (int) ((n - chainBatches) % (4L * chainBatches));
   }
 
-  /** Blocks carried by every batch. */
+  /** Blocks carried by every message (all its events). */
   public int blocksPerBatch() {
-    return blocksPerBatch;
+    return blocksPerEvent * eventsPerBatch;
   }
 
-  /** Blocks stored by the first {@code n} workload batches (the rest of the blocks are removals). */
+  /** Events carried by every message. */
+  public int eventsPerBatch() {
+    return eventsPerBatch;
+  }
+
+  /** Blocks stored by the first {@code n} messages (the rest of the blocks are removals). */
   public long storedBlocks(long n) {
-    if (n <= chainBatches) {
-      return n * blocksPerBatch;
+    long events = n * eventsPerBatch;
+    long chainEvents = (long) chainBatches * eventsPerBatch;
+    if (events <= chainEvents) {
+      return events * blocksPerEvent;
     }
-    long m = n - chainBatches; // in the cycle, stores sit at even positions
-    return (chainBatches + m / 2 + m % 2) * blocksPerBatch;
+    long m = events - chainEvents; // in the cycle, stores sit at even positions
+    return (chainEvents + m / 2 + m % 2) * blocksPerEvent;
   }
 
-  /** Blocks (stored plus removed) carried by the first {@code n} workload batches. */
+  /** Blocks (stored plus removed) carried by the first {@code n} messages. */
   public long blocks(long n) {
-    return n * blocksPerBatch;
+    return n * blocksPerBatch();
   }
 
   /** One random chain: its tokens and engine (sequence) hashes. */

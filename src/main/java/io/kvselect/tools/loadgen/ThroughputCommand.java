@@ -22,6 +22,9 @@ import picocli.CommandLine.Option;
     description = {"Blocks applied per second with every publisher sending flat out."})
 final class ThroughputCommand implements Callable<Integer> {
 
+  /** The thread group of the node's ingest pollers in {@link ThreadCpu}'s breakdown. */
+  private static final String POLLERS = "kvselect-zmq-*";
+
   @Mixin
   IngestBench.Common common = new IngestBench.Common();
 
@@ -102,7 +105,7 @@ final class ThroughputCommand implements Callable<Integer> {
 
   private Run run(IngestWorkload[] work) throws Exception {
     double load = BenchEnv.loadAverage();
-    try (IngestRig rig = IngestRig.start(common.threads, common.publishers, common.blockSize)) {
+    try (IngestRig rig = IngestRig.start(common.threads, common.publishers, common.publisherThreads, common.blockSize)) {
       int n = rig.publishers();
       long[] base = new long[n];
       for (int p = 0; p < n; p++) {
@@ -239,18 +242,25 @@ final class ThroughputCommand implements Callable<Integer> {
     out.printf("Drain phase after each run: %,d batches per rank queued at once; measured from the moment "
         + "every publisher thread had written its last batch to ZMQ until the node had applied them all "
         + "(publisher threads idle, their ZMQ I/O threads possibly still flushing):%n%n", burst);
-    out.println("| run | blocks applied in the phase | seconds | applied blocks/s |");
-    out.println("|---|---|---|---|");
+    out.println("| run | blocks applied in the phase | seconds | applied blocks/s | node pollers' CPU (cores) "
+        + "| applied blocks per poller CPU-second |");
+    out.println("|---|---|---|---|---|---|");
     double[] rates = new double[results.size()];
+    double[] perCore = new double[results.size()];
     for (int i = 0; i < results.size(); i++) {
       Drain d = results.get(i).drain();
       rates[i] = d.rate();
-      out.printf("| %d | %s | %.3f | %s |%n", i + 1, IngestBench.num(d.blocks()), d.seconds(),
-          IngestBench.num(d.rate()));
+      double cores = d.cpu().getOrDefault(POLLERS, 0.0);
+      perCore[i] = cores > 0 ? d.rate() / cores : 0;
+      out.printf("| %d | %s | %.3f | %s | %.2f | %s |%n", i + 1, IngestBench.num(d.blocks()), d.seconds(),
+          IngestBench.num(d.rate()), cores, IngestBench.num(perCore[i]));
     }
     Arrays.sort(rates);
-    out.printf("| **median** | | | **%s** (min-max %s - %s) |%n%n", IngestBench.num(median(rates)),
-        IngestBench.num(rates[0]), IngestBench.num(rates[rates.length - 1]));
+    out.printf("| **median** | | | **%s** (min-max %s - %s) | | %s |%n%n", IngestBench.num(median(rates)),
+        IngestBench.num(rates[0]), IngestBench.num(rates[rates.length - 1]), IngestBench.num(median(perCore)));
+    out.println("The last column divides the phase's rate by the CPU its `kvselect-zmq-*` threads (read, decode, "
+        + "apply) got: on a shared machine it is the steadier measure of the ingest path's cost.");
+    out.println();
     Run mid = results.stream().filter(r -> r.drain().rate() == median(rates)).findFirst().orElse(results.get(0));
     IngestBench.printCpu(out, "Median drain phase", mid.drain().cpu());
   }
