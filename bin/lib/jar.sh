@@ -10,7 +10,9 @@ else
     echo "$name: building the jar (first run)..." >&2
     # Maven 3.8 writes colour resets even in batch mode; strip them so a terminal or a log file
     # shows plain text (pipefail keeps Maven's exit status)
-    (set -o pipefail; cd "$root" && mvn -B -q -Dstyle.color=never package -DskipTests 2>&1 \
+    commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    [ -z "$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ] || commit="$commit+changes"
+    (set -o pipefail; cd "$root" && mvn -B -q -Dstyle.color=never package -DskipTests "-Dkvselect.commit=$commit" 2>&1 \
       | sed -e 's/\x1b\[[0-9;]*[A-Za-z]//g') >&2
     jar="$(ls "$root"/target/kvselect-*-fat.jar | head -n 1)"
   fi

@@ -59,14 +59,38 @@ final class BenchEnv {
     return Runtime.getRuntime().maxMemory() >> 20;
   }
 
-  /** {@code git rev-parse --short HEAD}, with "+uncommitted changes" for a dirty tree. */
+  /**
+   * The commit of the code measured: the {@code Kvselect-Commit} the fat jar was built from
+   * ({@code bin/lib/jar.sh} records it; {@code +changes} marks a dirty tree), beside the checkout's
+   * {@code git rev-parse --short HEAD} when the two differ; the checkout's alone when not run from
+   * such a jar.
+   */
   static String gitCommit() {
     String head = run(List.of("git", "rev-parse", "--short", "HEAD")).strip();
-    if (head.isEmpty()) {
-      return "unknown (not a git checkout)";
+    String dirty = head.isEmpty() ? "" : run(List.of("git", "status", "--porcelain", "--untracked-files=no")).strip();
+    String checkout = head.isEmpty() ? "unknown (not a git checkout)"
+        : dirty.isEmpty() ? head : head + " (+uncommitted changes)";
+    String built = jarCommit();
+    if (built == null || built.equals("unknown")) {
+      return checkout;
     }
-    String dirty = run(List.of("git", "status", "--porcelain", "--untracked-files=no")).strip();
-    return dirty.isEmpty() ? head : head + " (+uncommitted changes)";
+    return built.equals(head) && dirty.isEmpty() ? built : built + " (jar; checkout at " + checkout + ")";
+  }
+
+  /** The {@code Kvselect-Commit} manifest entry of the jar this class was loaded from, or null. */
+  static String jarCommit() {
+    try {
+      java.security.CodeSource src = BenchEnv.class.getProtectionDomain().getCodeSource();
+      if (src == null || !src.getLocation().getPath().endsWith(".jar")) {
+        return null;
+      }
+      try (java.util.jar.JarFile jar = new java.util.jar.JarFile(new java.io.File(src.getLocation().toURI()))) {
+        java.util.jar.Manifest m = jar.getManifest();
+        return m == null ? null : m.getMainAttributes().getValue("Kvselect-Commit");
+      }
+    } catch (java.io.IOException | java.net.URISyntaxException | SecurityException e) {
+      return null;
+    }
   }
 
   private static String run(List<String> command) {
