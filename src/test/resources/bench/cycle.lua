@@ -12,7 +12,12 @@ local bare = os.getenv("BARE") == "1"
 local ids = {}
 for i = 1, n do ids[i] = tostring((i * 7919) % 50000) end
 local body = '{"model_name":"default","routing_group":"default","token_ids":[' .. table.concat(ids, ",") .. ']}'
-local reserve = wrk.format("POST", "/select_and_reserve", { ["Content-Type"] = "application/json" }, body)
+local reserve
+
+-- built in init(), once wrk has set the Host header every request needs
+function init(args)
+  reserve = wrk.format("POST", "/select_and_reserve", { ["Content-Type"] = "application/json" }, body)
+end
 
 local threads = {}
 function setup(thread)
