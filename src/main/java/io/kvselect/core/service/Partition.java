@@ -3,7 +3,6 @@ package io.kvselect.core.service;
 import io.kvselect.core.catalog.PartitionKey;
 import io.kvselect.core.catalog.WorkerRecord;
 import io.kvselect.core.index.BlockIndex;
-import io.kvselect.core.index.MatchBuffer;
 import io.kvselect.core.index.OverlapMerge;
 import io.kvselect.core.index.OverlapScores;
 import io.kvselect.core.index.TtlBlockIndex;
@@ -138,32 +137,12 @@ final class Partition {
     }
   }
 
-  /**
-   * The lookup buffer of the calling thread (one per event loop, or per any other thread that
-   * selects). Owned by that thread; {@link #lookup} fills it and copies it out before returning,
-   * so its contents never outlive one lookup and nothing crosses an asynchronous step holding it.
-   */
-  private static final ThreadLocal<MatchBuffer> MATCHES = ThreadLocal.withInitial(MatchBuffer::new);
-
-  /**
-   * {@code index}'s overlap with a query through the thread's {@link MatchBuffer}: the index
-   * answers into the reused buffer, and the result keeps only the scored ranks (instead of an
-   * array over every rank the index knows).
-   */
-  static OverlapScores lookup(BlockIndex index, long[] blockHashes) {
-    MatchBuffer buffer = MATCHES.get();
-    index.findMatches(blockHashes, buffer);
-    OverlapScores scores = buffer.toScores();
-    buffer.clear();
-    return scores;
-  }
-
   /** The event-driven part of a query's overlap, read without {@link #lock}; null otherwise. */
   OverlapScores eventOverlap(long[] blockHashes) {
     if (approximate != null || blockHashes == null || blockHashes.length == 0) {
       return null;
     }
-    return lookup(primary, blockHashes);
+    return primary.findMatches(blockHashes);
   }
 
   /**
@@ -174,9 +153,9 @@ final class Partition {
     if (blockHashes == null || blockHashes.length == 0) {
       return OverlapScores.EMPTY;
     }
-    OverlapScores scores = eventScores != null ? eventScores : lookup(primary, blockHashes);
+    OverlapScores scores = eventScores != null ? eventScores : primary.findMatches(blockHashes);
     if (predicted != null) {
-      scores = OverlapMerge.maxDevice(scores, lookup(predicted, blockHashes));
+      scores = OverlapMerge.maxDevice(scores, predicted.findMatches(blockHashes));
     }
     return scores;
   }

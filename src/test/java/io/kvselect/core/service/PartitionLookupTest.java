@@ -20,9 +20,10 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * Overlap lookups go through one reused buffer per thread: a result handed out must stay the
- * result of its own query when the same thread (an event loop) runs another request's lookup
- * before the first request, resumed after an asynchronous step, reads it.
+ * A partition's overlap result stays the result of its own query when the same thread (an event
+ * loop) runs another request's lookup before the first request, resumed after an asynchronous
+ * step, reads it: the guard for any lookup that reuses per-thread scratch (an index's own, or a
+ * caller-owned {@code MatchBuffer}).
  */
 class PartitionLookupTest {
 
