@@ -53,6 +53,14 @@ public final class ApiOperations {
    * class header (nullable), {@code gone} completes when the caller went away (nullable).
    */
   public CompletionStage<Result> select(byte[] body, String policyClass, boolean reserve, CompletionStage<?> gone) {
+    return select(BodyBytes.of(body), policyClass, reserve, gone);
+  }
+
+  /**
+   * As {@link #select(byte[], String, boolean, CompletionStage)} on a body read in place: it is
+   * decoded before this returns, so the caller's buffer may go away afterwards.
+   */
+  CompletionStage<Result> select(BodyBytes body, String policyClass, boolean reserve, CompletionStage<?> gone) {
     return call(200, () -> {
       SelectRequest req = RequestParsers.select(body);
       if (policyClass != null && !policyClass.isBlank()) {

@@ -2,7 +2,7 @@ package io.kvselect.server.api;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonStreamContext;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import io.kvselect.core.error.ErrorCode;
@@ -65,11 +65,26 @@ final class JsonReader implements AutoCloseable {
       if (p.nextToken() != null) {
         throw new SelectionException(ErrorCode.SYNTAX, "Failed to parse the request body as JSON: trailing characters");
       }
-    } catch (JsonProcessingException e) {
-      throw syntax(e);
     } catch (IOException e) {
-      throw syntax(e);
+      throw syntaxAt(e);
     }
+  }
+
+  /** A syntax error naming where the parser stood, as {@code token_ids[3]}, when inside a field. */
+  private SelectionException syntaxAt(IOException e) {
+    StringBuilder path = new StringBuilder();
+    for (JsonStreamContext c = p.getParsingContext(); c != null && !c.inRoot(); c = c.getParent()) {
+      if (c.inArray()) {
+        path.insert(0, "[" + Math.max(0, c.getCurrentIndex()) + "]");
+      } else if (c.getCurrentName() != null) {
+        path.insert(0, (c.getParent() != null && c.getParent().inRoot() ? "" : ".") + c.getCurrentName());
+      }
+    }
+    if (path.length() == 0) {
+      return syntax(e);
+    }
+    String m = e.getMessage() == null ? "invalid JSON" : e.getMessage().lines().findFirst().orElse("invalid JSON");
+    return new SelectionException(ErrorCode.SYNTAX, "Failed to parse the request body as JSON at `" + path + "`: " + m);
   }
 
   /** Iterates the fields of the object whose START_OBJECT is current. */

@@ -167,10 +167,12 @@ final class RequestParsers {
    * with {@code scan}, a plain top-level {@code token_ids} array is decoded by
    * {@link TokenArrayScanner} and the general parser sees the body without it.
    */
-  private static void readWithPrompt(byte[] raw, boolean scan, Prompt prompt, JsonReader.FieldHandler rest) {
+  private static void readWithPrompt(BodyBytes raw, boolean scan, Prompt prompt, JsonReader.FieldHandler rest) {
     TokenArrayScanner.Found fast = scan ? TokenArrayScanner.find(raw) : null;
-    byte[] body = fast == null ? raw : fast.withoutArray(raw);
-    try (JsonReader reader = new JsonReader(body, 0, body.length)) {
+    byte[] body = fast == null ? raw.array() : fast.withoutArray(raw);
+    int from = fast == null ? raw.offset() : 0;
+    int length = fast == null ? raw.length() : body.length;
+    try (JsonReader reader = new JsonReader(body, from, length)) {
       reader.readRootObject((k, r) -> {
         if (!prompt.field(k, r)) {
           rest.field(k, r);
@@ -184,11 +186,20 @@ final class RequestParsers {
 
   /** Parses a selection-family body ({@code advisory} matters only to {@code /select}). */
   static SelectRequest select(byte[] raw) {
+    return select(BodyBytes.of(raw), true);
+  }
+
+  /** As {@link #select(byte[])}, reading the body in place (valid only during the call). */
+  static SelectRequest select(BodyBytes raw) {
     return select(raw, true);
   }
 
-  /** {@code scan=false} decodes everything with the general parser (the reference in tests). */
   static SelectRequest select(byte[] raw, boolean scan) {
+    return select(BodyBytes.of(raw), scan);
+  }
+
+  /** {@code scan=false} decodes everything with the general parser (the reference in tests). */
+  static SelectRequest select(BodyBytes raw, boolean scan) {
     Prompt prompt = new Prompt();
     String[] s = new String[4];
     Long[] expected = new Long[1];
@@ -228,7 +239,7 @@ final class RequestParsers {
     Long[] l = new Long[4];
     Boolean[] track = new Boolean[1];
     RouterConfigOverride[] ov = new RouterConfigOverride[1];
-    readWithPrompt(raw, true, prompt, (k, r) -> {
+    readWithPrompt(BodyBytes.of(raw), true, prompt, (k, r) -> {
       switch (k) {
         case "model_name" -> s[0] = r.string(k);
         case "routing_group" -> s[1] = r.string(k);

@@ -103,9 +103,9 @@ final class Routes {
     r.get("/loads").handler(ctx -> respond(ctx, 200, ResponseJson.loads(service.inspection().loads(
         ctx.queryParams().get("model_name"), ctx.queryParams().get("routing_group")))));
     r.post("/potential_loads").handler(ctx -> respond(ctx, 200, ResponseJson.potentialLoads(
-        service.inspection().potentialLoads(RequestParsers.select(jsonBody(ctx))))));
+        service.inspection().potentialLoads(RequestParsers.select(jsonBodyView(ctx))))));
     r.post("/overlap_scores").handler(ctx -> respond(ctx, 200, ResponseJson.overlapScores(
-        service.inspection().overlapScores(RequestParsers.select(jsonBody(ctx))))));
+        service.inspection().overlapScores(RequestParsers.select(jsonBodyView(ctx))))));
     r.get("/dump").handler(ctx -> vertx.executeBlocking(() -> ResponseJson.dump(service.inspection().dump(),
             this::watermarks), false)
         .onSuccess(b -> respond(ctx, 200, b)).onFailure(ctx::fail));
@@ -152,7 +152,7 @@ final class Routes {
   private void select(RoutingContext ctx, boolean reserve) {
     String kind = reserve ? "select_and_reserve" : "select";
     ctx.addBodyEndHandler(v -> metrics.selection(kind, ctx.response().getStatusCode()));
-    byte[] body = jsonBody(ctx);
+    BodyBytes body = jsonBodyView(ctx);
     // a request parked in the router queue leaves it when its client goes away
     CompletableFuture<Void> gone = new CompletableFuture<>();
     ctx.response().closeHandler(v -> gone.complete(null));
@@ -201,14 +201,24 @@ final class Routes {
 
   /** The request body, after checking that it is declared as JSON (415 otherwise). */
   static byte[] jsonBody(RoutingContext ctx) {
-    String ct = ctx.request().getHeader("content-type");
-    if (!isJson(ct)) {
-      throw new SelectionException(ErrorCode.UNSUPPORTED_MEDIA_TYPE,
-          "Expected request with `Content-Type: application/json`");
-    }
+    requireJson(ctx);
     RequestBody b = ctx.body();
     Buffer buf = b == null ? null : b.buffer();
     return buf == null ? new byte[0] : buf.getBytes();
+  }
+
+  /** As {@link #jsonBody}, reading the body's buffer in place ({@link BodyBytes#view}). */
+  static BodyBytes jsonBodyView(RoutingContext ctx) {
+    requireJson(ctx);
+    RequestBody b = ctx.body();
+    return BodyBytes.view(b == null ? null : b.buffer());
+  }
+
+  private static void requireJson(RoutingContext ctx) {
+    if (!isJson(ctx.request().getHeader("content-type"))) {
+      throw new SelectionException(ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+          "Expected request with `Content-Type: application/json`");
+    }
   }
 
   static boolean isJson(String contentType) {
