@@ -40,8 +40,9 @@ import java.util.SplittableRandom;
  *
  * <p>Complexity: add and free are O(blocks of the request); {@link #addOutputBlock} is O(1), or
  * O(blocks of the request) with a decay fraction; {@link #load} is O(1);
- * {@link #potentialDecodeBlocks} is O(prompt blocks); {@link #expire} is O(expired requests + 1),
- * cheap enough to call on every mutation; {@link #removeRank} is O(all requests).
+ * {@link #potentialDecodeBlocks} is O(prompt blocks), O(1) on a rank with no active block;
+ * {@link #expire} is O(expired requests + 1), cheap enough to call on every mutation;
+ * {@link #removeRank} is O(all requests).
  */
 public final class ActiveLoad {
 
@@ -248,7 +249,7 @@ public final class ActiveLoad {
     long requestBlocks = (islTokens + blockSize - 1) / blockSize;
     long partial = Math.max(0, requestBlocks - tracked);
     RankBlocks blocks = ranks.get(rank);
-    if (blocks == null) {
+    if (blocks == null || blocks.isIdle()) {
       return tracked + partial;
     }
     long fresh = 0;

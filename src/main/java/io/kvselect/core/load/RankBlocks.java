@@ -43,6 +43,11 @@ final class RankBlocks {
     }
   }
 
+  /** No block is active (no request holds one): every prompt block would be fresh here. */
+  boolean isIdle() {
+    return refcounts.isEmpty();
+  }
+
   boolean isActive(long hash) {
     return refcounts.containsKey(hash);
   }

@@ -12,6 +12,7 @@ import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpVersion;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
@@ -105,7 +106,26 @@ public final class HttpApiVerticle extends VerticleBase {
     router.errorHandler(405, ctx -> writeError(ctx, 405, "method not allowed"));
     router.errorHandler(413, ctx -> writeError(ctx, 413, "request body exceeds the limit of " + BODY_LIMIT + " bytes"));
     server = vertx.createHttpServer(guards.apply(new HttpServerOptions().setHost(host).setPort(port)));
-    return server.requestHandler(router).listen().onSuccess(s -> onListen.accept(s.actualPort()));
+    return server.requestHandler(req -> {
+      if (hasHost(req)) {
+        router.handle(req);
+      }
+    }).listen().onSuccess(s -> onListen.accept(s.actualPort()));
+  }
+
+  /**
+   * HTTP/1.1 requires a {@code Host} header and Vert.x Web refuses to route a request without
+   * one; answers it 400 naming the header (else it surfaced as a 500) and closes the connection.
+   */
+  static boolean hasHost(HttpServerRequest req) {
+    if (req.version() != HttpVersion.HTTP_1_1 || req.headers().contains(HttpHeaders.HOST)) {
+      return true;
+    }
+    req.response().setStatusCode(400).putHeader("content-type", "application/json")
+        .putHeader(HttpHeaders.CONNECTION, "close")
+        .end(Buffer.buffer(ResponseJson.error("the Host header is required for HTTP/1.1 requests", null)))
+        .onComplete(x -> req.connection().close());
+    return false;
   }
 
   /** The router of this instance once started (null before). */

@@ -28,6 +28,29 @@ class ErrorsHttpTest {
     assertTrue(r.error() != null && r.error().contains(fragment), "error should mention '" + fragment + "': " + r.raw());
   }
 
+  /** The raw answer to {@code request} written on a fresh loopback connection (read to its close). */
+  private static String raw(String request) throws Exception {
+    try (java.net.Socket s = new java.net.Socket("127.0.0.1", n.node.port())) {
+      s.setSoTimeout(10_000);
+      s.getOutputStream().write(request.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      s.getOutputStream().flush();
+      return new String(s.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    }
+  }
+
+  @Test
+  void http11RequestWithoutHostIs400NamingTheHeader() throws Exception {
+    String body = "{\"token_ids\":[1,2,3,4]}";
+    for (String request : new String[] {"GET /health HTTP/1.1\r\nConnection: close\r\n\r\n",
+        "POST /select HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: " + body.length()
+            + "\r\n\r\n" + body}) {
+      String answer = raw(request);
+      assertTrue(answer.startsWith("HTTP/1.1 400 "), answer);
+      assertTrue(answer.endsWith("{\"error\":\"the Host header is required for HTTP/1.1 requests\"}"), answer);
+    }
+    assertTrue(raw("GET /health HTTP/1.0\r\n\r\n").startsWith("HTTP/1.0 200 "), "HTTP/1.0 needs no Host");
+  }
+
   @Test
   void syntaxErrorIs400() throws Exception {
     assertError(n.post("/select", "{\"token_ids\": [1,2,"), 400, "parse");
