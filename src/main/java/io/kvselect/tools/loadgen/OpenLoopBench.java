@@ -55,8 +55,12 @@ public final class OpenLoopBench implements Callable<Integer> {
   @Option(names = "--max-rate", paramLabel = "R", description = "The closed-loop maximum in req/s; 0 = measure it (0).")
   double maxRate = 0;
 
-  @Option(names = "--max-seconds", paramLabel = "S", description = "Closed-loop measurement, after 1 s of warm-up (3).")
+  @Option(names = "--max-seconds", paramLabel = "S", description = "Seconds of each closed-loop measurement (3).")
   double maxSeconds = 3;
+
+  @Option(names = "--max-warmup", paramLabel = "S",
+      description = "Closed-loop seconds before each closed-loop measurement, also the servers' JIT warm-up (3).")
+  double maxWarmup = 3;
 
   @Option(names = "--connections", paramLabel = "N", description = "Fixed connection pool, pipelining off (64).")
   int connections = 64;
@@ -110,11 +114,12 @@ public final class OpenLoopBench implements Callable<Integer> {
   }
 
   void validate() {
-    if (!(seconds > 0) || !(warmup >= 0) || !(maxRate >= 0) || !(maxSeconds > 0) || connections < 1
+    if (!(seconds > 0) || !(warmup >= 0) || !(maxRate >= 0) || !(maxSeconds > 0) || !(maxWarmup >= 0)
+        || connections < 1
         || eventLoops < 1 || eventLoops > connections || tokens < 1 || bodies < 1 || workers < 1
         || !(maxLagMs > 0) || fractions.isEmpty() || fractions.stream().anyMatch(f -> !(f > 0))) {
       throw new IllegalArgumentException("--seconds, --max-seconds, --max-lag-ms and every --fractions must be > 0; "
-          + "--warmup and --max-rate >= 0; --connections, --tokens, --bodies, --workers >= 1; "
+          + "--warmup, --max-warmup and --max-rate >= 0; --connections, --tokens, --bodies, --workers >= 1; "
           + "1 <= --event-loops <= --connections");
     }
   }
@@ -125,6 +130,7 @@ public final class OpenLoopBench implements Callable<Integer> {
     encoded = OpenLoopBodies.select(bodies, tokens, seed);
     List<Row> rows = new ArrayList<>();
     OpenLoopGenerator.Result closed = null;
+    OpenLoopGenerator.Result bareClosed = null;
     double max;
     long barePid;
     long nodePid;
@@ -141,7 +147,9 @@ public final class OpenLoopBench implements Callable<Integer> {
       if (maxRate > 0) {
         max = maxRate;
       } else {
-        closed = OpenLoopGenerator.run(options(node.port(), "/select").closed().window(1, maxSeconds));
+        bareClosed = OpenLoopGenerator.run(options(bare.port(), "/select").closed().window(maxWarmup, maxSeconds));
+        System.err.printf("closed-loop maximum of the bare receiver: %,.0f req/s%n", bareClosed.achievedRate());
+        closed = OpenLoopGenerator.run(options(node.port(), "/select").closed().window(maxWarmup, maxSeconds));
         max = closed.achievedRate();
         System.err.printf("closed-loop maximum of /select: %,.0f req/s%n", max);
         if (!(max > 0)) {
@@ -155,7 +163,7 @@ public final class OpenLoopBench implements Callable<Integer> {
         rows.add(measure(f, rate, "kvselect /select_and_reserve + DELETE", node.port(), "/select_and_reserve", true));
       }
     }
-    report(out, date, loadStart, BenchEnv.loadAverage(), max, closed, rows, barePid, nodePid);
+    report(out, new Setup(date, loadStart, BenchEnv.loadAverage(), max, closed, bareClosed, barePid, nodePid), rows);
   }
 
   private OpenLoopOptions options(int port, String path) {
@@ -188,25 +196,34 @@ public final class OpenLoopBench implements Callable<Integer> {
     }
   }
 
-  void report(PrintStream out, String date, double loadStart, double loadEnd, double max,
-      OpenLoopGenerator.Result closed, List<Row> rows, long barePid, long nodePid) {
+  /** What heads the table: when, where, and the closed-loop runs ({@code null} with --max-rate). */
+  record Setup(String date, double loadStart, double loadEnd, double max, OpenLoopGenerator.Result closed,
+      OpenLoopGenerator.Result bareClosed, long barePid, long nodePid) {}
+
+  void report(PrintStream out, Setup setup, List<Row> rows) {
+    OpenLoopGenerator.Result closed = setup.closed();
+    double max = setup.max();
     out.println("## kvselect-openloop");
     out.println();
     out.printf("- command: `%s`%n", invocation);
     out.printf("- machine: %d CPUs (nproc), %s; java: %s%n", BenchEnv.cpus(), BenchEnv.cpuModel(),
         BenchEnv.javaVersion());
-    out.printf("- date: %s; commit: %s; load average %.2f at start, %.2f at end%n", date, BenchEnv.gitCommit(),
-        loadStart, loadEnd);
+    out.printf("- date: %s; commit: %s; load average %.2f at start, %.2f at end%n", setup.date(),
+        BenchEnv.gitCommit(), setup.loadStart(), setup.loadEnd());
     out.printf("- servers: separate JVMs on 127.0.0.1, up for the whole run (pids %d, %d): the bare Vert.x "
         + "receiver (reads each body, answers `{}`) and a kvselect node in approximate mode "
-        + "(DYN_ROUTER_USE_KV_EVENTS=false) with %d registered workers, block size 16%n", barePid, nodePid, workers);
+        + "(DYN_ROUTER_USE_KV_EVENTS=false) with %d registered workers, block size 16%n", setup.barePid(),
+        setup.nodePid(), workers);
     out.printf("- load: %d pre-encoded `/select` bodies of %d token_ids (first half shared); %d connections "
         + "(HTTP/1.1 keep-alive, pipelining off) over %d generator event loops; per rate and server %.1f s of "
         + "warm-up at that rate, then %.1f s measured%n", bodies, tokens, connections, eventLoops, warmup, seconds);
     if (closed != null) {
+      OpenLoopGenerator.Result b = setup.bareClosed();
       out.printf("- closed-loop maximum: **%,.0f req/s** of kvselect `/select` (every connection sends its next "
-          + "request on its answer; 1 s warm-up, %.1f s measured; p50 %.2f ms, p99 %.2f ms, %d errors)%n",
-          max, maxSeconds, closed.ms(50), closed.ms(99), closed.errors());
+          + "request on its answer; %.1f s warm-up, %.1f s measured; p50 %.2f ms, p99 %.2f ms, %d errors); the "
+          + "bare receiver measured the same way just before: %,.0f req/s (p50 %.2f ms, p99 %.2f ms, %d errors), "
+          + "kvselect at %.2fx of it%n", max, maxWarmup, maxSeconds, closed.ms(50), closed.ms(99), closed.errors(),
+          b.achievedRate(), b.ms(50), b.ms(99), b.errors(), max / b.achievedRate());
     } else {
       out.printf("- closed-loop maximum: %,.0f req/s, given by --max-rate%n", max);
     }

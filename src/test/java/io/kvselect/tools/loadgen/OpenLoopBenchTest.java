@@ -1,0 +1,65 @@
+package io.kvselect.tools.loadgen;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+/**
+ * The table of {@link OpenLoopBench}: each target judged from the figures in its row (results
+ * built from recorded latencies, no server involved), rates above 50% of the maximum not judged,
+ * and bad flags refused with exit 2 before anything starts.
+ */
+class OpenLoopBenchTest {
+
+  /** 98 answers at {@code p50Micros} and 2 at {@code p99Micros}, every request on schedule. */
+  private static OpenLoopGenerator.Result result(double rate, long p50Micros, long p99Micros) {
+    OpenLoopStats s = new OpenLoopStats();
+    s.latency.recordValueWithCount(p50Micros, 98);
+    s.latency.recordValueWithCount(p99Micros, 2);
+    s.sendLatency.add(s.latency);
+    s.lag.recordValueWithCount(50, 100);
+    s.dispatched = 100;
+    s.completed = 100;
+    s.completedInWindow = 100;
+    return new OpenLoopGenerator.Result(OpenLoopOptions.Mode.OPEN, rate, 100 / rate, 2, 64, 0L, s);
+  }
+
+  @Test
+  void targetsAreJudgedFromEachRowUpToHalfTheMaximum() {
+    List<OpenLoopBench.Row> rows = List.of(
+        new OpenLoopBench.Row(0.25, 100, "bare receiver", result(100, 1_000, 4_000), 0.5),
+        new OpenLoopBench.Row(0.25, 100, "kvselect /select", result(100, 1_100, 7_000), 0.5),
+        new OpenLoopBench.Row(0.25, 100, "kvselect /select_and_reserve + DELETE", result(100, 1_500, 9_000), 0.5),
+        new OpenLoopBench.Row(0.75, 300, "bare receiver", result(300, 1_000, 12_000), 0.5));
+    OpenLoopGenerator.Result closed = result(400, 1_000, 2_000);
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+
+    new OpenLoopBench().report(new PrintStream(buf, true, StandardCharsets.UTF_8),
+        new OpenLoopBench.Setup("2026-01-01 00:00 UTC", 0.5, 0.6, 400, closed, result(800, 500, 1_000), 1, 2), rows);
+
+    String out = buf.toString(StandardCharsets.UTF_8);
+    assertTrue(out.contains("- 100 req/s, bare receiver: p99 4.001 ms <= 10 ms: met"), out);
+    assertTrue(out.contains("- 100 req/s, kvselect /select: p99 1.75x of bare: met; p50 added 0.100 ms: met"), out);
+    assertTrue(out.contains("- 100 req/s, kvselect /select_and_reserve + DELETE: p99 2.25x of bare: **missed**; "
+        + "p50 added 0.500 ms: **missed**"), out);
+    assertFalse(out.contains("- 300 req/s"), "75% of the maximum is reported, not judged");
+    assertTrue(out.contains("| 300 (75%) | bare receiver | 300 | 1.000 | 12.007 |"), out);
+    assertTrue(out.contains("| 100 (25%) | kvselect /select | 100 | 1.100 | 7.003 | 7.003 | 0.100 | 1.75x | "
+        + "0.050 / 0.050 | yes | 0 | 0 |"), out);
+    assertTrue(out.contains("kvselect at 0.50x of it"), out);
+  }
+
+  @Test
+  void badFlagsExitWithTwo() {
+    assertEquals(2, new CommandLine(new OpenLoopBench()).execute("--seconds", "0"));
+    assertEquals(2, new CommandLine(new OpenLoopBench()).execute("--fractions", "0.25,-1"));
+    assertEquals(2, new CommandLine(new OpenLoopBench()).execute("--event-loops", "65"));
+  }
+}
