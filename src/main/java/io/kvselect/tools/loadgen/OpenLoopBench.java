@@ -234,13 +234,15 @@ public final class OpenLoopBench implements Callable<Integer> {
         + "answer arrives");
     out.printf("- generator behind: how late the generator took requests up, before any wait for a connection "
         + "(p99 / max, ms); on schedule = every request of the window taken up and p99 <= %.1f ms; max queued "
-        + "= most requests waiting for a connection on one event loop%n", maxLagMs);
+        + "= most requests waiting for a connection on one event loop; generator CPU = CPU time of the "
+        + "generator's JVM over the run (warm-up and window) per HTTP call it made (DELETEs included)%n", maxLagMs);
     out.println("- note: the generator and both servers share the machine's CPUs, so absolute latencies include "
         + "the generator's own cost");
     out.println();
     out.println("| offered req/s | server | achieved req/s | p50 ms | p99 ms | p99.9 ms | p50 added over bare ms "
-        + "| p99 / bare p99 | generator behind ms (p99 / max) | on schedule | max queued | errors | load |");
-    out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        + "| p99 / bare p99 | generator behind ms (p99 / max) | on schedule | generator CPU us/call | max queued "
+        + "| errors | load |");
+    out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     List<String> verdicts = new ArrayList<>();
     OpenLoopGenerator.Result bare = null;
     for (Row row : rows) {
@@ -251,10 +253,11 @@ public final class OpenLoopBench implements Callable<Integer> {
       }
       String added = isBare || bare == null ? "" : fmt(r.ms(50) - bare.ms(50));
       String ratio = isBare || bare == null ? "" : String.format(Locale.ROOT, "%.2fx", r.ms(99) / bare.ms(99));
-      out.printf("| %s (%.0f%%) | %s | %s | %s | %s | %s | %s | %s | %s / %s | %s | %d | %s | %.2f |%n",
+      out.printf("| %s (%.0f%%) | %s | %s | %s | %s | %s | %s | %s | %s / %s | %s | %.0f | %d | %s | %.2f |%n",
           IngestBench.num(row.rate()), row.fraction() * 100, row.server(), IngestBench.num(r.achievedRate()),
           fmt(r.ms(50)), fmt(r.ms(99)), fmt(r.ms(99.9)), added, ratio, fmt(r.lagMs(99)), fmt(r.maxLagMs()),
-          r.onSchedule(maxLagMs) ? "yes" : "**no**", r.stats().maxQueued, errors(r), row.load());
+          r.onSchedule(maxLagMs) ? "yes" : "**no**", r.cpuMicrosPerCall(), r.stats().maxQueued, errors(r),
+          row.load());
       if (row.fraction() <= 0.5 + 1e-9 && bare != null) {
         verdicts.addAll(judge(row, bare, isBare));
       }

@@ -3,6 +3,7 @@ package io.kvselect.tools.loadgen;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -34,10 +35,16 @@ final class OpenLoopGenerator {
 
   /**
    * A finished run; immutable once built. {@code t0Nanos} is the {@link System#nanoTime()} instant
-   * request 0 was due (the start of the warm-up).
+   * request 0 was due (the start of the warm-up); {@code cpuNanos} the CPU time this JVM used
+   * from then to the end of the run (-1 where the JVM cannot tell).
    */
   record Result(OpenLoopOptions.Mode mode, double offeredRate, double seconds, int eventLoops, int connections,
-      long t0Nanos, OpenLoopStats stats) {
+      long t0Nanos, long cpuNanos, OpenLoopStats stats) {
+
+    /** CPU time of this whole JVM from the start of the schedule to the end of the run, per HTTP call. */
+    double cpuMicrosPerCall() {
+      return stats.calls == 0 || cpuNanos < 0 ? Double.NaN : cpuNanos / 1e3 / stats.calls;
+    }
 
     /** Answers and failures that ended inside the window, per second of window. */
     double achievedRate() {
@@ -103,6 +110,7 @@ final class OpenLoopGenerator {
         senders.add(s);
         await(vertx.deployVerticle(s), 30_000);
       }
+      long cpu0 = processCpuNanos();
       if (o.mode == OpenLoopOptions.Mode.OPEN) {
         pacing = new Pacer(plan, senders);
         pacer = new Thread(pacing, "openloop-pacer");
@@ -115,11 +123,13 @@ final class OpenLoopGenerator {
       } catch (TimeoutException e) {
         // requests still open at the cut are reported as unfinished
       }
+      long cpu1 = processCpuNanos();
       OpenLoopStats merged = new OpenLoopStats();
       for (OpenLoopSender s : senders) {
         merged.add(await(s.stats(), 10_000));
       }
-      return new Result(o.mode, o.rate, o.seconds, n, o.connections, t0, merged);
+      return new Result(o.mode, o.rate, o.seconds, n, o.connections, t0,
+          cpu0 < 0 || cpu1 < 0 ? -1 : cpu1 - cpu0, merged);
     } finally {
       if (pacing != null) {
         pacing.stop = true;
@@ -128,6 +138,14 @@ final class OpenLoopGenerator {
       }
       await(vertx.close(), 30_000);
     }
+  }
+
+  /** CPU time of this JVM (every thread, GC and JIT included), or -1. */
+  static long processCpuNanos() {
+    if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+      return os.getProcessCpuTime();
+    }
+    return -1;
   }
 
   private static <T> T await(Future<T> f, long ms) throws Exception {

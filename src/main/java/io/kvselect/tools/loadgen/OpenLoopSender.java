@@ -170,6 +170,7 @@ final class OpenLoopSender extends VerticleBase {
 
   private void send(long i, long intended) {
     inFlight++;
+    stats.calls++;
     long sentAt = System.nanoTime();
     Buffer body = plan.bodies().get((int) (i % plan.bodies().size()));
     client.request(post)
@@ -206,6 +207,7 @@ final class OpenLoopSender extends VerticleBase {
 
   private void delete(String id) {
     inFlight++;
+    stats.calls++;
     stats.deletes++;
     RequestOptions ro = new RequestOptions().setMethod(HttpMethod.DELETE).setHost(plan.host()).setPort(plan.port())
         .setURI("/reservations/" + id).setIdleTimeout(plan.requestTimeoutMs());

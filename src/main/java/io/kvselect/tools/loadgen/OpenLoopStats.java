@@ -40,6 +40,8 @@ final class OpenLoopStats {
   long completedInWindow;
   /** Largest number of requests waiting for a connection at once. */
   long maxQueued;
+  /** HTTP calls made over the whole run (warm-up, window and DELETEs included). */
+  long calls;
   /** {@code DELETE /reservations/{id}} calls sent, and those not answered 200. */
   long deletes;
   long deleteErrors;
@@ -71,6 +73,7 @@ final class OpenLoopStats {
     completed += o.completed;
     completedInWindow += o.completedInWindow;
     maxQueued = Math.max(maxQueued, o.maxQueued);
+    calls += o.calls;
     deletes += o.deletes;
     deleteErrors += o.deleteErrors;
   }

@@ -28,7 +28,8 @@ class OpenLoopBenchTest {
     s.dispatched = 100;
     s.completed = 100;
     s.completedInWindow = 100;
-    return new OpenLoopGenerator.Result(OpenLoopOptions.Mode.OPEN, rate, 100 / rate, 2, 64, 0L, s);
+    s.calls = 100;
+    return new OpenLoopGenerator.Result(OpenLoopOptions.Mode.OPEN, rate, 100 / rate, 2, 64, 0L, 2_500_000L, s);
   }
 
   @Test
@@ -52,7 +53,7 @@ class OpenLoopBenchTest {
     assertFalse(out.contains("- 300 req/s"), "75% of the maximum is reported, not judged");
     assertTrue(out.contains("| 300 (75%) | bare receiver | 300 | 1.000 | 12.007 |"), out);
     assertTrue(out.contains("| 100 (25%) | kvselect /select | 100 | 1.100 | 7.003 | 7.003 | 0.100 | 1.75x | "
-        + "0.050 / 0.050 | yes | 0 | 0 |"), out);
+        + "0.050 / 0.050 | yes | 25 | 0 | 0 |"), out);
     assertTrue(out.contains("kvselect at 0.50x of it"), out);
   }
 
