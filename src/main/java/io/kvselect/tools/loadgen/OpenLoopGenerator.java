@@ -1,8 +1,13 @@
 package io.kvselect.tools.loadgen;
 
+import io.netty.channel.EventLoop;
+import io.netty.util.concurrent.EventExecutor;
 import io.vertx.core.Future;
+import io.vertx.core.ThreadingModel;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
+import io.vertx.core.internal.ContextInternal;
+import io.vertx.core.internal.VertxInternal;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,10 +41,11 @@ final class OpenLoopGenerator {
   /**
    * A finished run; immutable once built. {@code t0Nanos} is the {@link System#nanoTime()} instant
    * request 0 was due (the start of the warm-up); {@code cpuNanos} the CPU time this JVM used
-   * from then to the end of the run (-1 where the JVM cannot tell).
+   * from then to the end of the run (-1 where the JVM cannot tell); {@code threads} the number of
+   * distinct event-loop threads the senders ran on.
    */
   record Result(OpenLoopOptions.Mode mode, double offeredRate, double seconds, int eventLoops, int connections,
-      long t0Nanos, long cpuNanos, OpenLoopStats stats) {
+      long t0Nanos, long cpuNanos, int threads, OpenLoopStats stats) {
 
     /** CPU time of this whole JVM from the start of the schedule to the end of the run, per HTTP call. */
     double cpuMicrosPerCall() {
@@ -105,10 +111,19 @@ final class OpenLoopGenerator {
       OpenLoopSender.Plan plan = new OpenLoopSender.Plan(o.mode, o.host, o.port, o.path, n, total, nanosPerRequest,
           t0, windowStart, windowEnd, o.bodies, o.deleteReservations, o.requestTimeoutMs);
       List<OpenLoopSender> senders = new ArrayList<>(n);
-      for (int k = 0; k < n; k++) {
+      int k = 0;
+      // one context per event loop, built on that loop: deployments do not pick distinct loops
+      // reliably (two verticles deployed from one thread often shared the first)
+      for (EventExecutor loop : ((VertxInternal) vertx).nettyEventLoopGroup()) {
+        ContextInternal ctx = ((VertxInternal) vertx).contextBuilder().withThreadingModel(ThreadingModel.EVENT_LOOP)
+            .withEventLoop((EventLoop) loop).build();
         OpenLoopSender s = new OpenLoopSender(k, o.connections / n + (k < o.connections % n ? 1 : 0), plan);
         senders.add(s);
-        await(vertx.deployVerticle(s), 30_000);
+        await(s.start(ctx), 30_000);
+        k++;
+      }
+      if (k != n) {
+        throw new IllegalStateException("Vert.x made " + k + " event loops, " + n + " asked for");
       }
       long cpu0 = processCpuNanos();
       if (o.mode == OpenLoopOptions.Mode.OPEN) {
@@ -128,8 +143,9 @@ final class OpenLoopGenerator {
       for (OpenLoopSender s : senders) {
         merged.add(await(s.stats(), 10_000));
       }
+      int threads = (int) senders.stream().map(OpenLoopSender::thread).distinct().count();
       return new Result(o.mode, o.rate, o.seconds, n, o.connections, t0,
-          cpu0 < 0 || cpu1 < 0 ? -1 : cpu1 - cpu0, merged);
+          cpu0 < 0 || cpu1 < 0 ? -1 : cpu1 - cpu0, threads, merged);
     } finally {
       if (pacing != null) {
         pacing.stop = true;

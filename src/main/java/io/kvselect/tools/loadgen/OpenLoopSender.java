@@ -3,13 +3,14 @@ package io.kvselect.tools.loadgen;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Promise;
-import io.vertx.core.VerticleBase;
+import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
+import io.vertx.core.internal.ContextInternal;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.List;
@@ -32,11 +33,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>Closed loop: every connection sends its next request when its previous answer has arrived,
  * until the end of the window; latency is measured from the send.
  *
- * <p>Ownership: every field except {@link #wakePending} is confined to this verticle's event loop
- * (the wake handler, every HTTP callback and {@link #stats()} run there). {@link #wakePending} is
- * set by the pacer thread and cleared by the event loop.
+ * <p>Ownership: every field except {@link #wakePending} is confined to the event loop of the
+ * context given to {@link #start} (the generator makes one context per event loop; the start, the
+ * wake handler, every HTTP callback and {@link #stats()} run there). {@link #wakePending} is set
+ * by the pacer thread and cleared by the event loop.
  */
-final class OpenLoopSender extends VerticleBase {
+final class OpenLoopSender {
 
   /** The schedule every sender shares; immutable. */
   record Plan(OpenLoopOptions.Mode mode, String host, int port, String path, int senders, long total,
@@ -62,6 +64,9 @@ final class OpenLoopSender extends VerticleBase {
   private final OpenLoopStats stats = new OpenLoopStats();
   private final ArrayDeque<String> deletes = new ArrayDeque<>();
   private final Promise<Void> finished = Promise.promise();
+  private volatile String thread;
+  private ContextInternal context;
+  private Vertx vertx;
   private HttpClient client;
   private RequestOptions post;
   private Handler<Void> wakeHandler;
@@ -78,8 +83,20 @@ final class OpenLoopSender extends VerticleBase {
     this.nextSend = index;
   }
 
-  @Override
-  public Future<?> start() {
+  /** Creates the HTTP client on {@code context}, whose event loop this sender then owns. */
+  Future<Void> start(ContextInternal context) {
+    Promise<Void> started = Promise.promise();
+    context.runOnContext(v -> {
+      this.context = context;
+      this.vertx = context.owner();
+      this.thread = Thread.currentThread().getName();
+      begin();
+      started.complete();
+    });
+    return started.future();
+  }
+
+  private void begin() {
     client = vertx.createHttpClient(new HttpClientOptions().setKeepAlive(true).setPipelining(false)
             .setConnectTimeout(5_000),
         new PoolOptions().setHttp1MaxSize(connections));
@@ -90,12 +107,11 @@ final class OpenLoopSender extends VerticleBase {
       long delay = Math.max(1, (plan.t0() - System.nanoTime()) / 1_000_000);
       vertx.setTimer(delay, t -> pump());
     }
-    return Future.succeededFuture();
   }
 
-  @Override
-  public Future<?> stop() {
-    return client.close();
+  /** The thread this sender runs on, once started. */
+  String thread() {
+    return thread;
   }
 
   /** Called by the pacer thread once one of this sender's requests is due. */

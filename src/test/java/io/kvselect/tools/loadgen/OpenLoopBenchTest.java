@@ -29,7 +29,7 @@ class OpenLoopBenchTest {
     s.completed = 100;
     s.completedInWindow = 100;
     s.calls = 100;
-    return new OpenLoopGenerator.Result(OpenLoopOptions.Mode.OPEN, rate, 100 / rate, 2, 64, 0L, 2_500_000L, s);
+    return new OpenLoopGenerator.Result(OpenLoopOptions.Mode.OPEN, rate, 100 / rate, 2, 64, 0L, 2_500_000L, 2, s);
   }
 
   @Test

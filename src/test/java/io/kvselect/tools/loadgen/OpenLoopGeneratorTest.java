@@ -75,6 +75,7 @@ class OpenLoopGeneratorTest {
     assertEquals(s.dispatched, s.completed, "every request of the window completed");
     assertEquals(s.dispatched, s.latency.getTotalCount(), "every answer recorded: " + s.errors);
     assertEquals(0, r.errors());
+    assertEquals(2, r.threads(), "each sender on its own event loop");
     long all = received.get();
     assertTrue(Math.abs(all - 1_100) <= 11, "warm-up and window together, 2.2 s at 500/s: " + all);
     // request k is due k / rate after the start: the k-th arrival cannot come before that
