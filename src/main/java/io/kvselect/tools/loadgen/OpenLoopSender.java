@@ -33,10 +33,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>Closed loop: every connection sends its next request when its previous answer has arrived,
  * until the end of the window; latency is measured from the send.
  *
- * <p>Ownership: every field except {@link #wakePending} is confined to the event loop of the
- * context given to {@link #start} (the generator makes one context per event loop; the start, the
- * wake handler, every HTTP callback and {@link #stats()} run there). {@link #wakePending} is set
- * by the pacer thread and cleared by the event loop.
+ * <p>Ownership: {@code context} and {@code vertx} are set once by {@link #start}, before the
+ * pacer thread starts; every other field except {@link #wakePending} is confined to the event
+ * loop of that context (the generator makes one context per event loop; the wake handler, every
+ * HTTP callback and {@link #stats()} run there). {@link #wakePending} is set by the pacer thread
+ * and cleared by the event loop.
  */
 final class OpenLoopSender {
 
@@ -85,10 +86,10 @@ final class OpenLoopSender {
 
   /** Creates the HTTP client on {@code context}, whose event loop this sender then owns. */
   Future<Void> start(ContextInternal context) {
+    this.context = context;
+    this.vertx = context.owner();
     Promise<Void> started = Promise.promise();
     context.runOnContext(v -> {
-      this.context = context;
-      this.vertx = context.owner();
       this.thread = Thread.currentThread().getName();
       begin();
       started.complete();
