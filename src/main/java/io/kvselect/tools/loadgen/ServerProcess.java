@@ -19,7 +19,8 @@ import java.util.concurrent.TimeUnit;
  * A server under test in its own JVM, started from this JVM's class path (the fat jar when run
  * by the launcher script) on 127.0.0.1 and a free port, its output in a temporary log file, and
  * stopped by its PID (SIGTERM, then SIGKILL after 10 s). Mutable; confined to the thread that
- * started it.
+ * started it. The log file is removed when the server is stopped; a server that fails to start
+ * has the end of its log in the exception.
  */
 final class ServerProcess implements AutoCloseable {
 
@@ -82,10 +83,6 @@ final class ServerProcess implements AutoCloseable {
     return process.pid();
   }
 
-  Path log() {
-    return log;
-  }
-
   private void awaitReady(String path) throws IOException, InterruptedException {
     HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     HttpRequest get = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
@@ -93,7 +90,8 @@ final class ServerProcess implements AutoCloseable {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (System.nanoTime() < deadline) {
       if (!process.isAlive()) {
-        throw new IOException(name + " exited with " + process.exitValue() + " before it was ready; log: " + log);
+        throw new IOException(name + " exited with " + process.exitValue() + " before it was ready; its log "
+            + "ends with:\n" + tail());
       }
       try {
         if (http.send(get, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
@@ -104,10 +102,19 @@ final class ServerProcess implements AutoCloseable {
       }
       Thread.sleep(200);
     }
-    throw new IOException(name + " was not ready within 60 s; log: " + log);
+    throw new IOException(name + " was not ready within 60 s; its log ends with:\n" + tail());
   }
 
-  /** SIGTERM to the PID, SIGKILL after 10 s. */
+  private String tail() {
+    try {
+      List<String> lines = Files.readAllLines(log);
+      return String.join("\n", lines.subList(Math.max(0, lines.size() - 20), lines.size()));
+    } catch (IOException e) {
+      return "(unreadable: " + e.getMessage() + ")";
+    }
+  }
+
+  /** SIGTERM to the PID, SIGKILL after 10 s; then removes the log. */
   @Override
   public void close() throws InterruptedException {
     ProcessHandle h = process.toHandle();
@@ -115,6 +122,11 @@ final class ServerProcess implements AutoCloseable {
     if (!process.waitFor(10, TimeUnit.SECONDS)) {
       h.destroyForcibly();
       process.waitFor(10, TimeUnit.SECONDS);
+    }
+    try {
+      Files.deleteIfExists(log);
+    } catch (IOException e) {
+      // a temporary file; nothing depends on it
     }
   }
 
