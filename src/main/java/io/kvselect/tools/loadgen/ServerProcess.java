@@ -29,11 +29,17 @@ final class ServerProcess implements AutoCloseable {
   private final int port;
   private final Path log;
 
+  /** Stops the server by its PID if this JVM exits first (Ctrl-C); removed by {@link #close()}. */
+  private final Thread exitHook;
+
   private ServerProcess(String name, Process process, int port, Path log) {
     this.name = name;
     this.process = process;
     this.port = port;
     this.log = log;
+    long pid = process.pid();
+    this.exitHook = new Thread(() -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroy), "stop-" + name);
+    Runtime.getRuntime().addShutdownHook(exitHook);
   }
 
   /**
@@ -117,6 +123,11 @@ final class ServerProcess implements AutoCloseable {
   /** SIGTERM to the PID, SIGKILL after 10 s; then removes the log. */
   @Override
   public void close() throws InterruptedException {
+    try {
+      Runtime.getRuntime().removeShutdownHook(exitHook);
+    } catch (IllegalStateException e) {
+      // already exiting: the hook stops it
+    }
     ProcessHandle h = process.toHandle();
     h.destroy();
     if (!process.waitFor(10, TimeUnit.SECONDS)) {
