@@ -79,7 +79,7 @@ public final class OpenLoopBench implements Callable<Integer> {
   int workers = 64;
 
   @Option(names = "--max-lag-ms", paramLabel = "MS",
-      description = "The generator keeps its schedule when 99% of requests leave at most this late (1).")
+      description = "The generator keeps its schedule when 99%% of requests leave at most this late (1).")
   double maxLagMs = 1;
 
   @Option(names = "--seed", paramLabel = "N", description = "Body seed (1).")
