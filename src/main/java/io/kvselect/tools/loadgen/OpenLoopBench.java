@@ -131,6 +131,7 @@ public final class OpenLoopBench implements Callable<Integer> {
     List<Row> rows = new ArrayList<>();
     OpenLoopGenerator.Result closed = null;
     OpenLoopGenerator.Result bareClosed = null;
+    OpenLoopGenerator.Result reserveClosed;
     double max;
     long barePid;
     long nodePid;
@@ -156,6 +157,11 @@ public final class OpenLoopBench implements Callable<Integer> {
           throw new IllegalStateException("the closed-loop run completed no request; errors " + closed.stats().errors);
         }
       }
+      // also warms the node's reserve and free paths, which the /select runs never reach
+      reserveClosed = OpenLoopGenerator.run(options(node.port(), "/select_and_reserve").closed()
+          .deleteReservations(true).window(maxWarmup, maxSeconds));
+      System.err.printf("closed-loop rate of /select_and_reserve + DELETE: %,.0f cycles/s%n",
+          reserveClosed.achievedRate());
       for (double f : fractions) {
         double rate = Math.max(1, Math.round(f * max));
         rows.add(measure(f, rate, "bare receiver", bare.port(), "/select", false));
@@ -163,7 +169,8 @@ public final class OpenLoopBench implements Callable<Integer> {
         rows.add(measure(f, rate, "kvselect /select_and_reserve + DELETE", node.port(), "/select_and_reserve", true));
       }
     }
-    report(out, new Setup(date, loadStart, BenchEnv.loadAverage(), max, closed, bareClosed, barePid, nodePid), rows);
+    report(out, new Setup(date, loadStart, BenchEnv.loadAverage(), max, closed, bareClosed, reserveClosed, barePid,
+        nodePid), rows);
   }
 
   private OpenLoopOptions options(int port, String path) {
@@ -198,7 +205,7 @@ public final class OpenLoopBench implements Callable<Integer> {
 
   /** What heads the table: when, where, and the closed-loop runs ({@code null} with --max-rate). */
   record Setup(String date, double loadStart, double loadEnd, double max, OpenLoopGenerator.Result closed,
-      OpenLoopGenerator.Result bareClosed, long barePid, long nodePid) {}
+      OpenLoopGenerator.Result bareClosed, OpenLoopGenerator.Result reserveClosed, long barePid, long nodePid) {}
 
   void report(PrintStream out, Setup setup, List<Row> rows) {
     OpenLoopGenerator.Result closed = setup.closed();
@@ -227,6 +234,10 @@ public final class OpenLoopBench implements Callable<Integer> {
     } else {
       out.printf("- closed-loop maximum: %,.0f req/s, given by --max-rate%n", max);
     }
+    OpenLoopGenerator.Result rc = setup.reserveClosed();
+    out.printf("- closed loop, `/select_and_reserve` + `DELETE` (measured after the above, the same way; it also "
+        + "warms the node's reserve and free paths): %,.0f cycles/s, reserve p50 %.2f ms, p99 %.2f ms, %d errors%n",
+        rc.achievedRate(), rc.ms(50), rc.ms(99), rc.errors());
     out.println("- latency: from each request's intended send instant (i / rate from the start) to the end of "
         + "its answer, so time spent behind a late generator or queued for a busy connection counts "
         + "(coordinated omission corrected); 2xx answers only; `/select_and_reserve` rows record the reserve "

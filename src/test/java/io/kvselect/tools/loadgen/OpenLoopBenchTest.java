@@ -50,7 +50,8 @@ class OpenLoopBenchTest {
     ByteArrayOutputStream buf = new ByteArrayOutputStream();
 
     new OpenLoopBench().report(new PrintStream(buf, true, StandardCharsets.UTF_8),
-        new OpenLoopBench.Setup("2026-01-01 00:00 UTC", 0.5, 0.6, 400, closed, result(800, 500, 1_000), 1, 2), rows);
+        new OpenLoopBench.Setup("2026-01-01 00:00 UTC", 0.5, 0.6, 400, closed, result(800, 500, 1_000),
+            result(150, 2_000, 3_000), 1, 2), rows);
 
     String out = buf.toString(StandardCharsets.UTF_8);
     assertTrue(out.contains("- 100 req/s, bare receiver: p99 4.001 ms <= 10 ms: met"), out);
@@ -66,6 +67,8 @@ class OpenLoopBenchTest {
     assertTrue(out.contains("| 100 (25%) | kvselect /select | 100 | 1.100 | 7.003 | 7.003 | 0.100 | 1.75x | "
         + "0.050 / 0.050 | yes | 25 | 0 | 0 |"), out);
     assertTrue(out.contains("kvselect at 0.50x of it"), out);
+    assertTrue(out.contains("`/select_and_reserve` + `DELETE` (measured after the above"), out);
+    assertTrue(out.contains(": 150 cycles/s, reserve p50 2.00 ms"), out);
   }
 
   @Test
