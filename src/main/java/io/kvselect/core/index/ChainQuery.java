@@ -35,7 +35,7 @@ final class ChainQuery {
   private int touchedCount;
   private RankOverlap[] deviceOnly = new RankOverlap[0];
   /** During {@link #append} with no lower tier: where device depths go directly. */
-  private MatchBuffer direct;
+  private MatchSink direct;
 
   /**
    * Scores {@code q} against {@code nodes}; {@code slotLimit} bounds the slots in use,
@@ -52,15 +52,15 @@ final class ChainQuery {
   /**
    * Like {@link #find}, appending the scored ranks to {@code out}; allocates nothing. With no
    * lower-tier membership in the index, device depths go straight to {@code out} as slots drop
-   * out of the walk, without the per-slot scratch.
+   * out of the walk, a dropped bitset word at a time, without the per-slot scratch.
    */
   void append(long[] q, ChainNodes nodes, int slotLimit, long[] tierMembers, RankSlots slots,
-      MatchBuffer out) {
+      MatchSink out) {
     boolean lower = false;
     for (int t = 1; t < TIERS; t++) {
       lower |= tierMembers[t] > 0;
     }
-    out.beginSource(slots);
+    out.beginSource(slots, slotLimit);
     if (!lower) {
       direct = out;
       try {
@@ -286,7 +286,7 @@ final class ChainQuery {
   }
 
   private void recordDevice(long bits, int word, int depth) {
-    MatchBuffer out = direct;
+    MatchSink out = direct;
     if (out != null) {
       out.addSlots(word << 6, bits, depth);
       return;

@@ -167,8 +167,20 @@ public final class PrefixChainIndex implements BlockIndex {
     appendMatches(localHashes, out);
   }
 
+  /**
+   * {@inheritDoc} Costs O(q) hashes and probes plus O(q * W) word operations and one record per
+   * dropped bitset word, W = rank slots / 64, independent of the ranks scored while the index
+   * holds no lower-tier block; allocates nothing once this thread's scratch and {@code out} have
+   * grown.
+   */
+  @Override
+  public void findMatchLevels(long[] localHashes, MatchLevels out) {
+    out.clear();
+    appendMatches(localHashes, out);
+  }
+
   /** Appends this index's scored ranks to {@code out} (which holds none of them yet). */
-  void appendMatches(long[] localHashes, MatchBuffer out) {
+  void appendMatches(long[] localHashes, MatchSink out) {
     query.get().append(localHashes, nodes, slotLimit, tierMembers, slots(), out);
   }
 

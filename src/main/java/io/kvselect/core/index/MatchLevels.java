@@ -1,0 +1,290 @@
+package io.kvselect.core.index;
+
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * A caller-owned, reusable result of {@link BlockIndex#findMatchLevels}: the same ranks and
+ * overlaps as {@link BlockIndex#findMatches(long[])}, kept by the depth at which ranks drop out of
+ * the query's path instead of one entry per rank, so that filling it costs O(levels x words)
+ * rather than O(ranks scored). A consumer reads a rank's overlap on demand ({@link #device},
+ * {@link #of}) or visits every scored rank ({@link #forEach}, O(ranks scored)).
+ *
+ * <p><b>Representation.</b> A record is {@code (source, word, bits, depth)}: every rank slot
+ * {@code 64 * word + b} of the answering index ({@code source}, one per shard) with bit {@code b}
+ * set in {@code bits} holds exactly the first {@code depth} blocks of the query on the device
+ * tier. A lookup emits one record per bitset word in which ranks drop out at a level, so a block
+ * held by thousands of ranks followed by blocks held by a few costs about {@code ranks / 64}
+ * records, not thousands of entries. Where an index holds lower-tier blocks, each scored slot gets
+ * its own single-bit record with its host, disk and external extensions. Records of one source
+ * and word are chained ({@code heads} and {@code next}), so {@link #device} costs one
+ * {@link RankSlots#slotOf} per source plus a walk of that word's records (at most one per
+ * distinct depth of its slots, at most 64 single-bit records on the lower-tier path). Entries of
+ * an index without rank slots (the {@link BlockIndex} default) are kept by rank in a map.
+ *
+ * <p><b>Ownership and concurrency.</b> Not thread-safe: owned by one thread at a time, typically
+ * one per event loop or replay thread; the index writes into it only during the lookup. Nothing in
+ * it refers to a live structure of the index: records are copies of bitset words taken while the
+ * index was read (under {@link ShardedBlockIndex}'s shard read lock), and the rank names come
+ * from the index's {@link RankSlots} snapshot, which is immutable. Writers may therefore change
+ * the index as soon as the lookup returns; the result keeps describing the index as that lookup
+ * saw it.
+ *
+ * <p>Arrays grow to the largest result seen and are then reused: a lookup that fills it
+ * allocates nothing once grown. {@link #of}, {@link #toScores} allocate; {@link #device},
+ * {@link #totalBlocks} and {@link #forEach} with a reused visitor do not.
+ */
+public final class MatchLevels extends MatchSink {
+
+  /** Receives one scored rank of {@link #forEach}. */
+  @FunctionalInterface
+  public interface Visitor {
+    void accept(WorkerRank rank, int device, int host, int disk, int external);
+  }
+
+  private RankSlots[] sources = new RankSlots[4];
+  /** Per source: where its word heads start in {@link #heads}, -1 while it has no record. */
+  private int[] headBase = new int[4];
+  /** Per source: words of its slot range (heads reserved once its first record arrives). */
+  private int[] words = new int[4];
+  private int sourceCount;
+  private int current = -1;
+  /** Per (source, word): the last record of that word, -1 for none. */
+  private int[] heads = new int[64];
+  private int headTop;
+
+  private int[] recSource = new int[16];
+  private int[] recWord = new int[16];
+  private long[] recBits = new long[16];
+  private int[] recDevice = new int[16];
+  private int[] recNext = new int[16];
+  private int[] recHost = new int[16];
+  private int[] recDisk = new int[16];
+  private int[] recExternal = new int[16];
+  private int records;
+  /** False while every record is device-only: the lower-tier record arrays are unused. */
+  private boolean lower;
+
+  private int size;
+  private int maxDevice;
+  /** Entries of indexes without rank slots (the {@link BlockIndex} default path). */
+  private final Map<WorkerRank, RankOverlap> named = new HashMap<>();
+
+  /** Number of scored ranks. O(1). */
+  public int size() {
+    return size;
+  }
+
+  public boolean isEmpty() {
+    return size == 0;
+  }
+
+  /**
+   * Number of records the lookup produced (its cost in result writes): one per dropped bitset
+   * word, or per scored rank on the lower-tier path.
+   */
+  public int records() {
+    return records + named.size();
+  }
+
+  /** The deepest device overlap of any rank: the length of the query's matched path. */
+  public int maxDevice() {
+    return maxDevice;
+  }
+
+  /** Leading blocks of the query that {@code rank} holds on the device tier (0 when unscored). */
+  public int device(WorkerRank rank) {
+    int r = find(rank);
+    if (r >= 0) {
+      return recDevice[r];
+    }
+    return named.isEmpty() ? 0 : namedOf(rank).device();
+  }
+
+  /** Device depth plus every lower-tier extension of {@code rank} (0 when unscored). */
+  public int totalBlocks(WorkerRank rank) {
+    int r = find(rank);
+    if (r >= 0) {
+      return lower ? recDevice[r] + recHost[r] + recDisk[r] + recExternal[r] : recDevice[r];
+    }
+    return named.isEmpty() ? 0 : namedOf(rank).totalBlocks();
+  }
+
+  /** The overlap of {@code rank}, {@link RankOverlap#NONE} when unscored (allocates). */
+  public RankOverlap of(WorkerRank rank) {
+    int r = find(rank);
+    if (r >= 0) {
+      return lower ? new RankOverlap(recDevice[r], recHost[r], recDisk[r], recExternal[r])
+          : new RankOverlap(recDevice[r], 0, 0, 0);
+    }
+    return named.isEmpty() ? RankOverlap.NONE : namedOf(rank);
+  }
+
+  /** Visits every scored rank once, in no particular order. O(ranks scored + records). */
+  public void forEach(Visitor v) {
+    for (int r = 0; r < records; r++) {
+      RankSlots names = sources[recSource[r]];
+      int base = recWord[r] << 6;
+      int d = recDevice[r];
+      int h = lower ? recHost[r] : 0;
+      int dk = lower ? recDisk[r] : 0;
+      int e = lower ? recExternal[r] : 0;
+      for (long b = recBits[r]; b != 0; b &= b - 1) {
+        v.accept(names.rank(base + Long.numberOfTrailingZeros(b)), d, h, dk, e);
+      }
+    }
+    if (!named.isEmpty()) {
+      named.forEach((rank, o) -> v.accept(rank, o.device(), o.hostExtension(),
+          o.diskExtension(), o.externalExtension()));
+    }
+  }
+
+  /** An immutable copy (allocates a map of {@link #size} entries). */
+  public OverlapScores toScores() {
+    if (size == 0) {
+      return OverlapScores.EMPTY;
+    }
+    Map<WorkerRank, RankOverlap> m = new HashMap<>(size * 4 / 3 + 1);
+    forEach((rank, d, h, dk, e) -> m.put(rank, new RankOverlap(d, h, dk, e)));
+    return new OverlapScores(m);
+  }
+
+  /** Forgets every record; keeps the arrays (and stale references to immutable snapshots). */
+  public void clear() {
+    size = 0;
+    maxDevice = 0;
+    records = 0;
+    lower = false;
+    sourceCount = 0;
+    current = -1;
+    headTop = 0;
+    if (!named.isEmpty()) {
+      named.clear();
+    }
+  }
+
+  /** The record holding {@code rank}'s slot, or -1. */
+  private int find(WorkerRank rank) {
+    for (int src = 0; src < sourceCount; src++) {
+      int s = sources[src].slotOf(rank);
+      if (s < 0) {
+        continue;
+      }
+      int hb = headBase[src];
+      int w = s >>> 6;
+      if (hb < 0 || w >= words[src]) {
+        return -1;
+      }
+      long bit = 1L << s;
+      for (int r = heads[hb + w]; r >= 0; r = recNext[r]) {
+        if ((recBits[r] & bit) != 0) {
+          return r;
+        }
+      }
+      return -1;
+    }
+    return -1;
+  }
+
+  private RankOverlap namedOf(WorkerRank rank) {
+    RankOverlap o = named.get(rank);
+    return o == null ? RankOverlap.NONE : o;
+  }
+
+  @Override
+  void beginSource(RankSlots slots, int slotLimit) {
+    if (sourceCount == sources.length) {
+      int cap = sourceCount * 2;
+      sources = Arrays.copyOf(sources, cap);
+      headBase = Arrays.copyOf(headBase, cap);
+      words = Arrays.copyOf(words, cap);
+    }
+    sources[sourceCount] = slots;
+    headBase[sourceCount] = -1;
+    words[sourceCount] = (slotLimit + 63) >>> 6;
+    current = sourceCount++;
+  }
+
+  @Override
+  void addSlots(int base, long bits, int d) {
+    int r = record(base >>> 6, bits, d);
+    if (lower) {
+      recHost[r] = 0;
+      recDisk[r] = 0;
+      recExternal[r] = 0;
+    }
+    size += Long.bitCount(bits);
+  }
+
+  @Override
+  void addSlot(int s, int d, int h, int dk, int e) {
+    if ((h | dk | e) != 0 && !lower) {
+      lower = true;
+      ensureRecords(records + 1);
+      Arrays.fill(recHost, 0, records, 0);
+      Arrays.fill(recDisk, 0, records, 0);
+      Arrays.fill(recExternal, 0, records, 0);
+    }
+    int r = record(s >>> 6, 1L << s, d);
+    if (lower) {
+      recHost[r] = h;
+      recDisk[r] = dk;
+      recExternal[r] = e;
+    }
+    size++;
+  }
+
+  /** Adds an entry of an index without rank slots; the caller guarantees it is new. */
+  void addNamed(WorkerRank rank, RankOverlap o) {
+    named.put(rank, o);
+    maxDevice = Math.max(maxDevice, o.device());
+    size++;
+  }
+
+  private int record(int word, long bits, int d) {
+    int src = current;
+    int hb = headBase[src];
+    if (hb < 0) {
+      hb = reserveHeads(words[src]);
+      headBase[src] = hb;
+    }
+    int r = records;
+    ensureRecords(r + 1);
+    recSource[r] = src;
+    recWord[r] = word;
+    recBits[r] = bits;
+    recDevice[r] = d;
+    recNext[r] = heads[hb + word];
+    heads[hb + word] = r;
+    records = r + 1;
+    if (d > maxDevice) {
+      maxDevice = d;
+    }
+    return r;
+  }
+
+  private int reserveHeads(int n) {
+    int hb = headTop;
+    if (hb + n > heads.length) {
+      heads = Arrays.copyOf(heads, Math.max(hb + n, heads.length * 2));
+    }
+    Arrays.fill(heads, hb, hb + n, -1);
+    headTop = hb + n;
+    return hb;
+  }
+
+  private void ensureRecords(int n) {
+    if (n > recBits.length) {
+      int cap = Math.max(n, recBits.length * 2);
+      recSource = Arrays.copyOf(recSource, cap);
+      recWord = Arrays.copyOf(recWord, cap);
+      recBits = Arrays.copyOf(recBits, cap);
+      recDevice = Arrays.copyOf(recDevice, cap);
+      recNext = Arrays.copyOf(recNext, cap);
+      recHost = Arrays.copyOf(recHost, cap);
+      recDisk = Arrays.copyOf(recDisk, cap);
+      recExternal = Arrays.copyOf(recExternal, cap);
+    }
+  }
+}
