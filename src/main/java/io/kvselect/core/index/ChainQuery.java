@@ -12,7 +12,8 @@ import java.util.Arrays;
  * a slot whose cumulative depth so far is {@code d} extends by the contiguous run of the tier's
  * path nodes starting at position {@code d} (a slot absent so far starts at the root). Cost
  * O(q) hashes and table probes plus O(q * W + m) where W = slot words (ranks / 64) and m =
- * members of the path's sets; lower tiers are skipped while empty. {@link #find} allocates the
+ * members of the path's sets, except that once at most {@code max(2, W / 8)} slots are live the
+ * device walk tests them one by one (O(live) per level); lower tiers are skipped while empty. {@link #find} allocates the
  * result only: one {@code RankOverlap[slots]} (device-only overlaps are shared instances);
  * {@link #append} allocates nothing once the scratch has grown to the slot count.
  *
@@ -23,6 +24,12 @@ final class ChainQuery {
   private static final int TIERS = StorageTier.values().length;
 
   private static final int CHUNK = 16;
+  /**
+   * {@link #matchDevice} switches to testing slots one by one once at most
+   * {@code max(SPARSE_MIN, words >> SPARSE_SHIFT)} are live.
+   */
+  private static final int SPARSE_MIN = 2;
+  private static final int SPARSE_SHIFT = 3;
 
   private int[] path = new int[64];
   private long[] hashes = new long[64];
@@ -32,6 +39,8 @@ final class ChainQuery {
   private final int[][] extension = new int[TIERS][64];
   private boolean[] seen = new boolean[64];
   private int[] touched = new int[64];
+  /** Live slots of {@link #matchSparse}. */
+  private int[] sparse = new int[16];
   private int touchedCount;
   private RankOverlap[] deviceOnly = new RankOverlap[0];
   /** During {@link #append} with no lower tier: where device depths go directly. */
@@ -190,8 +199,13 @@ final class ChainQuery {
     }
     long[] act = active;
     int live = load(nodes, first, act);
+    int sparseAt = Math.max(SPARSE_MIN, words >>> SPARSE_SHIFT);
     int i = 1;
     for (; i < k && live > 0; i++) {
+      if (live <= sparseAt) {
+        matchSparse(nodes, k, words, i);
+        return;
+      }
       int enc = nodes.device(path[i]);
       if (enc == 0) {
         break;
@@ -255,6 +269,46 @@ final class ChainQuery {
       }
     }
     Arrays.fill(act, 0, words, 0L);
+  }
+
+  /**
+   * The end of {@link #matchDevice} once few slots are left: from level {@code from} on, each
+   * live slot is tested against each path node's set, O(live) per level instead of O(words).
+   * Records each slot where it drops out (one single-bit record) and clears {@code active}.
+   */
+  private void matchSparse(ChainNodes nodes, int k, int words, int from) {
+    long[] act = active;
+    int[] ls = sparse;
+    int n = 0;
+    for (int w = 0; w < words; w++) {
+      for (long b = act[w]; b != 0; b &= b - 1) {
+        if (n == ls.length) {
+          ls = Arrays.copyOf(ls, n * 2);
+          sparse = ls;
+        }
+        ls[n++] = (w << 6) + Long.numberOfTrailingZeros(b);
+      }
+      act[w] = 0L;
+    }
+    int i = from;
+    for (; i < k && n > 0; i++) {
+      int enc = nodes.device(path[i]);
+      Object set = enc < 0 ? nodes.pooled(enc) : null;
+      int kept = 0;
+      for (int j = 0; j < n; j++) {
+        int s = ls[j];
+        boolean in = enc > 0 ? enc - 1 == s : enc < 0 && SlotSet.contains(set, s);
+        if (in) {
+          ls[kept++] = s;
+        } else {
+          recordDevice(1L << s, s >>> 6, i);
+        }
+      }
+      n = kept;
+    }
+    for (int j = 0; j < n; j++) {
+      recordDevice(1L << ls[j], ls[j] >>> 6, i);
+    }
   }
 
   private static void mark(int s, long[] act, long[] nxt) {

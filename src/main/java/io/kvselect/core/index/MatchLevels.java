@@ -11,7 +11,8 @@ import java.util.Map;
  * rather than O(ranks scored). A consumer reads a rank's overlap on demand ({@link #device},
  * {@link #of}) or visits every scored rank ({@link #forEach}, O(ranks scored)).
  *
- * <p><b>Representation.</b> A record is {@code (source, word, bits, depth)}: every rank slot
+ * <p><b>Representation.</b> A record is {@code (word, bits, depth)} of one source (a source's
+ * records are contiguous): every rank slot
  * {@code 64 * word + b} of the answering index ({@code source}, one per shard) with bit {@code b}
  * set in {@code bits} holds exactly the first {@code depth} blocks of the query on the device
  * tier. A lookup emits one record per bitset word in which ranks drop out at a level, so a block
@@ -32,8 +33,9 @@ import java.util.Map;
  * saw it.
  *
  * <p>Arrays grow to the largest result seen and are then reused: a lookup that fills it
- * allocates nothing once grown. {@link #of}, {@link #toScores} allocate; {@link #device},
- * {@link #totalBlocks} and {@link #forEach} with a reused visitor do not.
+ * allocates nothing once grown. {@link #toScores} allocates, {@link #of} only for a lower-tier
+ * overlap; {@link #device}, {@link #totalBlocks} and {@link #forEach} with a reused visitor do
+ * not.
  */
 public final class MatchLevels extends MatchSink {
 
@@ -48,13 +50,14 @@ public final class MatchLevels extends MatchSink {
   private int[] headBase = new int[4];
   /** Per source: words of its slot range (heads reserved once its first record arrives). */
   private int[] words = new int[4];
+  /** Per source: its first record (a source's records are contiguous). */
+  private int[] firstRecord = new int[4];
   private int sourceCount;
   private int current = -1;
   /** Per (source, word): the last record of that word, -1 for none. */
   private int[] heads = new int[64];
   private int headTop;
 
-  private int[] recSource = new int[16];
   private int[] recWord = new int[16];
   private long[] recBits = new long[16];
   private int[] recDevice = new int[16];
@@ -68,6 +71,8 @@ public final class MatchLevels extends MatchSink {
 
   private int size;
   private int maxDevice;
+  /** Shared device-only overlaps by depth, for {@link #of}. */
+  private RankOverlap[] deviceOnly = new RankOverlap[0];
   /** Entries of indexes without rank slots (the {@link BlockIndex} default path). */
   private final Map<WorkerRank, RankOverlap> named = new HashMap<>();
 
@@ -111,27 +116,45 @@ public final class MatchLevels extends MatchSink {
     return named.isEmpty() ? 0 : namedOf(rank).totalBlocks();
   }
 
-  /** The overlap of {@code rank}, {@link RankOverlap#NONE} when unscored (allocates). */
+  /**
+   * The overlap of {@code rank}, {@link RankOverlap#NONE} when unscored. Device-only overlaps are
+   * shared instances (no allocation once every depth has been seen); a lower-tier one allocates.
+   */
   public RankOverlap of(WorkerRank rank) {
     int r = find(rank);
     if (r >= 0) {
-      return lower ? new RankOverlap(recDevice[r], recHost[r], recDisk[r], recExternal[r])
-          : new RankOverlap(recDevice[r], 0, 0, 0);
+      boolean tiered = lower && (recHost[r] | recDisk[r] | recExternal[r]) != 0;
+      return tiered ? new RankOverlap(recDevice[r], recHost[r], recDisk[r], recExternal[r])
+          : deviceOnly(recDevice[r]);
     }
     return named.isEmpty() ? RankOverlap.NONE : namedOf(rank);
   }
 
+  private RankOverlap deviceOnly(int depth) {
+    if (depth >= deviceOnly.length) {
+      RankOverlap[] grown = Arrays.copyOf(deviceOnly, Math.max(depth + 1, deviceOnly.length * 2));
+      for (int d = deviceOnly.length; d < grown.length; d++) {
+        grown[d] = new RankOverlap(d, 0, 0, 0);
+      }
+      deviceOnly = grown;
+    }
+    return deviceOnly[depth];
+  }
+
   /** Visits every scored rank once, in no particular order. O(ranks scored + records). */
   public void forEach(Visitor v) {
-    for (int r = 0; r < records; r++) {
-      RankSlots names = sources[recSource[r]];
-      int base = recWord[r] << 6;
-      int d = recDevice[r];
-      int h = lower ? recHost[r] : 0;
-      int dk = lower ? recDisk[r] : 0;
-      int e = lower ? recExternal[r] : 0;
-      for (long b = recBits[r]; b != 0; b &= b - 1) {
-        v.accept(names.rank(base + Long.numberOfTrailingZeros(b)), d, h, dk, e);
+    for (int src = 0; src < sourceCount; src++) {
+      RankSlots names = sources[src];
+      int end = src + 1 < sourceCount ? firstRecord[src + 1] : records;
+      for (int r = firstRecord[src]; r < end; r++) {
+        int base = recWord[r] << 6;
+        int d = recDevice[r];
+        int h = lower ? recHost[r] : 0;
+        int dk = lower ? recDisk[r] : 0;
+        int e = lower ? recExternal[r] : 0;
+        for (long b = recBits[r]; b != 0; b &= b - 1) {
+          v.accept(names.rank(base + Long.numberOfTrailingZeros(b)), d, h, dk, e);
+        }
       }
     }
     if (!named.isEmpty()) {
@@ -199,7 +222,9 @@ public final class MatchLevels extends MatchSink {
       sources = Arrays.copyOf(sources, cap);
       headBase = Arrays.copyOf(headBase, cap);
       words = Arrays.copyOf(words, cap);
+      firstRecord = Arrays.copyOf(firstRecord, cap);
     }
+    firstRecord[sourceCount] = records;
     sources[sourceCount] = slots;
     headBase[sourceCount] = -1;
     words[sourceCount] = (slotLimit + 63) >>> 6;
@@ -250,8 +275,9 @@ public final class MatchLevels extends MatchSink {
       headBase[src] = hb;
     }
     int r = records;
-    ensureRecords(r + 1);
-    recSource[r] = src;
+    if (r == recBits.length) {
+      ensureRecords(r + 1);
+    }
     recWord[r] = word;
     recBits[r] = bits;
     recDevice[r] = d;
@@ -277,7 +303,6 @@ public final class MatchLevels extends MatchSink {
   private void ensureRecords(int n) {
     if (n > recBits.length) {
       int cap = Math.max(n, recBits.length * 2);
-      recSource = Arrays.copyOf(recSource, cap);
       recWord = Arrays.copyOf(recWord, cap);
       recBits = Arrays.copyOf(recBits, cap);
       recDevice = Arrays.copyOf(recDevice, cap);
