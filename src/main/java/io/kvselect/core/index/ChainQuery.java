@@ -24,6 +24,7 @@ final class ChainQuery {
   private static final int TIERS = StorageTier.values().length;
 
   private static final int CHUNK = 16;
+  private static final int FIRST_CHUNK = 4;
   /**
    * {@link #matchDevice} switches to testing slots one by one once at most
    * {@code max(SPARSE_MIN, words >> SPARSE_SHIFT)} are live.
@@ -152,10 +153,11 @@ final class ChainQuery {
 
   /**
    * Fills {@code path} with the node ids of the longest stored prefix of {@code q[0 .. n)};
-   * returns its length. Works in chunks of {@link #CHUNK} levels: hash the chunk, probe every level, then check
-   * them in order. The probes of a chunk do not depend on each other, so their cache misses
-   * overlap instead of queueing behind one another; a chunk past the first miss costs at most
-   * {@code CHUNK - 1} wasted probes.
+   * returns its length. Works in chunks of levels ({@link #FIRST_CHUNK}, then twice as many up to
+   * {@link #CHUNK}): hash the chunk, probe every level, then check them in order. The probes of a
+   * chunk do not depend on each other, so their cache misses overlap instead of queueing behind
+   * one another; a chunk past the first miss costs at most its size - 1 wasted probes, few for
+   * the short paths of an index that holds only the query's first blocks.
    */
   private int walk(long[] q, int n, ChainNodes nodes) {
     if (path.length < n) {
@@ -173,8 +175,8 @@ final class ChainQuery {
     }
     p[0] = id;
     long chain = q[0];
-    for (int from = 1; from < n; from += CHUNK) {
-      int to = Math.min(n, from + CHUNK);
+    for (int from = 1, size = FIRST_CHUNK; from < n; from += size, size = Math.min(CHUNK, size * 2)) {
+      int to = Math.min(n, from + size);
       for (int i = from; i < to; i++) {
         chain = ChainHash.chain(chain, q[i]);
         h[i] = chain;

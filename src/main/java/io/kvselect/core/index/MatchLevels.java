@@ -19,8 +19,9 @@ import java.util.Map;
  * held by thousands of ranks followed by blocks held by a few costs about {@code ranks / 64}
  * records, not thousands of entries. Where an index holds lower-tier blocks, each scored slot gets
  * its own single-bit record with its host, disk and external extensions. Records of one source
- * and word are chained ({@code heads} and {@code next}), so {@link #device} costs one
- * {@link RankSlots#slotOf} per source plus a walk of that word's records (at most one per
+ * and word are chained ({@code heads} and {@code next}) on the first read by rank (O(records +
+ * words)), after which {@link #device} costs one {@link RankSlots#slotOf} per source plus a walk
+ * of that word's records (at most one per
  * distinct depth of its slots, at most 64 single-bit records on the lower-tier path). Entries of
  * an index without rank slots (the {@link BlockIndex} default) are kept by rank in a map.
  *
@@ -46,7 +47,7 @@ public final class MatchLevels extends MatchSink {
   }
 
   private RankSlots[] sources = new RankSlots[4];
-  /** Per source: where its word heads start in {@link #heads}, -1 while it has no record. */
+  /** Per source: where its word heads start in {@link #heads}, -1 when it has no record. */
   private int[] headBase = new int[4];
   /** Per source: words of its slot range (heads reserved once its first record arrives). */
   private int[] words = new int[4];
@@ -57,6 +58,8 @@ public final class MatchLevels extends MatchSink {
   /** Per (source, word): the last record of that word, -1 for none. */
   private int[] heads = new int[64];
   private int headTop;
+  /** True once {@link #heads} and {@code recNext} link the current records ({@link #chain}). */
+  private boolean chained;
 
   private int[] recWord = new int[16];
   private long[] recBits = new long[16];
@@ -182,6 +185,7 @@ public final class MatchLevels extends MatchSink {
     sourceCount = 0;
     current = -1;
     headTop = 0;
+    chained = false;
     if (!named.isEmpty()) {
       named.clear();
     }
@@ -189,6 +193,9 @@ public final class MatchLevels extends MatchSink {
 
   /** The record holding {@code rank}'s slot, or -1. */
   private int find(WorkerRank rank) {
+    if (!chained) {
+      chain();
+    }
     for (int src = 0; src < sourceCount; src++) {
       int s = sources[src].slotOf(rank);
       if (s < 0) {
@@ -215,6 +222,29 @@ public final class MatchLevels extends MatchSink {
     return o == null ? RankOverlap.NONE : o;
   }
 
+  /**
+   * Links each source's records by word, once per result, on the first read by rank: O(records +
+   * words of the sources that have records). A lookup that is only visited never pays for it.
+   */
+  private void chain() {
+    for (int src = 0; src < sourceCount; src++) {
+      int first = firstRecord[src];
+      int end = src + 1 < sourceCount ? firstRecord[src + 1] : records;
+      if (first == end) {
+        headBase[src] = -1;
+        continue;
+      }
+      int hb = reserveHeads(words[src]);
+      headBase[src] = hb;
+      for (int r = first; r < end; r++) {
+        int h = hb + recWord[r];
+        recNext[r] = heads[h];
+        heads[h] = r;
+      }
+    }
+    chained = true;
+  }
+
   @Override
   void beginSource(RankSlots slots, int slotLimit) {
     if (sourceCount == sources.length) {
@@ -226,7 +256,7 @@ public final class MatchLevels extends MatchSink {
     }
     firstRecord[sourceCount] = records;
     sources[sourceCount] = slots;
-    headBase[sourceCount] = -1;
+    chained = false;
     words[sourceCount] = (slotLimit + 63) >>> 6;
     current = sourceCount++;
   }
@@ -268,12 +298,6 @@ public final class MatchLevels extends MatchSink {
   }
 
   private int record(int word, long bits, int d) {
-    int src = current;
-    int hb = headBase[src];
-    if (hb < 0) {
-      hb = reserveHeads(words[src]);
-      headBase[src] = hb;
-    }
     int r = records;
     if (r == recBits.length) {
       ensureRecords(r + 1);
@@ -281,8 +305,6 @@ public final class MatchLevels extends MatchSink {
     recWord[r] = word;
     recBits[r] = bits;
     recDevice[r] = d;
-    recNext[r] = heads[hb + word];
-    heads[hb + word] = r;
     records = r + 1;
     if (d > maxDevice) {
       maxDevice = d;
