@@ -23,7 +23,7 @@ final class ChainQuery {
 
   private static final int TIERS = StorageTier.values().length;
 
-  private static final int CHUNK = 16;
+  private static final int CHUNK = 8;
   private static final int FIRST_CHUNK = 4;
   /**
    * {@link #matchDevice} switches to testing slots one by one once at most

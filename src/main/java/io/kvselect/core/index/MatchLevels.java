@@ -11,19 +11,19 @@ import java.util.Map;
  * rather than O(ranks scored). A consumer reads a rank's overlap on demand ({@link #device},
  * {@link #of}) or visits every scored rank ({@link #forEach}, O(ranks scored)).
  *
- * <p><b>Representation.</b> A record is {@code (word, bits, depth)} of one source (a source's
- * records are contiguous): every rank slot
- * {@code 64 * word + b} of the answering index ({@code source}, one per shard) with bit {@code b}
- * set in {@code bits} holds exactly the first {@code depth} blocks of the query on the device
- * tier. A lookup emits one record per bitset word in which ranks drop out at a level, so a block
- * held by thousands of ranks followed by blocks held by a few costs about {@code ranks / 64}
- * records, not thousands of entries. Where an index holds lower-tier blocks, each scored slot gets
- * its own single-bit record with its host, disk and external extensions. Records of one source
- * and word are chained ({@code heads} and {@code next}) on the first read by rank (O(records +
- * words)), after which {@link #device} costs one {@link RankSlots#slotOf} per source plus a walk
- * of that word's records (at most one per
- * distinct depth of its slots, at most 64 single-bit records on the lower-tier path). Entries of
- * an index without rank slots (the {@link BlockIndex} default) are kept by rank in a map.
+ * <p><b>Representation.</b> Each answering index (one per shard) is a source with its
+ * immutable rank-slot snapshot; its records are contiguous. A record {@code (word, bits, depth)}
+ * says that every rank slot {@code 64 * word + b} of its source with bit {@code b} set in
+ * {@code bits} holds exactly the first {@code depth} blocks of the query on the device tier. The
+ * walk emits one record per bitset word in which ranks drop out at a level while many ranks are
+ * live, then one single-bit record per slot once few are left; so a block held by thousands of
+ * ranks followed by blocks held by a few costs about {@code ranks / 64} records, not thousands of
+ * entries. Where an index holds lower-tier blocks, each scored slot gets its own single-bit record
+ * with its host, disk and external extensions. On the first read by rank the records of each
+ * source are linked by word ({@code heads}, {@code recNext}; O(records + words)); then
+ * {@link #device} costs one {@link RankSlots#slotOf} per source plus a walk of that word's records
+ * (at most 64). Entries of an index without rank slots (the {@link BlockIndex} default) are kept
+ * by rank in a map.
  *
  * <p><b>Ownership and concurrency.</b> Not thread-safe: owned by one thread at a time, typically
  * one per event loop or replay thread; the index writes into it only during the lookup. Nothing in
@@ -49,12 +49,11 @@ public final class MatchLevels extends MatchSink {
   private RankSlots[] sources = new RankSlots[4];
   /** Per source: where its word heads start in {@link #heads}, -1 when it has no record. */
   private int[] headBase = new int[4];
-  /** Per source: words of its slot range (heads reserved once its first record arrives). */
+  /** Per source: words of its slot range (the heads {@link #chain} reserves for it). */
   private int[] words = new int[4];
   /** Per source: its first record (a source's records are contiguous). */
   private int[] firstRecord = new int[4];
   private int sourceCount;
-  private int current = -1;
   /** Per (source, word): the last record of that word, -1 for none. */
   private int[] heads = new int[64];
   private int headTop;
@@ -183,7 +182,6 @@ public final class MatchLevels extends MatchSink {
     records = 0;
     lower = false;
     sourceCount = 0;
-    current = -1;
     headTop = 0;
     chained = false;
     if (!named.isEmpty()) {
@@ -258,7 +256,7 @@ public final class MatchLevels extends MatchSink {
     sources[sourceCount] = slots;
     chained = false;
     words[sourceCount] = (slotLimit + 63) >>> 6;
-    current = sourceCount++;
+    sourceCount++;
   }
 
   @Override
