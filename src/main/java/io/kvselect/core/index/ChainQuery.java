@@ -13,9 +13,10 @@ import java.util.Arrays;
  * path nodes starting at position {@code d} (a slot absent so far starts at the root). Cost
  * O(q) hashes and table probes plus O(q * W + m) where W = slot words (ranks / 64) and m =
  * members of the path's sets, except that once at most {@code max(2, W / 8)} slots are live the
- * device walk tests them one by one (O(live) per level); lower tiers are skipped while empty. {@link #find} allocates the
- * result only: one {@code RankOverlap[slots]} (device-only overlaps are shared instances);
- * {@link #append} allocates nothing once the scratch has grown to the slot count.
+ * device walk tests them one by one (O(live) per level); lower tiers are skipped while empty.
+ * {@link #find} allocates the result only: one {@code RankOverlap[slots]} (device-only overlaps
+ * are shared instances); {@link #append} allocates nothing once the scratch has grown to the
+ * slot count.
  *
  * <p>Not thread-safe: scratch of one querying thread (the index keeps one per thread).
  */
@@ -175,7 +176,8 @@ final class ChainQuery {
     }
     p[0] = id;
     long chain = q[0];
-    for (int from = 1, size = FIRST_CHUNK; from < n; from += size, size = Math.min(CHUNK, size * 2)) {
+    int size = FIRST_CHUNK;
+    for (int from = 1; from < n; from += size, size = Math.min(CHUNK, size * 2)) {
       int to = Math.min(n, from + size);
       for (int i = from; i < to; i++) {
         chain = ChainHash.chain(chain, q[i]);

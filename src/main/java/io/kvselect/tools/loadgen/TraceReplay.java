@@ -177,7 +177,8 @@ public final class TraceReplay implements Callable<Integer> {
         c.lookupBlocks(), c.storeEvents(), c.storedBlocks(), c.removeEvents(), c.removedBlocks(),
         c.cachedAtEnd());
     out.printf("- block-ops = lookup blocks + stored blocks (Dynamo's count); events = stores + "
-        + "removes; call = findMatches alone; response = from the scheduled instant to the answer "
+        + "removes; call = the lookup call alone (findMatches or findMatchLevels); response = "
+        + "from the scheduled instant to the answer "
         + "(includes time the thread was behind); replay CPU = CPU time of the replay threads "
         + "(lookups, events and waiting for the schedule: spinning before a due operation counts); ranks "
         + "scored per lookup = mean size of the lookups' results; records per lookup = mean records of a "
