@@ -2,6 +2,7 @@ package io.kvselect.bench;
 
 import io.kvselect.core.index.BlockIndex;
 import io.kvselect.core.index.MatchBuffer;
+import io.kvselect.core.index.MatchLevels;
 import io.kvselect.core.index.OverlapScores;
 import io.kvselect.core.index.PrefixChainIndex;
 import io.kvselect.core.index.ShardedBlockIndex;
@@ -29,9 +30,11 @@ import org.openjdk.jmh.annotations.State;
  *   <li>{@code miss}: 64 unseen blocks.
  * </ul>
  *
- * <p>Two entry points: {@code findMatches} returns an immutable {@link OverlapScores} (what the
+ * <p>Entry points: {@code findMatches} returns an immutable {@link OverlapScores} (what the
  * service calls today); {@code findMatchesIntoBuffer} fills a per-thread {@link MatchBuffer} and
- * allocates nothing (check with {@code -prof gc}: {@code gc.alloc.rate.norm}). {@code shards}: 1
+ * {@code findMatchLevels} a per-thread {@link MatchLevels}, both allocating nothing (check with
+ * {@code -prof gc}: {@code gc.alloc.rate.norm}); the {@code *Read} variants also visit every
+ * scored rank's name and device depth, as a consumer of the whole result does. {@code shards}: 1
  * benchmarks a plain {@link PrefixChainIndex}, N > 1 the node's {@link ShardedBlockIndex} of N
  * of them ({@code -p shards=1,2}).
  *
@@ -65,10 +68,13 @@ public class FindMatchesBenchmark {
   private BlockIndex index;
   private int next;
 
-  /** One reusable buffer per benchmark thread. */
+  /** One reusable buffer and levels result per benchmark thread. */
   @State(Scope.Thread)
   public static class Buffer {
     final MatchBuffer buffer = new MatchBuffer();
+    final MatchLevels levels = new MatchLevels();
+    long sum;
+    final MatchLevels.Visitor reader = (rank, d, h, dk, e) -> sum += rank.dpRank() + d;
   }
 
   @Setup(Level.Trial)
@@ -109,5 +115,37 @@ public class FindMatchesBenchmark {
     next = (next + 1) & (QUERIES - 1);
     index.findMatches(q, b.buffer);
     return b.buffer;
+  }
+
+  @Benchmark
+  public MatchLevels findMatchLevels(Buffer b) {
+    long[] q = queries[next];
+    next = (next + 1) & (QUERIES - 1);
+    index.findMatchLevels(q, b.levels);
+    return b.levels;
+  }
+
+  /** {@link #findMatchLevels} plus a visit of every scored rank's name and device depth. */
+  @Benchmark
+  public long findMatchLevelsRead(Buffer b) {
+    long[] q = queries[next];
+    next = (next + 1) & (QUERIES - 1);
+    index.findMatchLevels(q, b.levels);
+    b.levels.forEach(b.reader);
+    return b.sum;
+  }
+
+  /** {@link #findMatchesIntoBuffer} plus a visit of every scored rank's name and device depth. */
+  @Benchmark
+  public long findMatchesIntoBufferRead(Buffer b) {
+    long[] q = queries[next];
+    next = (next + 1) & (QUERIES - 1);
+    MatchBuffer m = b.buffer;
+    index.findMatches(q, m);
+    long sum = 0;
+    for (int i = 0, n = m.size(); i < n; i++) {
+      sum += m.rank(i).dpRank() + m.device(i);
+    }
+    return sum;
   }
 }

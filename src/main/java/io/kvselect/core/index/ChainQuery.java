@@ -12,9 +12,11 @@ import java.util.Arrays;
  * a slot whose cumulative depth so far is {@code d} extends by the contiguous run of the tier's
  * path nodes starting at position {@code d} (a slot absent so far starts at the root). Cost
  * O(q) hashes and table probes plus O(q * W + m) where W = slot words (ranks / 64) and m =
- * members of the path's sets; lower tiers are skipped while empty. {@link #find} allocates the
- * result only: one {@code RankOverlap[slots]} (device-only overlaps are shared instances);
- * {@link #append} allocates nothing once the scratch has grown to the slot count.
+ * members of the path's sets, except that once at most {@code max(2, W / 8)} slots are live the
+ * device walk tests them one by one (O(live) per level); lower tiers are skipped while empty.
+ * {@link #find} allocates the result only: one {@code RankOverlap[slots]} (device-only overlaps
+ * are shared instances); {@link #append} allocates nothing once the scratch has grown to the
+ * slot count.
  *
  * <p>Not thread-safe: scratch of one querying thread (the index keeps one per thread).
  */
@@ -22,7 +24,14 @@ final class ChainQuery {
 
   private static final int TIERS = StorageTier.values().length;
 
-  private static final int CHUNK = 16;
+  private static final int CHUNK = 8;
+  private static final int FIRST_CHUNK = 4;
+  /**
+   * {@link #matchDevice} switches to testing slots one by one once at most
+   * {@code max(SPARSE_MIN, words >> SPARSE_SHIFT)} are live.
+   */
+  private static final int SPARSE_MIN = 2;
+  private static final int SPARSE_SHIFT = 3;
 
   private int[] path = new int[64];
   private long[] hashes = new long[64];
@@ -32,10 +41,12 @@ final class ChainQuery {
   private final int[][] extension = new int[TIERS][64];
   private boolean[] seen = new boolean[64];
   private int[] touched = new int[64];
+  /** Live slots of {@link #matchSparse}. */
+  private int[] sparse = new int[16];
   private int touchedCount;
   private RankOverlap[] deviceOnly = new RankOverlap[0];
   /** During {@link #append} with no lower tier: where device depths go directly. */
-  private MatchBuffer direct;
+  private MatchSink direct;
 
   /**
    * Scores {@code q} against {@code nodes}; {@code slotLimit} bounds the slots in use,
@@ -52,15 +63,15 @@ final class ChainQuery {
   /**
    * Like {@link #find}, appending the scored ranks to {@code out}; allocates nothing. With no
    * lower-tier membership in the index, device depths go straight to {@code out} as slots drop
-   * out of the walk, without the per-slot scratch.
+   * out of the walk, a dropped bitset word at a time, without the per-slot scratch.
    */
   void append(long[] q, ChainNodes nodes, int slotLimit, long[] tierMembers, RankSlots slots,
-      MatchBuffer out) {
+      MatchSink out) {
     boolean lower = false;
     for (int t = 1; t < TIERS; t++) {
       lower |= tierMembers[t] > 0;
     }
-    out.beginSource(slots);
+    out.beginSource(slots, slotLimit);
     if (!lower) {
       direct = out;
       try {
@@ -143,10 +154,11 @@ final class ChainQuery {
 
   /**
    * Fills {@code path} with the node ids of the longest stored prefix of {@code q[0 .. n)};
-   * returns its length. Works in chunks of {@link #CHUNK} levels: hash the chunk, probe every level, then check
-   * them in order. The probes of a chunk do not depend on each other, so their cache misses
-   * overlap instead of queueing behind one another; a chunk past the first miss costs at most
-   * {@code CHUNK - 1} wasted probes.
+   * returns its length. Works in chunks of levels ({@link #FIRST_CHUNK}, then twice as many up to
+   * {@link #CHUNK}): hash the chunk, probe every level, then check them in order. The probes of a
+   * chunk do not depend on each other, so their cache misses overlap instead of queueing behind
+   * one another; a chunk past the first miss costs at most its size - 1 wasted probes, few for
+   * the short paths of an index that holds only the query's first blocks.
    */
   private int walk(long[] q, int n, ChainNodes nodes) {
     if (path.length < n) {
@@ -164,8 +176,9 @@ final class ChainQuery {
     }
     p[0] = id;
     long chain = q[0];
-    for (int from = 1; from < n; from += CHUNK) {
-      int to = Math.min(n, from + CHUNK);
+    int size = FIRST_CHUNK;
+    for (int from = 1; from < n; from += size, size = Math.min(CHUNK, size * 2)) {
+      int to = Math.min(n, from + size);
       for (int i = from; i < to; i++) {
         chain = ChainHash.chain(chain, q[i]);
         h[i] = chain;
@@ -190,8 +203,13 @@ final class ChainQuery {
     }
     long[] act = active;
     int live = load(nodes, first, act);
+    int sparseAt = Math.max(SPARSE_MIN, words >>> SPARSE_SHIFT);
     int i = 1;
     for (; i < k && live > 0; i++) {
+      if (live <= sparseAt) {
+        matchSparse(nodes, k, words, i);
+        return;
+      }
       int enc = nodes.device(path[i]);
       if (enc == 0) {
         break;
@@ -257,6 +275,46 @@ final class ChainQuery {
     Arrays.fill(act, 0, words, 0L);
   }
 
+  /**
+   * The end of {@link #matchDevice} once few slots are left: from level {@code from} on, each
+   * live slot is tested against each path node's set, O(live) per level instead of O(words).
+   * Records each slot where it drops out (one single-bit record) and clears {@code active}.
+   */
+  private void matchSparse(ChainNodes nodes, int k, int words, int from) {
+    long[] act = active;
+    int[] ls = sparse;
+    int n = 0;
+    for (int w = 0; w < words; w++) {
+      for (long b = act[w]; b != 0; b &= b - 1) {
+        if (n == ls.length) {
+          ls = Arrays.copyOf(ls, n * 2);
+          sparse = ls;
+        }
+        ls[n++] = (w << 6) + Long.numberOfTrailingZeros(b);
+      }
+      act[w] = 0L;
+    }
+    int i = from;
+    for (; i < k && n > 0; i++) {
+      int enc = nodes.device(path[i]);
+      Object set = enc < 0 ? nodes.pooled(enc) : null;
+      int kept = 0;
+      for (int j = 0; j < n; j++) {
+        int s = ls[j];
+        boolean in = enc > 0 ? enc - 1 == s : enc < 0 && SlotSet.contains(set, s);
+        if (in) {
+          ls[kept++] = s;
+        } else {
+          recordDevice(1L << s, s >>> 6, i);
+        }
+      }
+      n = kept;
+    }
+    for (int j = 0; j < n; j++) {
+      recordDevice(1L << ls[j], ls[j] >>> 6, i);
+    }
+  }
+
   private static void mark(int s, long[] act, long[] nxt) {
     if ((act[s >>> 6] & (1L << s)) != 0) {
       nxt[s >>> 6] |= 1L << s;
@@ -286,7 +344,7 @@ final class ChainQuery {
   }
 
   private void recordDevice(long bits, int word, int depth) {
-    MatchBuffer out = direct;
+    MatchSink out = direct;
     if (out != null) {
       out.addSlots(word << 6, bits, depth);
       return;

@@ -15,7 +15,7 @@ import java.util.Map;
  * <p>Not thread-safe: owned by one thread at a time (typically one per event loop or per replay
  * thread); the index only writes into it during the call.
  */
-public final class MatchBuffer {
+public final class MatchBuffer extends MatchSink {
 
   /**
    * Entry {@code i}'s rank: {@code sources[source[i]].rank(slot[i])}, or {@code ranks[i]} when
@@ -104,7 +104,8 @@ public final class MatchBuffer {
    * stored once per index answering instead of one rank reference per entry (which would cost
    * a GC write barrier per entry on a long-lived buffer).
    */
-  void beginSource(RankSlots slots) {
+  @Override
+  void beginSource(RankSlots slots, int slotLimit) {
     if (sourceCount == sources.length) {
       sources = Arrays.copyOf(sources, sourceCount * 2);
     }
@@ -123,6 +124,7 @@ public final class MatchBuffer {
    * Appends one entry for slot {@code s} of the current source ({@link #beginSource}); the
    * caller guarantees its rank is not in the buffer yet.
    */
+  @Override
   void addSlot(int s, int d, int h, int dk, int e) {
     int i = append(d, h, dk, e);
     source[i] = current;
@@ -134,6 +136,7 @@ public final class MatchBuffer {
    * source with bit {@code b} set in {@code bits}, in one loop; the caller guarantees none of their
    * ranks is in the buffer yet.
    */
+  @Override
   void addSlots(int base, long bits, int d) {
     int i = size;
     int end = i + Long.bitCount(bits);

@@ -154,6 +154,28 @@ public final class ShardedBlockIndex implements BlockIndex {
     }
   }
 
+  /**
+   * {@inheritDoc} Every shard is read under its read lock; what the result keeps of a shard
+   * (bitset words, the shard's immutable rank snapshot) is copied or immutable, so nothing in it
+   * is shared with the shard's writer after the lock is released.
+   */
+  @Override
+  public void findMatchLevels(long[] localHashes, MatchLevels out) {
+    out.clear();
+    for (int s = 0; s < shards.length; s++) {
+      long stamp = locks[s].readLock();
+      try {
+        if (shards[s] instanceof PrefixChainIndex p) {
+          p.appendMatches(localHashes, out);
+        } else {
+          shards[s].findMatches(localHashes).forEach(out::addNamed);
+        }
+      } finally {
+        locks[s].unlockRead(stamp);
+      }
+    }
+  }
+
   /** Reads the rank's shard under its read lock. */
   @Override
   public long[] externalHashes(WorkerRank rank, long[] localHashes, int depth) {

@@ -5,8 +5,10 @@ import io.kvselect.core.events.EventApplier;
 import io.kvselect.core.events.KvEventBatch;
 import io.kvselect.core.index.BlockIndex;
 import io.kvselect.core.index.MatchBuffer;
+import io.kvselect.core.index.MatchLevels;
 import io.kvselect.core.index.OverlapScores;
 import io.kvselect.core.index.PrefixChainIndex;
+import io.kvselect.core.index.RankOverlap;
 import io.kvselect.core.index.ShardedBlockIndex;
 import io.kvselect.core.index.StorageTier;
 import io.kvselect.core.index.WorkerRank;
@@ -15,6 +17,7 @@ import java.lang.management.ThreadMXBean;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BiConsumer;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -26,9 +29,10 @@ import org.HdrHistogram.Histogram;
  * offers {@code rate} lookups/s), or at once when the thread is behind. A rate of 0 replays as
  * fast as possible (every operation due at the start).
  *
- * <p>Per lookup: the {@code findMatches} call time (as Dynamo times {@code find_matches}) and the
- * response time from the scheduled instant (coordinated-omission corrected: it includes the time
- * the thread was behind). Confined to the calling thread; the replay threads it starts are joined
+ * <p>Per lookup: the call time of the lookup alone (as Dynamo times {@code find_matches}), the
+ * call plus the read of its result when reading is on, and the response time from the scheduled
+ * instant to the end of the read (coordinated-omission corrected: it includes the time the thread
+ * was behind). Confined to the calling thread; the replay threads it starts are joined
  * before {@link #run} returns.
  */
 final class ReplayRun {
@@ -36,10 +40,25 @@ final class ReplayRun {
   private static final long HIGHEST_NS = TimeUnit.SECONDS.toNanos(600);
   private static final long PARK_ABOVE_NS = 200_000;
 
-  /** Figures of one run. {@code offered} is 0 for "as fast as possible". */
+  /** Which lookup form the replay calls. */
+  enum Lookup {
+    /** {@link BlockIndex#findMatches(long[])}, an {@link OverlapScores} per lookup. */
+    SCORES,
+    /** {@link BlockIndex#findMatches(long[], MatchBuffer)} into a per-thread buffer. */
+    BUFFER,
+    /** {@link BlockIndex#findMatchLevels} into a per-thread {@link MatchLevels}. */
+    LEVELS
+  }
+
+  /**
+   * Figures of one run. {@code offered} is 0 for "as fast as possible". {@code service} times the
+   * lookup call alone, {@code serviceRead} the call plus, when the run reads its results, the
+   * visit of every scored rank's name and device depth. {@code scored} sums the results' sizes,
+   * {@code records} the records of {@link MatchLevels} results (0 for the other forms).
+   */
   record Result(double offered, long lookups, long elapsedNanos, Histogram service,
-      Histogram response, long maxBehindNanos, long rejectedStores, long indexSize, long checksum,
-      long cpuNanos) {
+      Histogram serviceRead, Histogram response, long maxBehindNanos, long rejectedStores,
+      long indexSize, long scored, long records, long cpuNanos) {
 
     /** CPU time the replay threads used, in seconds (-1 when the JVM cannot measure it). */
     double cpuSeconds() {
@@ -58,15 +77,16 @@ final class ReplayRun {
   private ReplayRun() {}
 
   static Result run(ReplayWorkload w, double rate) throws InterruptedException {
-    return run(w, rate, false);
+    return run(w, rate, Lookup.SCORES, false);
   }
 
   /**
-   * Replays {@code w} at {@code rate}; with {@code buffer}, lookups fill a per-thread
-   * {@link MatchBuffer} ({@link BlockIndex#findMatches(long[], MatchBuffer)}, allocation-free)
-   * instead of returning {@link OverlapScores}.
+   * Replays {@code w} at {@code rate} with lookups of form {@code lookup}; with {@code read},
+   * every lookup is followed by a visit of each scored rank (its name and device depth), the
+   * least a consumer of the whole result does, and the response time includes it.
    */
-  static Result run(ReplayWorkload w, double rate, boolean buffer) throws InterruptedException {
+  static Result run(ReplayWorkload w, double rate, Lookup lookup, boolean read)
+      throws InterruptedException {
     int threads = w.timelines.length;
     ShardedBlockIndex index = new ShardedBlockIndex(threads, PrefixChainIndex::new);
     double nanosPerTick = rate <= 0 || w.spanMicros == 0 ? 0.0
@@ -77,7 +97,7 @@ final class ReplayRun {
     Thread[] started = new Thread[threads];
     for (int t = 0; t < threads; t++) {
       workers[t] = new Worker(w.timelines[t], index, w.blockSize, nanosPerTick, ready, go,
-          buffer ? new MatchBuffer() : null);
+          lookup, read);
       started[t] = new Thread(workers[t], "kvselect-replay-" + t);
       started[t].start();
     }
@@ -91,12 +111,14 @@ final class ReplayRun {
       th.join();
     }
     Histogram service = new Histogram(HIGHEST_NS, 3);
+    Histogram serviceRead = new Histogram(HIGHEST_NS, 3);
     Histogram response = new Histogram(HIGHEST_NS, 3);
     long end = start;
     long lookups = 0;
     long behind = 0;
     long rejected = 0;
-    long checksum = 0;
+    long scored = 0;
+    long records = 0;
     long cpu = 0;
     for (Worker wk : workers) {
       cpu = cpu < 0 || wk.cpuNanos < 0 ? -1 : cpu + wk.cpuNanos;
@@ -104,15 +126,17 @@ final class ReplayRun {
         throw new IllegalStateException("replay thread failed", wk.failure);
       }
       service.add(wk.service);
+      serviceRead.add(wk.serviceRead);
       response.add(wk.response);
       end = Math.max(end, wk.end);
       lookups += wk.lookups;
       behind = Math.max(behind, wk.maxBehind);
       rejected += wk.rejected;
-      checksum += wk.checksum;
+      scored += wk.scored;
+      records += wk.records;
     }
-    return new Result(rate, lookups, end - start, service, response, behind, rejected,
-        index.size(), checksum, cpu);
+    return new Result(rate, lookups, end - start, service, serviceRead, response, behind,
+        rejected, index.size(), scored, records, cpu);
   }
 
   /** One replay thread's loop and figures; fields are read after {@code join}. */
@@ -123,27 +147,39 @@ final class ReplayRun {
     private final double nanosPerTick;
     private final CountDownLatch ready;
     private final CountDownLatch go;
-    private final MatchBuffer buffer;
+    private final Lookup lookup;
+    private final boolean read;
+    private final MatchBuffer buffer = new MatchBuffer();
+    private final MatchLevels levels = new MatchLevels();
+    /** What the reads sum (names and depths), so that they cannot be optimised away. */
+    long readSum;
+    private final BiConsumer<WorkerRank, RankOverlap> scoreReader =
+        (rank, o) -> readSum += rank.dpRank() + o.device();
+    private final MatchLevels.Visitor levelReader =
+        (rank, d, h, dk, e) -> readSum += rank.dpRank() + d;
     final Histogram service = new Histogram(HIGHEST_NS, 3);
+    final Histogram serviceRead = new Histogram(HIGHEST_NS, 3);
     final Histogram response = new Histogram(HIGHEST_NS, 3);
     volatile long start;
     long end;
     long lookups;
     long maxBehind;
     long rejected;
-    long checksum;
+    long scored;
+    long records;
     long cpuNanos = -1;
     Throwable failure;
 
     Worker(ReplayWorkload.Timeline timeline, BlockIndex index, int blockSize, double nanosPerTick,
-        CountDownLatch ready, CountDownLatch go, MatchBuffer buffer) {
-      this.buffer = buffer;
+        CountDownLatch ready, CountDownLatch go, Lookup lookup, boolean read) {
       this.timeline = timeline;
       this.index = index;
       this.blockSize = blockSize;
       this.nanosPerTick = nanosPerTick;
       this.ready = ready;
       this.go = go;
+      this.lookup = lookup;
+      this.read = read;
     }
 
     @Override
@@ -177,21 +213,8 @@ final class ReplayRun {
         }
         Object op = ops[i];
         if (op instanceof ReplayWorkload.Lookup l) {
-          long t0;
-          long t1;
-          if (buffer != null) {
-            t0 = System.nanoTime();
-            index.findMatches(l.localHashes(), buffer);
-            t1 = System.nanoTime();
-            checksum += buffer.size();
-          } else {
-            t0 = System.nanoTime();
-            OverlapScores scores = index.findMatches(l.localHashes());
-            t1 = System.nanoTime();
-            checksum += scores.size();
-          }
-          service.recordValue(Math.min(t1 - t0, HIGHEST_NS));
-          response.recordValue(Math.min(t1 - due, HIGHEST_NS));
+          long t2 = lookUp(l.localHashes(), due);
+          response.recordValue(Math.min(t2 - due, HIGHEST_NS));
           lookups++;
         } else if (op instanceof ReplayWorkload.Store st) {
           if (!index.store(ranks[i], StorageTier.DEVICE, st.hasParent(), st.parentHash(),
@@ -205,6 +228,51 @@ final class ReplayRun {
           rejected += a.rejectedStores();
         }
       }
+    }
+
+    /** One lookup of the configured form, timed; returns when it (and its read) ended. */
+    private long lookUp(long[] q, long due) {
+      long t0;
+      long t1;
+      switch (lookup) {
+        case BUFFER -> {
+          t0 = System.nanoTime();
+          index.findMatches(q, buffer);
+          t1 = System.nanoTime();
+          scored += buffer.size();
+          if (read) {
+            MatchBuffer b = buffer;
+            long sum = 0;
+            for (int i = 0, n = b.size(); i < n; i++) {
+              sum += b.rank(i).dpRank() + b.device(i);
+            }
+            readSum += sum;
+          }
+        }
+        case LEVELS -> {
+          t0 = System.nanoTime();
+          index.findMatchLevels(q, levels);
+          t1 = System.nanoTime();
+          scored += levels.size();
+          records += levels.records();
+          if (read) {
+            levels.forEach(levelReader);
+          }
+        }
+        default -> {
+          t0 = System.nanoTime();
+          OverlapScores scores = index.findMatches(q);
+          t1 = System.nanoTime();
+          scored += scores.size();
+          if (read) {
+            scores.forEach(scoreReader);
+          }
+        }
+      }
+      long t2 = System.nanoTime();
+      service.recordValue(Math.min(t1 - t0, HIGHEST_NS));
+      serviceRead.recordValue(Math.min(t2 - t0, HIGHEST_NS));
+      return t2;
     }
 
     private static long waitUntil(long due, long now) {

@@ -16,7 +16,8 @@ import picocli.CommandLine.Option;
  * unrecorded warm-up pass, it replays the trace once per offered rate (lookups/s, ascending),
  * each time against a fresh index, then once as fast as possible, and prints a Markdown table:
  * offered and achieved lookups/s, block-ops/s, events/s, p50/p99/p99.9 of the
- * {@code findMatches} call, p99 of the response time from the scheduled instant, how far the
+ * lookup call (and of the call plus a read of every scored rank, with {@code --read all}), p99
+ * of the response time from the scheduled instant, how far the
  * replay fell behind, and the knee (the highest offered rate achieved to within 5%).
  *
  * <p>A harness, not a test: exits 0 after printing, 2 for a bad flag, 1 when the trace cannot be
@@ -63,8 +64,16 @@ public final class TraceReplay implements Callable<Integer> {
 
   @Option(names = "--lookup", paramLabel = "API",
       description = "scores: findMatches returning OverlapScores (what the node calls); "
-          + "buffer: findMatches into a reused per-thread MatchBuffer, allocation-free (scores).")
+          + "buffer: findMatches into a reused per-thread MatchBuffer (one entry per scored rank); "
+          + "levels: findMatchLevels into a reused per-thread MatchLevels (one record per "
+          + "dropped bitset word, depths read on demand) (scores).")
   String lookup = "scores";
+
+  @Option(names = "--read", paramLabel = "WHAT",
+      description = "none: the replay reads only each result's size; all: after each lookup it "
+          + "visits every scored rank's name and device depth (timed with the call in the "
+          + "'call+read' columns and included in the response time) (none).")
+  String read = "none";
 
   @Option(names = "--seed", paramLabel = "N", description = "Worker assignment seed (42).")
   long seed = 42;
@@ -98,11 +107,18 @@ public final class TraceReplay implements Callable<Integer> {
             "--rates: every rate must be positive");
       }
     }
-    if (!lookup.equals("scores") && !lookup.equals("buffer")) {
+    ReplayRun.Lookup form = switch (lookup) {
+      case "scores" -> ReplayRun.Lookup.SCORES;
+      case "buffer" -> ReplayRun.Lookup.BUFFER;
+      case "levels" -> ReplayRun.Lookup.LEVELS;
+      default -> throw new CommandLine.ParameterException(new CommandLine(this),
+          "--lookup: scores, buffer or levels, not " + lookup);
+    };
+    if (!read.equals("none") && !read.equals("all")) {
       throw new CommandLine.ParameterException(new CommandLine(this),
-          "--lookup: scores or buffer, not " + lookup);
+          "--read: none or all, not " + read);
     }
-    boolean buffer = lookup.equals("buffer");
+    boolean readAll = read.equals("all");
     List<MooncakeTrace.Request> requests = MooncakeTrace.read(trace);
     ReplayWorkload w;
     try {
@@ -113,17 +129,17 @@ public final class TraceReplay implements Callable<Integer> {
     }
     header(w);
     if (!noWarmup) {
-      ReplayRun.run(w, 0, buffer);
+      ReplayRun.run(w, 0, form, readAll);
     }
     List<ReplayRun.Result> results = new ArrayList<>();
     List<Double> sortedRates = new ArrayList<>(rates);
     sortedRates.sort(null);
     for (double r : sortedRates) {
       System.gc();
-      results.add(ReplayRun.run(w, r, buffer));
+      results.add(ReplayRun.run(w, r, form, readAll));
     }
     System.gc();
-    results.add(ReplayRun.run(w, 0, buffer));
+    results.add(ReplayRun.run(w, 0, form, readAll));
     table(w, results);
     return 0;
   }
@@ -145,27 +161,38 @@ public final class TraceReplay implements Callable<Integer> {
         + "events applied by %s%n", w.threads, w.threads,
         w.apply == ReplayWorkload.Apply.INDEX ? "BlockIndex.store/remove with precomputed hashes"
             : "EventApplier (token_ids hashed on apply)");
-    out.printf("- lookups: %s%n", lookup.equals("buffer")
-        ? "findMatches into a reused per-thread MatchBuffer (allocation-free)"
-        : "findMatches returning OverlapScores (the node's call)");
+    out.printf("- lookups: %s; %s%n", switch (lookup) {
+      case "buffer" -> "findMatches into a reused per-thread MatchBuffer (allocation-free; one "
+          + "entry per scored rank)";
+      case "levels" -> "findMatchLevels into a reused per-thread MatchLevels (allocation-free; "
+          + "one record per bitset word of ranks dropping out at a depth; a rank's depth is read "
+          + "from it on demand)";
+      default -> "findMatches returning OverlapScores (the node's call)";
+    }, read.equals("all")
+        ? "after each lookup the replay visits every scored rank's name and device depth "
+            + "(call+read columns; the response time and throughput include it)"
+        : "the replay reads only the result's size (call+read = call)");
     out.printf("- operations per replay: %,d lookups (%,d blocks); %,d store events (%,d blocks); "
         + "%,d remove events (%,d blocks); %,d blocks cached at the end%n", c.lookups(),
         c.lookupBlocks(), c.storeEvents(), c.storedBlocks(), c.removeEvents(), c.removedBlocks(),
         c.cachedAtEnd());
     out.printf("- block-ops = lookup blocks + stored blocks (Dynamo's count); events = stores + "
-        + "removes; call = findMatches alone; response = from the scheduled instant to the answer "
+        + "removes; call = the lookup call alone (findMatches or findMatchLevels); response = "
+        + "from the scheduled instant to the answer "
         + "(includes time the thread was behind); replay CPU = CPU time of the replay threads "
         + "(lookups, events and waiting for the schedule: spinning before a due operation counts); ranks "
-        + "scored per lookup = mean size of the lookups' results%n%n");
+        + "scored per lookup = mean size of the lookups' results; records per lookup = mean records of a "
+        + "MatchLevels result (levels only)%n%n");
   }
 
   private void table(ReplayWorkload w, List<ReplayRun.Result> results) {
     ReplayWorkload.Counts c = w.counts;
+    boolean readAll = read.equals("all");
     out.println("| offered lookups/s | achieved lookups/s | achieved/offered | block-ops/s | events/s "
         + "| lookups | call p50 us | call p99 us | call p99.9 us | response p99 us | max behind ms "
         + "| rejected stores | index entries at end | replay CPU s | lookups per CPU-s "
-        + "| ranks scored per lookup |");
-    out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        + "| ranks scored per lookup | call+read p50 us | call+read p99 us | records per lookup |");
+    out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     Double knee = null;
     Double firstMissed = null;
     for (ReplayRun.Result r : results) {
@@ -180,7 +207,7 @@ public final class TraceReplay implements Callable<Integer> {
         }
       }
       out.printf(Locale.ROOT, "| %s | %,.0f | %s | %,.0f | %,.0f | %,d | %.2f | %.2f | %.2f | %s | %s "
-              + "| %d | %,d | %s | %s | %.0f |%n",
+              + "| %d | %,d | %s | %s | %.0f | %s | %s | %s |%n",
           max ? "max (all due at once)" : String.format(Locale.ROOT, "%,.0f", r.offered()),
           r.lookupsPerSec(), max ? "n/a" : String.format(Locale.ROOT, "%.2f", ratio),
           (c.lookupBlocks() + c.storedBlocks()) / s, c.events() / s, r.lookups(),
@@ -191,7 +218,14 @@ public final class TraceReplay implements Callable<Integer> {
           r.rejectedStores(), r.indexSize(),
           r.cpuSeconds() < 0 ? "n/a" : String.format(Locale.ROOT, "%.3f", r.cpuSeconds()),
           r.cpuSeconds() <= 0 ? "n/a" : String.format(Locale.ROOT, "%,.0f", r.lookups() / r.cpuSeconds()),
-          r.checksum() / (double) Math.max(1, r.lookups()));
+          r.scored() / (double) Math.max(1, r.lookups()),
+          readAll ? String.format(Locale.ROOT, "%.2f", us(r.serviceRead().getValueAtPercentile(50)))
+              : "n/a",
+          readAll ? String.format(Locale.ROOT, "%.2f", us(r.serviceRead().getValueAtPercentile(99)))
+              : "n/a",
+          lookup.equals("levels")
+              ? String.format(Locale.ROOT, "%.1f", r.records() / (double) Math.max(1, r.lookups()))
+              : "n/a");
     }
     out.println();
     if (knee == null) {

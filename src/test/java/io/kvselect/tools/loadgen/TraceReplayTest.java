@@ -69,11 +69,15 @@ class TraceReplayTest {
       assertEquals(0, r.rejectedStores(), mode + ": every store found its parent");
       assertEquals(w.counts.cachedAtEnd(), r.indexSize(), mode + ": the index holds the caches");
       ReplayWorkload idx = ReplayWorkload.build(trace, 8, 1, 12, 16, 7, 1, ReplayWorkload.Apply.INDEX);
-      assertEquals(ReplayRun.run(idx, 0).checksum(), r.checksum(),
+      assertEquals(ReplayRun.run(idx, 0).scored(), r.scored(),
           mode + ": one thread, same scored ranks whichever path applies the events");
-      assertTrue(r.checksum() > REQUESTS, "lookups find cached prefixes");
-      assertEquals(r.checksum(), ReplayRun.run(w, 0, true).checksum(),
-          mode + ": lookups into a MatchBuffer score the same ranks");
+      assertTrue(r.scored() > REQUESTS, "lookups find cached prefixes");
+      for (ReplayRun.Lookup form : ReplayRun.Lookup.values()) {
+        ReplayRun.Result f = ReplayRun.run(w, 0, form, true);
+        assertEquals(r.scored(), f.scored(), mode + ", " + form + ": same scored ranks");
+        assertEquals(REQUESTS, f.serviceRead().getTotalCount(), form + ": every read was timed");
+        assertEquals(form == ReplayRun.Lookup.LEVELS, f.records() > 0, form + ": records");
+      }
     }
   }
 
@@ -86,7 +90,7 @@ class TraceReplayTest {
         "test");
     int exit = new CommandLine(replay).execute("--trace", file.toString(), "--workers", "8",
         "--duplicate", "2", "--rates", "20000,2000", "--block-size", "16", "--cache-blocks", "12",
-        "--threads", "2", "--no-warmup", "--lookup", "buffer");
+        "--threads", "2", "--no-warmup", "--lookup", "levels", "--read", "all");
     String report = buf.toString(StandardCharsets.UTF_8);
 
     assertEquals(0, exit, report);
@@ -103,7 +107,8 @@ class TraceReplayTest {
     ReplayWorkload w = ReplayWorkload.build(MooncakeTrace.read(file), 8, 2, 12, 16, 42, 2,
         ReplayWorkload.Apply.INDEX);
     for (String[] row : rows) {
-      assertEquals(16, row.length, report);
+      assertEquals(19, row.length, report);
+      assertTrue(!row[17].equals("n/a") && !row[18].equals("n/a"), "read and records: " + report);
       assertEquals(String.format("%,d", 2 * REQUESTS), row[5], "every lookup counted: " + report);
       assertEquals("0", row[11], "no rejected store");
       assertEquals(String.format("%,d", w.counts.cachedAtEnd()), row[12], report);
@@ -122,6 +127,8 @@ class TraceReplayTest {
         "--rates", "0"));
     assertEquals(2, new CommandLine(new TraceReplay()).execute("--trace", file.toString(),
         "--lookup", "map"));
+    assertEquals(2, new CommandLine(new TraceReplay()).execute("--trace", file.toString(),
+        "--read", "some"));
   }
 
   /** 5 shared 3-block prefixes; a request continues an earlier one (60%) or starts fresh. */
