@@ -41,6 +41,30 @@ class FirstRunBuildTest {
   }
 
   @Test
+  void aJarOlderThanTheSourcesIsRebuiltAndAFreshOneIsNot(@TempDir Path tmp) throws Exception {
+    Path root = fakeRoot(tmp, """
+        echo "mvn ran" >&2
+        mkdir -p target && : > target/kvselect-9.9-fat.jar
+        """);
+    Path jar = Files.createDirectories(root.resolve("target")).resolve("kvselect-9.9-fat.jar");
+    Path source = Files.createDirectories(root.resolve("src/main/java")).resolve("A.java");
+    Files.writeString(source, "class A {}");
+    Files.writeString(root.resolve("pom.xml"), "<project/>");
+    Files.writeString(jar, "old");
+    java.nio.file.attribute.FileTime old = java.nio.file.attribute.FileTime.fromMillis(1_000_000_000_000L);
+    Files.setLastModifiedTime(jar, old);
+    Files.setLastModifiedTime(root.resolve("pom.xml"), old);
+    Result stale = source(root);
+    assertEquals(0, stale.exit, stale.out);
+    assertTrue(stale.out.contains("kvselect: rebuilding the jar (src/main/java/A.java is newer than it)..."), stale.out);
+    assertTrue(stale.out.contains("mvn ran"), stale.out);
+    Result fresh = source(root);
+    assertEquals(0, fresh.exit, fresh.out);
+    assertFalse(fresh.out.contains("mvn ran"), "a jar newer than every source is used as is: " + fresh.out);
+    assertTrue(fresh.out.strip().endsWith("target/kvselect-9.9-fat.jar"), fresh.out);
+  }
+
+  @Test
   void aFailedFirstRunBuildStopsTheLauncher(@TempDir Path tmp) throws Exception {
     Path root = fakeRoot(tmp, """
         echo '[ERROR] compilation failed' >&2
