@@ -11,6 +11,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvselect.readme.Processes.Started;
 import io.kvselect.readme.ReadmeBlocks.Block;
+import io.kvselect.testing.FatJar;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -18,7 +19,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -87,7 +87,7 @@ class ReadmeShellBlocksIT {
 
   @TestFactory
   Stream<DynamicTest> everyShellBlockRunsAgainstRealProcesses() throws IOException {
-    Path jar = fatJar();
+    Path jar = FatJar.path();
     List<Block> blocks = ReadmeBlocks.runnable(ReadmeBlocks.SHELL);
     assertFalse(blocks.isEmpty(), "README.md has no shell block");
     return blocks.stream().map(b -> dynamicTest(b.where(), () -> {
@@ -103,17 +103,6 @@ class ReadmeShellBlocksIT {
       }
       System.out.printf("%s: ran in %.1f s%n", b.where(), (System.nanoTime() - t0) / 1e9);
     }));
-  }
-
-  /** The fat jar of this build; the test runs after {@code package}, never builds it. */
-  private static Path fatJar() throws IOException {
-    List<Path> jars = new ArrayList<>();
-    try (DirectoryStream<Path> ds = Files.newDirectoryStream(Path.of("target"), "kvselect-*-fat.jar")) {
-      ds.forEach(p -> jars.add(p.toAbsolutePath()));
-    }
-    assertEquals(1, jars.size(), "expected exactly one target/kvselect-*-fat.jar (this test runs in the"
-        + " integration-test phase, after package): " + jars);
-    return jars.get(0);
   }
 
   /** A base port whose next {@code n - 1} ports were free too when probed (Hazelcast member ports). */

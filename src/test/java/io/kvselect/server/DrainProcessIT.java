@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvselect.testing.FatJar;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -13,12 +14,9 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -42,7 +40,7 @@ class DrainProcessIT {
     ProcessBuilder pb = new ProcessBuilder("./bin/kvselect", "--host", "127.0.0.1", "--port", Integer.toString(port),
         "--drain-timeout-secs", "60")
         .redirectOutput(out.toFile()).redirectError(logs.resolve("node.err").toFile());
-    pb.environment().put("KVSELECT_JAR", fatJar().toString());
+    pb.environment().put("KVSELECT_JAR", FatJar.path().toString());
     pb.environment().put("DYN_ROUTER_USE_KV_EVENTS", "false");
     pb.environment().put("DYN_ROUTER_QUEUE_THRESHOLD", "1.0");
     Process p = pb.start();
@@ -99,16 +97,6 @@ class DrainProcessIT {
     return CLIENT.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
         .timeout(Duration.ofSeconds(60)).header("content-type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
-  }
-
-  /** The fat jar of this build; the test runs after {@code package}, never builds it. */
-  private static Path fatJar() throws IOException {
-    List<Path> jars = new ArrayList<>();
-    try (DirectoryStream<Path> ds = Files.newDirectoryStream(Path.of("target"), "kvselect-*-fat.jar")) {
-      ds.forEach(j -> jars.add(j.toAbsolutePath()));
-    }
-    assertEquals(1, jars.size(), "expected exactly one target/kvselect-*-fat.jar (run after package): " + jars);
-    return jars.get(0);
   }
 
   private static int freePort() throws IOException {

@@ -4,11 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.IOException;
-import java.nio.file.DirectoryStream;
+import io.kvselect.testing.FatJar;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -32,7 +30,7 @@ class HttpBenchScriptIT {
     Path out = logs.resolve("out.txt");
     ProcessBuilder pb = new ProcessBuilder("bin/kvselect-httpbench", "1", "4", "64")
         .redirectOutput(out.toFile()).redirectError(logs.resolve("err.txt").toFile());
-    pb.environment().put("KVSELECT_JAR", fatJar().toString());
+    pb.environment().put("KVSELECT_JAR", FatJar.path().toString());
     pb.environment().put("KVSELECT_HTTPBENCH_WORKERS", "4");
     pb.environment().put("KVSELECT_JAVA_OPTS", "-Xmx256m -Dhazelcast.phone.home.enabled=false");
     Process p = pb.start();
@@ -69,12 +67,4 @@ class HttpBenchScriptIT {
     }
   }
 
-  private static Path fatJar() throws IOException {
-    List<Path> jars = new ArrayList<>();
-    try (DirectoryStream<Path> ds = Files.newDirectoryStream(Path.of("target"), "kvselect-*-fat.jar")) {
-      ds.forEach(j -> jars.add(j.toAbsolutePath()));
-    }
-    assertEquals(1, jars.size(), "expected exactly one target/kvselect-*-fat.jar (run after package): " + jars);
-    return jars.get(0);
-  }
 }

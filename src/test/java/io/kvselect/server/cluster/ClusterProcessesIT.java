@@ -6,12 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvselect.testing.FatJar;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -69,7 +69,7 @@ class ClusterProcessesIT {
 
   @Test
   void survivorsOfASigkilledNodeKeepServingAndKeepEveryBinding() throws Exception {
-    Path jar = fatJar();
+    Path jar = FatJar.path();
     String name = "kvs-test-" + UUID.randomUUID();
     int base = ClusterHarness.freePortRange(3);
     String members = "127.0.0.1:" + base + ",127.0.0.1:" + (base + 1) + ",127.0.0.1:" + (base + 2);
@@ -217,12 +217,4 @@ class ClusterProcessesIT {
     }
   }
 
-  private static Path fatJar() throws IOException {
-    List<Path> jars = new ArrayList<>();
-    try (DirectoryStream<Path> ds = Files.newDirectoryStream(Path.of("target"), "kvselect-*-fat.jar")) {
-      ds.forEach(p -> jars.add(p.toAbsolutePath()));
-    }
-    assertEquals(1, jars.size(), "expected exactly one target/kvselect-*-fat.jar (integration-test phase): " + jars);
-    return jars.get(0);
-  }
 }
