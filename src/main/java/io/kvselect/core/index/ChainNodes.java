@@ -307,17 +307,34 @@ final class ChainNodes {
     }
   }
 
+  /**
+   * Re-inserts every linked node, visiting ids in order (pages read sequentially, not in table
+   * order): the linked ids are exactly those below {@code limit} that are not in {@code freeIds}.
+   */
   private void rehash(int capacity) {
     int[] t = new int[capacity];
     int m = capacity - 1;
-    for (int v : table) {
-      if (v != 0) {
-        int pos = (int) HashCommon.mix(chain(v - 1)) & m;
-        while (t[pos] != 0) {
-          pos = (pos + 1) & m;
-        }
-        t[pos] = v;
+    long[] free = null;
+    if (freeCount > 0) {
+      free = new long[(limit + 63) >>> 6];
+      for (int i = 0; i < freeCount; i++) {
+        free[freeIds[i] >>> 6] |= 1L << freeIds[i];
       }
+    }
+    int linked = 0;
+    for (int id = 0; id < limit; id++) {
+      if (free != null && (free[id >>> 6] & (1L << id)) != 0) {
+        continue;
+      }
+      linked++;
+      int pos = (int) HashCommon.mix(chain(id)) & m;
+      while (t[pos] != 0) {
+        pos = (pos + 1) & m;
+      }
+      t[pos] = id + 1;
+    }
+    if (linked != count) {
+      throw new IllegalStateException("linked ids " + linked + " != count " + count);
     }
     table = t;
     mask = m;
