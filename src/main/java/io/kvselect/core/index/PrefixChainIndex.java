@@ -3,7 +3,6 @@ package io.kvselect.core.index;
 import io.kvselect.core.hash.BlockHasher;
 import it.unimi.dsi.fastutil.ints.IntArrayList;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -44,8 +43,8 @@ import java.util.Map;
  * <p><b>Threading.</b> One writer at a time, and no reader while it writes (a single owner thread,
  * or {@link ShardedBlockIndex}'s read-write lock). Queries ({@link #findMatches},
  * {@link #externalHashes}) may run concurrently with each other: each thread uses its own scratch
- * buffers, and the rank-name snapshot they build lazily is immutable and published through a
- * volatile field. {@link OverlapScores} results are immutable; a {@link MatchBuffer} or
+ * buffers, and the rank-name snapshot ({@link RankSlots}), which the writer replaces in O(1) when
+ * a rank joins on a fresh slot, is immutable and published through a volatile field. {@link OverlapScores} results are immutable; a {@link MatchBuffer} or
  * {@link MatchLevels} belongs to the caller's thread and holds copies (bitset words, slots,
  * depths) and the immutable snapshot, never a live slot set, so it stays valid after the reader
  * releases its lock.
@@ -63,8 +62,8 @@ public final class PrefixChainIndex implements BlockIndex {
   private final ThreadLocal<ChainQuery> query = ThreadLocal.withInitial(ChainQuery::new);
   private final Map<WorkerRank, RankEntries> ranks = new HashMap<>();
   private final IntArrayList freeSlots = new IntArrayList();
-  private RankEntries[] bySlot = new RankEntries[64];
-  private volatile RankSlots snapshot;
+  /** Names slots {@code 0 .. slotLimit - 1}; replaced by the writer, read by queries. */
+  private volatile RankSlots snapshot = RankSlots.empty();
   private int slotLimit;
   private long size;
   private final long[] tierMembers = new long[TIERS];
@@ -155,9 +154,8 @@ public final class PrefixChainIndex implements BlockIndex {
       size--;
     });
     entries.forEach(nodes, (t, ext, id) -> nodes.release(id));
-    bySlot[slot] = null;
     freeSlots.push(slot);
-    snapshot = null;
+    snapshot = snapshot.with(slot, null);
   }
 
   @Override
@@ -189,18 +187,9 @@ public final class PrefixChainIndex implements BlockIndex {
     query.get().append(localHashes, nodes, slotLimit, tierMembers, slots(), out);
   }
 
-  /** The current rank-name snapshot, rebuilt (by a reader) after the set of ranks changed. */
+  /** The current rank-name snapshot (slots {@code 0 .. slotLimit - 1}). */
   private RankSlots slots() {
-    RankSlots snap = snapshot;
-    if (snap == null) {
-      WorkerRank[] names = new WorkerRank[slotLimit];
-      for (int s = 0; s < slotLimit; s++) {
-        names[s] = bySlot[s] == null ? null : bySlot[s].rank;
-      }
-      snap = new RankSlots(names);
-      snapshot = snap;
-    }
-    return snap;
+    return snapshot;
   }
 
   /**
@@ -247,14 +236,16 @@ public final class PrefixChainIndex implements BlockIndex {
   }
 
   private RankEntries register(WorkerRank rank) {
-    int slot = freeSlots.isEmpty() ? slotLimit++ : freeSlots.popInt();
-    if (slot >= bySlot.length) {
-      bySlot = Arrays.copyOf(bySlot, Math.max(slot + 1, bySlot.length * 2));
+    int slot;
+    if (freeSlots.isEmpty()) {
+      slot = slotLimit++;
+      snapshot = snapshot.append(rank);
+    } else {
+      slot = freeSlots.popInt();
+      snapshot = snapshot.with(slot, rank);
     }
     RankEntries entries = new RankEntries(rank, slot);
-    bySlot[slot] = entries;
     ranks.put(rank, entries);
-    snapshot = null;
     return entries;
   }
 }

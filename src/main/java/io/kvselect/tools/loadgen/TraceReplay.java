@@ -12,8 +12,8 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code bin/kvselect-bench replay}: Dynamo's {@code mooncake_bench} method on a Mooncake trace
- * ({@link ReplayWorkload} builds the merged timeline, {@link ReplayRun} replays it). After one
- * unrecorded warm-up pass, it replays the trace once per offered rate (lookups/s, ascending),
+ * ({@link ReplayWorkload} builds the merged timeline, {@link ReplayRun} replays it). After
+ * {@code --warmup} unrecorded warm-up passes (3), it replays the trace once per offered rate (lookups/s, ascending),
  * each time against a fresh index, then once as fast as possible, and prints a Markdown table:
  * offered and achieved lookups/s, block-ops/s, events/s, p50/p99/p99.9 of the
  * lookup call (and of the call plus a read of every scored rank, with {@code --read all}), p99
@@ -78,7 +78,13 @@ public final class TraceReplay implements Callable<Integer> {
   @Option(names = "--seed", paramLabel = "N", description = "Worker assignment seed (42).")
   long seed = 42;
 
-  @Option(names = "--no-warmup", description = "Skip the unrecorded warm-up pass.")
+  @Option(names = "--warmup", paramLabel = "N",
+      description = "Unrecorded warm-up passes before the measured ones, each as fast as possible "
+          + "against a fresh index, so that the measured passes run compiled code (3; 1 before "
+          + "this option existed).")
+  int warmup = 3;
+
+  @Option(names = "--no-warmup", description = "Skip the warm-up passes (same as --warmup 0).")
   boolean noWarmup;
 
   private String invocation = "bin/kvselect-bench replay";
@@ -118,6 +124,10 @@ public final class TraceReplay implements Callable<Integer> {
       throw new CommandLine.ParameterException(new CommandLine(this),
           "--read: none or all, not " + read);
     }
+    if (warmup < 0) {
+      throw new CommandLine.ParameterException(new CommandLine(this),
+          "--warmup: must be 0 or more, not " + warmup);
+    }
     boolean readAll = read.equals("all");
     List<MooncakeTrace.Request> requests = MooncakeTrace.read(trace);
     ReplayWorkload w;
@@ -128,7 +138,7 @@ public final class TraceReplay implements Callable<Integer> {
       throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());
     }
     header(w);
-    if (!noWarmup) {
+    for (int i = 0; i < warmupPasses(); i++) {
       ReplayRun.run(w, 0, form, readAll);
     }
     List<ReplayRun.Result> results = new ArrayList<>();
@@ -142,6 +152,10 @@ public final class TraceReplay implements Callable<Integer> {
     results.add(ReplayRun.run(w, 0, form, readAll));
     table(w, results);
     return 0;
+  }
+
+  private int warmupPasses() {
+    return noWarmup ? 0 : warmup;
   }
 
   private void header(ReplayWorkload w) {
@@ -161,6 +175,10 @@ public final class TraceReplay implements Callable<Integer> {
         + "events applied by %s%n", w.threads, w.threads,
         w.apply == ReplayWorkload.Apply.INDEX ? "BlockIndex.store/remove with precomputed hashes"
             : "EventApplier (token_ids hashed on apply)");
+    out.printf("- passes: %d unrecorded warm-up pass(es) as fast as possible, then one measured "
+        + "pass per offered rate and one with everything due at once; every pass replays the whole "
+        + "trace against a fresh index (one pass: %,d operations)%n", warmupPasses(),
+        c.lookups() + c.events());
     out.printf("- lookups: %s; %s%n", switch (lookup) {
       case "buffer" -> "findMatches into a reused per-thread MatchBuffer (allocation-free; one "
           + "entry per scored rank)";

@@ -154,6 +154,40 @@ class ChainNodesTest {
     }
   }
 
+  /**
+   * Past 65,535 and 131,071 ids the table's slots give bits from the tag to the id and are
+   * re-encoded; every node stays findable, freed ones stay gone, and recycled ids are found.
+   */
+  @Test
+  void nodesStayFindableWhileTheIdWidthGrows() {
+    ChainNodes nodes = new ChainNodes();
+    int n = 200_000;
+    int[] ids = new int[n];
+    for (int i = 0; i < n; i++) {
+      ids[i] = nodes.findOrCreate(i * 0x9E3779B97F4A7C15L + 7, i, ChainNodes.NONE);
+      nodes.retain(ids[i]);
+      if (i == 70_000) {
+        for (int j = 0; j < 1000; j++) {
+          nodes.release(ids[j * 3]);
+        }
+      }
+    }
+    assertEquals(n - 1000, nodes.count());
+    for (int i = 0; i < n; i++) {
+      boolean freed = i < 3000 && i % 3 == 0;
+      int found = nodes.find(i * 0x9E3779B97F4A7C15L + 7);
+      if (freed) {
+        assertEquals(ChainNodes.NONE, found, "freed " + i);
+      } else {
+        assertEquals(ids[i], found, "key " + i);
+        assertEquals(i, nodes.local(found));
+      }
+    }
+    for (int i = 0; i < n; i++) {
+      assertEquals(ChainNodes.NONE, nodes.find(-(i * 1_000_003L) - 5), "absent " + i);
+    }
+  }
+
   @Test
   void referenceCountsPastAByteAreExactAndTheNodeIsFreedAtZero() {
     ChainNodes nodes = new ChainNodes();

@@ -90,7 +90,7 @@ class TraceReplayTest {
         "test");
     int exit = new CommandLine(replay).execute("--trace", file.toString(), "--workers", "8",
         "--duplicate", "2", "--rates", "20000,2000", "--block-size", "16", "--cache-blocks", "12",
-        "--threads", "2", "--no-warmup", "--lookup", "levels", "--read", "all");
+        "--threads", "2", "--warmup", "1", "--lookup", "levels", "--read", "all");
     String report = buf.toString(StandardCharsets.UTF_8);
 
     assertEquals(0, exit, report);
@@ -114,6 +114,7 @@ class TraceReplayTest {
       assertEquals(String.format("%,d", w.counts.cachedAtEnd()), row[12], report);
     }
     assertTrue(report.contains("- operations per replay: 600 lookups"), report);
+    assertTrue(report.contains("- passes: 1 unrecorded warm-up pass(es)"), report);
     assertTrue(report.lines().anyMatch(l -> l.startsWith("knee: ")), report);
   }
 
@@ -121,6 +122,8 @@ class TraceReplayTest {
   void badFlagsExitWithTwo() throws IOException {
     Path file = writeTrace();
     assertEquals(2, new CommandLine(new TraceReplay()).execute("--workers", "8"));
+    assertEquals(2, new CommandLine(new TraceReplay()).execute("--trace", file.toString(),
+        "--warmup", "-1"));
     assertEquals(2, new CommandLine(new TraceReplay()).execute("--trace", file.toString(),
         "--workers", "9", "--duplicate", "2"));
     assertEquals(2, new CommandLine(new TraceReplay()).execute("--trace", file.toString(),
