@@ -43,9 +43,13 @@ final class Booker {
     listeners.add(l);
   }
 
-  /** One request's booking inputs, fixed once its rank is chosen. */
+  /**
+   * One request's booking inputs, fixed once its rank is chosen. {@code clientId}: the client
+   * named the id, so a pending selection may be cached under it (on any node); an id the service
+   * generated never has one.
+   */
   record Admission(String id, WorkerRank rank, NormalizedPrompt prompt, Long expectedOutputTokens,
-      boolean trackPrefill, long prefillTokens, String sessionId) {}
+      boolean trackPrefill, long prefillTokens, String sessionId, boolean clientId) {}
 
   /** Adds the request to the partition's load. Caller holds {@code p.lock}. */
   static void admitLocked(Partition p, Admission a, int blockSize) {
@@ -75,7 +79,8 @@ final class Booker {
 
   /**
    * Turns the claim into a booking, records the decision in the approximate or predicted index,
-   * drops a pending selection of the same id and publishes the booking. Fails with 503 (and
+   * drops a pending selection of the same id (when the client named the id) and publishes the
+   * booking. Fails with 503 (and
    * releases the lease) when the rank left while the booking was being made.
    */
   CompletionStage<Void> commit(Partition p, Admission a, int blockSize) {
@@ -103,7 +108,10 @@ final class Booker {
     LoadEvent.Booked e = new LoadEvent.Booked(p.key, a.id(), a.rank(), a.prompt().trackingHashes(),
         a.prompt().isl(), blockSize, out == null ? null : (int) Math.min(Integer.MAX_VALUE, out),
         a.trackPrefill(), a.prefillTokens());
-    return pending.remove(new PendingKey(p.key, a.id())).thenCompose(v -> loadSync.publish(e));
+    // a clustered pending store is a Hazelcast round trip: skipped when no entry can exist
+    CompletionStage<Void> dropped = a.clientId() ? pending.remove(new PendingKey(p.key, a.id()))
+        : CompletableFuture.completedFuture(null);
+    return dropped.thenCompose(v -> loadSync.publish(e));
   }
 
   private void notifyBooked(BookingListener.Booked b) {

@@ -71,7 +71,7 @@ final class Reservations {
         cur = SelectionService.current(p, m);
         requireRank(cur, p, rank);
         long prefill = eff != null ? eff : Selector.effectivePrefillLocked(p, cfg, np, rank, cur.blockSize());
-        a = new Booker.Admission(id, rank, np, req.expectedOutputTokens(), track, prefill, null);
+        a = new Booker.Admission(id, rank, np, req.expectedOutputTokens(), track, prefill, null, true);
         Booker.admitLocked(p, a, cur.blockSize());
       }
       String endpoint = cur.schedulableWorker(rank.workerId()).spec().endpoint();
@@ -108,7 +108,7 @@ final class Reservations {
         });
       }
       Booker.Admission a = new Booker.Admission(id, ps.rank(), ps.prompt(), ps.expectedOutputTokens(),
-          ps.trackPrefillTokens(), ps.effectivePrefillTokens(), ps.sessionId());
+          ps.trackPrefillTokens(), ps.effectivePrefillTokens(), ps.sessionId(), true);
       int bs;
       synchronized (p.lock) {
         Partition.Members cur = p.members();

@@ -318,7 +318,7 @@ public final class SelectionService {
 
   private static Booker.Admission admission(Selector.Choice c, NormalizedPrompt np, SelectRequest req, BookingSpec b) {
     return new Booker.Admission(b.id(), c.rank(), np, req.expectedOutputTokens(), b.track(),
-        c.effectivePrefillTokens(), b.session());
+        c.effectivePrefillTokens(), b.session(), req.selectionId() != null);
   }
 
   /** Chooses now, or parks the request until {@link #attemptLocked} succeeds for it. */
