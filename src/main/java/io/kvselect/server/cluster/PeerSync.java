@@ -299,6 +299,9 @@ public final class PeerSync {
   // ---- receiving ----
 
   private void onStream(Message<Object> m) {
+    if (nodeId.equals(m.headers().get(SyncAddresses.FROM_HEADER))) {
+      return; // this node's own publication: dropped before parsing (it carries every booking's hashes)
+    }
     SyncCodec.Envelope e;
     try {
       e = SyncCodec.envelope(m.body());

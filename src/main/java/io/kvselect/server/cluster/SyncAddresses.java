@@ -9,6 +9,12 @@ public final class SyncAddresses {
   /** Published by every node: its sequenced stream of load steps, digests and catalog changes. */
   public static final String STREAM = "kvselect.sync.stream";
 
+  /**
+   * Header of a {@link #STREAM} message naming its sender's node id, so a node drops its own
+   * publications (a publish reaches the sender's consumer too) without parsing them.
+   */
+  public static final String FROM_HEADER = "kvselect-from";
+
   /** Prefix of each node's own address: digest requests and index-recovery requests. */
   public static final String NODE_PREFIX = "kvselect.sync.node.";
 

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.eventbus.DeliveryOptions;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicLong;
@@ -25,6 +26,8 @@ final class SyncStream {
   private final Vertx vertx;
   private final Context context;
   private final String nodeId;
+  /** Immutable after construction: names this node in every message's header. */
+  private final DeliveryOptions from;
   private long seq;
   final AtomicLong sent = new AtomicLong();
 
@@ -32,6 +35,7 @@ final class SyncStream {
     this.vertx = vertx;
     this.context = context;
     this.nodeId = nodeId;
+    this.from = new DeliveryOptions().addHeader(SyncAddresses.FROM_HEADER, nodeId);
   }
 
   /**
@@ -43,7 +47,7 @@ final class SyncStream {
       synchronized (this) {
         Buffer b = SyncCodec.envelope(kind, nodeId, ++seq, body.get());
         context.runOnContext(v -> {
-          vertx.eventBus().publish(SyncAddresses.STREAM, b);
+          vertx.eventBus().publish(SyncAddresses.STREAM, b, from);
           sent.incrementAndGet();
         });
       }

@@ -224,6 +224,19 @@ class LoadSyncClusterTest {
   }
 
   @Test
+  void aNodeDropsItsOwnStreamMessagesWithoutParsingThem() throws Exception {
+    long malformedB = b.sync.stats().malformed.get();
+    long malformedC = c.sync.stats().malformed.get();
+    // junk that names b as its sender: b must not even parse it, c counts it as malformed
+    a.vertx.eventBus().publish(SyncAddresses.STREAM, "not json, from b",
+        new DeliveryOptions().addHeader(SyncAddresses.FROM_HEADER, b.id()));
+    a.vertx.eventBus().publish(SyncAddresses.STREAM, "not json, no sender");
+    await().atMost(CONVERGED).until(() -> b.sync.stats().malformed.get() >= malformedB + 1
+        && c.sync.stats().malformed.get() >= malformedC + 2);
+    assertEquals(malformedB + 1, b.sync.stats().malformed.get(), "b parsed a message naming itself");
+  }
+
+  @Test
   void aDeadNodesBookingsAreReleasedAfterTheGrace() throws Exception {
     registerEverywhere(worker(401, "dead", null));
     SyncTestNode d = SyncTestNode.start(cluster, PeerSyncOptions.withInterval(INTERVAL), ROUTER, false);
