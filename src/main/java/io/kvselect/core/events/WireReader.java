@@ -23,47 +23,11 @@ import org.msgpack.value.ValueType;
  * hashes, str for keys and names); the unpacker is then advanced past the bytes read, and anything
  * else (other forms, truncation, bad bytes) goes through the checked unpacker path from the same
  * position, so errors and their positions are the same. Strings equal to a field name or value
- * that every batch carries are returned as shared constants, without a new {@code String}.
+ * that every batch carries are returned as shared constants ({@link KnownStrings}).
  *
  * <p>Not thread-safe: one instance per {@code decode} call.
  */
 final class WireReader {
-
-  /** Names and values every batch repeats: returned as these constants when the bytes match. */
-  private static final String[] KNOWN = {
-    "ts", "events", "data_parallel_rank", "attn_dp_rank", "dp_rank",
-    "type", "block_hashes", "parent_block_hash", "token_ids", "block_size", "medium", "lora_name",
-    "cache_salt", "cache_namespace", "extra_keys", "group_idx", "kv_cache_spec_kind", "locality",
-    "kv_cache_spec_sliding_window", "lora_id",
-    "BlockStored", "BlockRemoved", "AllBlocksCleared", "GPU", "CPU", "DISK", "LOCAL",
-    "full_attention", "mla_attention", "sink_full_attention", "sliding_window"
-  };
-  /** {@link #KNOWN} by UTF-8 length: {@code BY_LENGTH[n]} holds the constants of n bytes. */
-  private static final String[][] BY_LENGTH;
-  private static final byte[][][] BYTES_BY_LENGTH;
-
-  static {
-    int max = 0;
-    for (String k : KNOWN) {
-      max = Math.max(max, k.length());
-    }
-    java.util.List<java.util.List<String>> lists = new java.util.ArrayList<>();
-    for (int i = 0; i <= max; i++) {
-      lists.add(new java.util.ArrayList<>());
-    }
-    for (String k : KNOWN) {
-      lists.get(k.getBytes(StandardCharsets.UTF_8).length).add(k);
-    }
-    BY_LENGTH = new String[max + 1][];
-    BYTES_BY_LENGTH = new byte[max + 1][][];
-    for (int i = 0; i <= max; i++) {
-      BY_LENGTH[i] = lists.get(i).toArray(String[]::new);
-      BYTES_BY_LENGTH[i] = new byte[BY_LENGTH[i].length][];
-      for (int j = 0; j < BY_LENGTH[i].length; j++) {
-        BYTES_BY_LENGTH[i][j] = BY_LENGTH[i][j].getBytes(StandardCharsets.UTF_8);
-      }
-    }
-  }
 
   private static final java.lang.invoke.VarHandle INT_BE =
       java.lang.invoke.MethodHandles.byteArrayViewVarHandle(int[].class, java.nio.ByteOrder.BIG_ENDIAN);
@@ -154,15 +118,10 @@ final class WireReader {
   String string(String what) throws IOException, MalformedEventException {
     expect(ValueType.STRING, what);
     int n = checkedCount(in.unpackRawStringHeader(), 1, what);
-    if (n < BY_LENGTH.length) {
-      int from = at();
-      byte[][] candidates = BYTES_BY_LENGTH[n];
-      for (int i = 0; i < candidates.length; i++) {
-        if (sameBytes(from, candidates[i])) {
-          advance(n);
-          return BY_LENGTH[n][i];
-        }
-      }
+    String known = KnownStrings.match(buf, at(), n);
+    if (known != null) {
+      advance(n);
+      return known;
     }
     return new String(in.readPayload(n), StandardCharsets.UTF_8);
   }
@@ -290,16 +249,6 @@ final class WireReader {
       out[i] = hash(what);
     }
     return out;
-  }
-
-  /** Whether {@link #buf} holds {@code c} at {@code from} (the bytes exist: the length was checked). */
-  private boolean sameBytes(int from, byte[] c) {
-    for (int k = 0; k < c.length; k++) {
-      if (buf[from + k] != c[k]) {
-        return false;
-      }
-    }
-    return true;
   }
 
   /** {@code w} bytes of {@link #buf} at {@code p}, big-endian, unsigned. */
