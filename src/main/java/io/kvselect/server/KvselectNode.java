@@ -167,6 +167,10 @@ public final class KvselectNode {
           // load, catalog and index from the peers once the KV-event coordinator follows the catalog;
           // /ready answers 503 until then
           c.view().holdReady(io.kvselect.server.cluster.PeerSync.RECOVERING);
+          if (service.sessionAffinity() instanceof io.kvselect.core.session.BudgetedSessionAffinity b) {
+            c.view().attachFallbacks(b::stats);
+            metrics.bindFallbacks(b);
+          }
           return deploy(c.vertx(), s, service, httpInstances, metrics, c.view())
               .compose(node -> sync.attach(service).map(o -> node.withPeerSync(sync))
                   .recover(e -> node.close().transform(x -> Future.<KvselectNode>failedFuture(e))));

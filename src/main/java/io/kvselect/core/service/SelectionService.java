@@ -54,6 +54,11 @@ public final class SelectionService {
   private final WorkerRegistry registry;
   private final PendingStore<PendingKey, PendingSelection> pending;
   private final SessionAffinity affinity;
+
+  /** The session table this service books through, or null without session affinity. */
+  public SessionAffinity sessionAffinity() {
+    return affinity;
+  }
   private final LoadSync loadSync;
   private final CatalogSync catalogSync;
   private final Bookings bookings = new Bookings();

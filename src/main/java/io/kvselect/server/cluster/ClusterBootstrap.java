@@ -59,6 +59,8 @@ public final class ClusterBootstrap {
     Config c = load();
     c.setClusterName(s.name());
     c.setProperty("hazelcast.phone.home.enabled", "false");
+    failureDetection(c, s.failureTimeoutSecs());
+    c.getMemberAttributeConfig().setAttribute(ROLE_ATTRIBUTE, ROLE_NODE);
     NetworkConfig n = c.getNetworkConfig();
     n.setPort(s.port()).setPortAutoIncrement(true);
     n.getInterfaces().setEnabled(true).clear().addInterface(s.host());
@@ -75,6 +77,60 @@ public final class ClusterBootstrap {
     pending.setEvictionConfig(new EvictionConfig().setEvictionPolicy(EvictionPolicy.LRU)
         .setMaxSizePolicy(MaxSizePolicy.PER_NODE).setSize(pendingMaxEntries));
     return c;
+  }
+
+  /**
+   * Failure detection in seconds, not a minute: heartbeats every second and a member silent for
+   * {@code timeoutSecs} (paused, cut off) is removed, its partitions served from their backups;
+   * an invocation waits for a silent member at most twice that; a write waits for a silent
+   * backup at most 2 s; split clusters look for each other 5 s after the split and every 5 s
+   * after that (Hazelcast's defaults: 60 s, 60 s, 5 s, 300 s and 120 s); a node that is stopped
+   * (SIGTERM included) hands its partitions over before it leaves (graceful shutdown, at most
+   * 30 s) instead of dropping them. Hazelcast's own settings in the file or on the command line
+   * ({@code -Dhazelcast.*}) take precedence over these.
+   */
+  static void failureDetection(Config c, int timeoutSecs) {
+    setDefault(c, "hazelcast.heartbeat.interval.seconds", "1");
+    setDefault(c, "hazelcast.max.no.heartbeat.seconds", Integer.toString(timeoutSecs));
+    setDefault(c, "hazelcast.heartbeat.failuredetector.type", "deadline");
+    setDefault(c, "hazelcast.operation.call.timeout.millis", Long.toString(2000L * timeoutSecs));
+    setDefault(c, "hazelcast.operation.backup.timeout.millis", "2000");
+    setDefault(c, "hazelcast.merge.first.run.delay.seconds", "5");
+    setDefault(c, "hazelcast.merge.next.run.delay.seconds", "5");
+    setDefault(c, "hazelcast.shutdownhook.policy", "GRACEFUL");
+    setDefault(c, "hazelcast.graceful.shutdown.max.wait", "30");
+  }
+
+  private static void setDefault(Config c, String name, String value) {
+    if (c.getProperty(name) == null && System.getProperty(name) == null) {
+      c.setProperty(name, value);
+    }
+  }
+
+  /**
+   * The Hazelcast configuration for another Vert.x application that joins a kvselect cluster to
+   * use its event-bus API ({@code docs/event-bus.md}): the same name, members and interface, as a
+   * <em>lite member</em>, which owns no partition, so its coming and going never moves or loses
+   * kvselect's session bindings, pending selections or KVC state.
+   */
+  public static Config applicationConfig(ClusterSettings s) {
+    Config c = config(s, 1);
+    c.setLiteMember(true);
+    c.getMemberAttributeConfig().setAttribute(ROLE_ATTRIBUTE, ROLE_APPLICATION);
+    return c;
+  }
+
+  /** The member attribute naming what a member is: {@value #ROLE_NODE} or {@value #ROLE_APPLICATION}. */
+  public static final String ROLE_ATTRIBUTE = "kvselect.role";
+  public static final String ROLE_NODE = "node";
+  public static final String ROLE_APPLICATION = "application";
+
+  private static void warnIfForeignDataMember(com.hazelcast.cluster.Member m) {
+    if (!m.isLiteMember() && !ROLE_NODE.equals(m.getAttribute(ROLE_ATTRIBUTE))) {
+      LOG.warn("cluster: member {} is a data member but not a kvselect node: it holds partitions of the session"
+          + " table and pending selections, so its leaving can lose them; join applications as lite members"
+          + " (ClusterBootstrap.applicationConfig, docs/event-bus.md)", m.getAddress());
+    }
   }
 
   private static Config load() {
@@ -122,6 +178,16 @@ public final class ClusterBootstrap {
             return;
           }
           HazelcastInstance hz = manager.getHazelcastInstance();
+          hz.getCluster().addMembershipListener(new com.hazelcast.cluster.MembershipListener() {
+            @Override
+            public void memberAdded(com.hazelcast.cluster.MembershipEvent e) {
+              warnIfForeignDataMember(e.getMember());
+            }
+
+            @Override
+            public void memberRemoved(com.hazelcast.cluster.MembershipEvent e) {}
+          });
+          hz.getCluster().getMembers().forEach(ClusterBootstrap::warnIfForeignDataMember);
           ClusterView view = new ClusterView(s, hz, manager.getNodeId());
           view.logMembership();
           for (String line : view.startLines()) {

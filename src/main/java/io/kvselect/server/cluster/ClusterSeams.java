@@ -18,6 +18,12 @@ import java.util.concurrent.Executor;
  */
 public final class ClusterSeams {
 
+  /**
+   * Session bindings each node remembers for its fallbacks (about 100 bytes each): the sessions a
+   * node served recently keep their worker while the shared table is unreachable.
+   */
+  static final int NEAR_CACHE_ENTRIES = 100_000;
+
   private ClusterSeams() {}
 
   /** A service built for a clustered Vert.x and the sync to {@link PeerSync#attach} once it is deployed. */
@@ -74,8 +80,13 @@ public final class ClusterSeams {
     }, false);
     if (s.sessionAffinityTtlSecs() != null) {
       Duration ttl = Duration.ofSeconds(s.sessionAffinityTtlSecs());
-      builder.sessionAffinity(clock -> new HazelcastSessionAffinity(hz, clock, ttl,
-          SessionAffinity.MAX_ENTRIES, blocking, completions));
+      Duration budget = Duration.ofMillis(s.cluster().callBudgetMillis());
+      builder.sessionAffinity(clock -> new io.kvselect.core.session.BudgetedSessionAffinity(
+          new HazelcastSessionAffinity(hz, clock, ttl, SessionAffinity.MAX_ENTRIES, blocking, completions),
+          budget, clock, ttl, NEAR_CACHE_ENTRIES, completions, key -> {
+            com.hazelcast.partition.Partition part = hz.getPartitionService().getPartition(key);
+            return part == null ? null : part.getOwner();
+          }));
     }
     Duration pendingTtl = Duration.ofNanos((long) (s.selectionCacheTtlSecs() * 1e9));
     builder.pendingStore(new HazelcastPendingStore<>(hz, Clock.systemUTC(), pendingTtl,

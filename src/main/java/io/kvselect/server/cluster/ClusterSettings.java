@@ -26,9 +26,15 @@ import java.util.regex.Pattern;
  * @param reconcileIntervalSecs how often each node publishes the digest of the reservations it
  *     owns (1..{@value #MAX_RECONCILE_SECS} s; {@value #DEFAULT_RECONCILE_SECS} by default); load
  *     views converge within two intervals
+ * @param callBudgetMillis how long a request waits for the shared state (session table, pending
+ *     store) before it decides locally (1..{@value #MAX_CALL_BUDGET_MS} ms;
+ *     {@value #DEFAULT_CALL_BUDGET_MS} by default)
+ * @param failureTimeoutSecs how long a member may be silent (paused, cut off) before the others
+ *     remove it and serve its partitions from backups (2..{@value #MAX_FAILURE_TIMEOUT_SECS} s;
+ *     {@value #DEFAULT_FAILURE_TIMEOUT_SECS} by default)
  */
 public record ClusterSettings(boolean enabled, String name, List<String> members, int port, String host,
-    int busPort, int reconcileIntervalSecs) {
+    int busPort, int reconcileIntervalSecs, int callBudgetMillis, int failureTimeoutSecs) {
 
   public static final int MAX_NAME = 128;
   public static final String NAME_ENV = "KVSELECT_CLUSTER_NAME";
@@ -39,18 +45,31 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
   public static final String RECONCILE_ENV = "KVSELECT_CLUSTER_RECONCILE_SECS";
   public static final int DEFAULT_RECONCILE_SECS = 5;
   public static final int MAX_RECONCILE_SECS = 3600;
+  public static final String CALL_BUDGET_ENV = "KVSELECT_CLUSTER_CALL_BUDGET_MS";
+  public static final int DEFAULT_CALL_BUDGET_MS = 100;
+  public static final int MAX_CALL_BUDGET_MS = 60_000;
+  public static final String FAILURE_TIMEOUT_ENV = "KVSELECT_CLUSTER_FAILURE_TIMEOUT_SECS";
+  public static final int DEFAULT_FAILURE_TIMEOUT_SECS = 5;
+  public static final int MAX_FAILURE_TIMEOUT_SECS = 300;
   /** The variables read, in {@code --help} order. */
   public static final List<String> ENVIRONMENT = List.of(NAME_ENV, MEMBERS_ENV, PORT_ENV, HOST_ENV, BUS_PORT_ENV,
-      RECONCILE_ENV);
+      RECONCILE_ENV, CALL_BUDGET_ENV, FAILURE_TIMEOUT_ENV);
 
   private static final Set<String> FIELDS = Set.of("enabled", "name", "members", "port", "host", "bus_port",
-      "reconcile_interval_secs");
+      "reconcile_interval_secs", "call_budget_ms", "failure_timeout_secs");
   private static final Pattern IPV4 =
       Pattern.compile("(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}");
   private static final Pattern HOST_NAME = Pattern.compile("[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?");
 
   public ClusterSettings {
     members = List.copyOf(members);
+  }
+
+  /** Settings with the default call budget and failure timeout. */
+  public ClusterSettings(boolean enabled, String name, List<String> members, int port, String host, int busPort,
+      int reconcileIntervalSecs) {
+    this(enabled, name, members, port, host, busPort, reconcileIntervalSecs, DEFAULT_CALL_BUDGET_MS,
+        DEFAULT_FAILURE_TIMEOUT_SECS);
   }
 
   /** Settings with an ephemeral event-bus port and the default reconciliation interval. */
@@ -73,6 +92,8 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
     m.put("host", host);
     m.put("bus_port", busPort);
     m.put("reconcile_interval_secs", reconcileIntervalSecs);
+    m.put("call_budget_ms", callBudgetMillis);
+    m.put("failure_timeout_secs", failureTimeoutSecs);
     return m;
   }
 
@@ -89,6 +110,8 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
     private String host;
     private int busPort;
     private int reconcileIntervalSecs = DEFAULT_RECONCILE_SECS;
+    private int callBudgetMillis = DEFAULT_CALL_BUDGET_MS;
+    private int failureTimeoutSecs = DEFAULT_FAILURE_TIMEOUT_SECS;
     /** The first environment variable or flag that set a cluster value, for the "needs --cluster" check. */
     private String setOutsideFile;
 
@@ -130,6 +153,14 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
       if (s.containsKey("reconcile_interval_secs")) {
         reconcileIntervalSecs = reconcileSecs("config field cluster.reconcile_interval_secs",
             s.get("reconcile_interval_secs"));
+      }
+      if (s.containsKey("call_budget_ms")) {
+        callBudgetMillis = bounded("config field cluster.call_budget_ms", s.get("call_budget_ms"), 1,
+            MAX_CALL_BUDGET_MS, "milliseconds");
+      }
+      if (s.containsKey("failure_timeout_secs")) {
+        failureTimeoutSecs = bounded("config field cluster.failure_timeout_secs", s.get("failure_timeout_secs"), 2,
+            MAX_FAILURE_TIMEOUT_SECS, "seconds");
       }
     }
 
@@ -177,6 +208,32 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
         }
         outside(RECONCILE_ENV);
       }
+      v = env.get(CALL_BUDGET_ENV);
+      if (v != null && !v.isBlank()) {
+        callBudgetMillis = bounded(CALL_BUDGET_ENV, integer(CALL_BUDGET_ENV, v, "milliseconds"), 1, MAX_CALL_BUDGET_MS,
+            "milliseconds");
+        outside(CALL_BUDGET_ENV);
+      }
+      v = env.get(FAILURE_TIMEOUT_ENV);
+      if (v != null && !v.isBlank()) {
+        failureTimeoutSecs = bounded(FAILURE_TIMEOUT_ENV, integer(FAILURE_TIMEOUT_ENV, v, "seconds"), 2,
+            MAX_FAILURE_TIMEOUT_SECS, "seconds");
+        outside(FAILURE_TIMEOUT_ENV);
+      }
+    }
+
+    /** Applies {@code --cluster-call-budget-ms} and {@code --cluster-failure-timeout-secs} when given. */
+    public void applyTimeoutFlags(Integer budgetMillis, Integer failureSecs) {
+      if (budgetMillis != null) {
+        callBudgetMillis = bounded("--cluster-call-budget-ms", (long) budgetMillis, 1, MAX_CALL_BUDGET_MS,
+            "milliseconds");
+        outside("--cluster-call-budget-ms");
+      }
+      if (failureSecs != null) {
+        failureTimeoutSecs = bounded("--cluster-failure-timeout-secs", (long) failureSecs, 2, MAX_FAILURE_TIMEOUT_SECS,
+            "seconds");
+        outside("--cluster-failure-timeout-secs");
+      }
     }
 
     /** Applies {@code --cluster-reconcile-secs} when given (null when absent). */
@@ -223,7 +280,8 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
     }
 
     public ClusterSettings build() {
-      return new ClusterSettings(enabled, name, members, port, host, busPort, reconcileIntervalSecs);
+      return new ClusterSettings(enabled, name, members, port, host, busPort, reconcileIntervalSecs, callBudgetMillis,
+          failureTimeoutSecs);
     }
 
     private void outside(String label) {
@@ -273,6 +331,25 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
       throw new CliException(label + " must be between 1 and " + MAX_RECONCILE_SECS + " seconds, got " + n);
     }
     return (int) n;
+  }
+
+  static int bounded(String label, Object v, long min, long max, String unit) {
+    if (!(v instanceof Integer || v instanceof Long || v instanceof Short)) {
+      throw new CliException(label + " must be an integer number of " + unit + ", got " + quoted(v));
+    }
+    long n = ((Number) v).longValue();
+    if (n < min || n > max) {
+      throw new CliException(label + " must be between " + min + " and " + max + " " + unit + ", got " + n);
+    }
+    return (int) n;
+  }
+
+  private static long integer(String label, String v, String unit) {
+    try {
+      return Long.parseLong(v.strip());
+    } catch (NumberFormatException e) {
+      throw new CliException(label + " must be an integer number of " + unit + ", got '" + v + "'");
+    }
   }
 
   static String host(String label, Object v) {

@@ -45,6 +45,7 @@ public final class ClusterView {
   private volatile String notReady;
   /** What node-to-node sync reports under {@code sync}; set once the node is in step. */
   private volatile java.util.function.Supplier<Map<String, Object>> sync;
+  private volatile java.util.function.Supplier<io.kvselect.core.session.BudgetedSessionAffinity.Stats> fallbacks;
 
   ClusterView(ClusterSettings settings, HazelcastInstance hazelcast, String nodeId) {
     this.settings = settings;
@@ -113,6 +114,14 @@ public final class ClusterView {
     this.sync = report;
   }
 
+  /**
+   * Adds the session table's fallbacks ({@link io.kvselect.core.session.BudgetedSessionAffinity})
+   * to {@code GET /cluster} as {@code fallbacks}.
+   */
+  public void attachFallbacks(java.util.function.Supplier<io.kvselect.core.session.BudgetedSessionAffinity.Stats> f) {
+    this.fallbacks = f;
+  }
+
   /** The body of {@code GET /cluster}. */
   public Map<String, Object> json() {
     Map<String, Object> m = new LinkedHashMap<>();
@@ -134,12 +143,29 @@ public final class ClusterView {
         row.put("member_uuid", member.getUuid().toString());
         row.put("address", address(member));
         row.put("local", member.localMember());
+        String role = member.getAttribute(ClusterBootstrap.ROLE_ATTRIBUTE);
+        row.put("role", role == null ? "unknown" : role);
+        row.put("lite", member.isLiteMember());
         members.add(row);
       }
     }
     m.put("members", members);
     if ("alone".equals(state)) {
       m.put("note", aloneNote());
+    }
+    java.util.function.Supplier<io.kvselect.core.session.BudgetedSessionAffinity.Stats> f = fallbacks;
+    if (f != null) {
+      io.kvselect.core.session.BudgetedSessionAffinity.Stats st = f.get();
+      Map<String, Object> fb = new LinkedHashMap<>();
+      fb.put("call_budget_ms", settings.callBudgetMillis());
+      fb.put("session_lookups", st.lookupFallbacks());
+      fb.put("session_binds", st.bindFallbacks());
+      fb.put("session_releases", st.releaseFallbacks());
+      fb.put("unconfirmed_bindings", st.unconfirmed());
+      fb.put("written_back", st.writeBacks());
+      fb.put("write_back_conflicts", st.writeBackConflicts());
+      fb.put("near_cache_entries", st.nearCacheSize());
+      m.put("fallbacks", fb);
     }
     java.util.function.Supplier<Map<String, Object>> report = sync;
     if (report != null) {

@@ -105,6 +105,10 @@ public final class EnvironmentCheck {
         cluster.busPort()));
     lines.add(String.format(Locale.ROOT, "  %-52s [%s]", io.kvselect.server.cluster.ClusterSettings.RECONCILE_ENV,
         cluster.reconcileIntervalSecs()));
+    lines.add(String.format(Locale.ROOT, "  %-52s [%s]", io.kvselect.server.cluster.ClusterSettings.CALL_BUDGET_ENV,
+        cluster.callBudgetMillis()));
+    lines.add(String.format(Locale.ROOT, "  %-52s [%s]",
+        io.kvselect.server.cluster.ClusterSettings.FAILURE_TIMEOUT_ENV, cluster.failureTimeoutSecs()));
     lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_JAVA_OPTS", "[none] JVM options"));
     lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_JAR", "[built jar]"));
     lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_BASELINE_JAR", "[none]"));

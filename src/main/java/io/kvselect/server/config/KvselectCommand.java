@@ -115,6 +115,16 @@ public final class KvselectCommand {
       description = "Seconds between load digests; views converge within two (5; KVSELECT_CLUSTER_RECONCILE_SECS).")
   Integer clusterReconcileSecs;
 
+  @Option(names = "--cluster-call-budget-ms", paramLabel = "MS",
+      description = "Longest wait of a request for shared cluster state before it decides locally (100;"
+          + " KVSELECT_CLUSTER_CALL_BUDGET_MS).")
+  Integer clusterCallBudgetMs;
+
+  @Option(names = "--cluster-failure-timeout-secs", paramLabel = "SECS",
+      description = "Seconds a silent member is kept before the others remove it (5;"
+          + " KVSELECT_CLUSTER_FAILURE_TIMEOUT_SECS).")
+  Integer clusterFailureTimeoutSecs;
+
   @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
   boolean help;
 

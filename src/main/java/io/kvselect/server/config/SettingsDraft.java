@@ -263,6 +263,7 @@ final class SettingsDraft {
     cluster.applyFlags(c.cluster, c.clusterName, c.clusterMembers, c.clusterPort, c.clusterHost,
         c.clusterBusPort);
     cluster.applyReconcileFlag(c.clusterReconcileSecs);
+    cluster.applyTimeoutFlags(c.clusterCallBudgetMs, c.clusterFailureTimeoutSecs);
   }
 
   /** Cross-field checks on the merged layers. */

@@ -131,6 +131,33 @@ public final class ServiceMetrics {
         .description("(session, decode worker) reject counters that reached tau_reject").register(registry);
   }
 
+  /**
+   * The clustered session table's fallbacks: {@code kvselect_cluster_fallbacks_total{op}} (a
+   * request that decided locally because the shared table did not answer within the call
+   * budget), {@code kvselect_cluster_write_backs_total} and
+   * {@code kvselect_cluster_write_back_conflicts_total} (a local binding the table had already
+   * decided otherwise), and the gauge {@code kvselect_cluster_unconfirmed_bindings}.
+   */
+  public void bindFallbacks(io.kvselect.core.session.BudgetedSessionAffinity b) {
+    FunctionCounter.builder("kvselect_cluster_fallbacks", b, x -> x.stats().lookupFallbacks()).tag("op", "session_lookup")
+        .description("requests that decided locally because the session table did not answer within the call budget")
+        .register(registry);
+    FunctionCounter.builder("kvselect_cluster_fallbacks", b, x -> x.stats().bindFallbacks()).tag("op", "session_bind")
+        .description("requests that decided locally because the session table did not answer within the call budget")
+        .register(registry);
+    FunctionCounter.builder("kvselect_cluster_fallbacks", b, x -> x.stats().releaseFallbacks())
+        .tag("op", "session_release")
+        .description("requests that decided locally because the session table did not answer within the call budget")
+        .register(registry);
+    FunctionCounter.builder("kvselect_cluster_write_backs", b, x -> x.stats().writeBacks())
+        .description("local session bindings the session table has answered for since").register(registry);
+    FunctionCounter.builder("kvselect_cluster_write_back_conflicts", b, x -> x.stats().writeBackConflicts())
+        .description("local session bindings the session table had already bound elsewhere (the table's binding won)")
+        .register(registry);
+    Gauge.builder("kvselect_cluster_unconfirmed_bindings", b, x -> x.stats().unconfirmed())
+        .description("local session bindings not yet written to the session table").register(registry);
+  }
+
   public void bindKvEvents(KvEventsCoordinator events) {
     this.events = events;
     FunctionCounter.builder("kvselect_kv_event_blocks_applied", events, KvEventsCoordinator::appliedBlocks)

@@ -41,7 +41,12 @@ class ClusterSharedStateTest {
   @BeforeAll
   static void cluster() throws Exception {
     h = new ClusterHarness();
-    nodes = List.of(h.start(), h.start(), h.start());
+    // the subject here is the shared table's own atomicity (racing first bindings agree): a call
+    // budget far above any healthy round trip keeps a slow, loaded machine from taking the
+    // documented fallback (a local decision), which BudgetedSessionAffinityTest and
+    // ClusterProcessesIT cover
+    String[] budget = {"--cluster-call-budget-ms", "30000"};
+    nodes = List.of(h.start(budget), h.start(budget), h.start(budget));
     for (KvselectNode n : nodes) {
       await().atMost(Duration.ofSeconds(60)).until(() -> n.cluster().state().equals("joined")
           && h.get(n, "/cluster").body().path("members").size() == 3);
