@@ -168,7 +168,7 @@ public final class KvselectNode {
           // /ready answers 503 until then
           c.view().holdReady(io.kvselect.server.cluster.PeerSync.RECOVERING);
           if (service.sessionAffinity() instanceof io.kvselect.core.session.BudgetedSessionAffinity b) {
-            c.view().attachFallbacks(b::stats);
+            c.view().attachFallbacks(b::stats, b.budget());
             metrics.bindFallbacks(b);
           }
           return deploy(c.vertx(), s, service, httpInstances, metrics, c.view())

@@ -1,6 +1,6 @@
 package io.kvselect.core.session;
 
-import io.kvselect.core.error.SelectionException;
+import io.kvselect.core.budget.CallBudget;
 import io.kvselect.core.index.WorkerRank;
 import java.time.Clock;
 import java.time.Duration;
@@ -13,10 +13,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.Supplier;
 
 /**
  * A latency budget around a shared {@link SessionAffinity} (a cluster-wide map): no request waits
@@ -36,14 +33,12 @@ import java.util.function.Supplier;
  *   <li>{@link #releaseLease} answers at once; a failed release is retried on the next sweep.
  * </ul>
  *
- * A failure of the shared table other than a request error ({@link SelectionException}) is
+ * A failure of the shared table other than a request error ({@link io.kvselect.core.error.SelectionException}) is
  * treated like a timeout. Every fallback is counted ({@link #stats}).
  *
- * <p><b>Breaker per owner.</b> When a call to a key times out, the member that owns the key
- * ({@code ownerOf}) is taken as unreachable for {@link #OPEN_NANOS}: calls on its keys do not wait
- * at all (a lookup answers from the near cache without asking; a bind or release is still sent,
- * and answered locally at once). So a paused member costs one budget per second, not one per
- * request; keys owned by healthy members are not affected.
+ * <p>The budget and its breaker per owner member are a {@link CallBudget}: after one call on a
+ * paused member's keys timed out, calls on its keys take their fallback without waiting until one
+ * of them completes.
  *
  * <p>What a client can observe: during the fault, a session whose binding the node has seen keeps
  * its worker; one it has not seen may be placed by KV overlap (a "move" only when that choice
@@ -53,8 +48,7 @@ import java.util.function.Supplier;
  *
  * <p>Thread ownership: safe from any thread. The near cache is an access-ordered map guarded by
  * its own monitor (held for O(1) work, never across a call); {@code unconfirmed} and
- * {@code failedReleases} are concurrent maps. Fallbacks run on {@code completions} (the node's
- * event loops) after the JDK's delay scheduler fires; nothing here blocks.
+ * {@code failedReleases} are concurrent maps; nothing here blocks.
  */
 public final class BudgetedSessionAffinity implements SessionAffinity {
 
@@ -66,14 +60,8 @@ public final class BudgetedSessionAffinity implements SessionAffinity {
 
   private record Near(WorkerRank rank, long seenMillis) {}
 
-  /** How long an owner whose call timed out is not waited for. */
-  static final long OPEN_NANOS = 1_000_000_000L;
-
   private final SessionAffinity shared;
-  private final java.util.function.Function<String, Object> ownerOf;
-  private final Map<Object, Long> openUntil = new ConcurrentHashMap<>();
-  private final long budgetNanos;
-  private final Executor completions;
+  private final CallBudget budget;
   private final Clock clock;
   private final long nearTtlMillis;
   private final int nearCapacity;
@@ -88,28 +76,20 @@ public final class BudgetedSessionAffinity implements SessionAffinity {
 
   /**
    * @param shared the cluster-wide table
-   * @param budget how long a request waits for it; positive
+   * @param budget how long a request waits for it, and the breaker per owner
    * @param nearTtl how long a near-cache entry may answer a fallback (the table's idle TTL)
    * @param nearCapacity near-cache entries kept (least recently used dropped first); positive
-   * @param completions where fallbacks complete (the node's event loops)
-   * @param ownerOf the member owning a key ({@code partition.length() + ":" + partition +
-   *     sessionId}) of the shared table, or null when unknown (no breaker then)
    */
-  public BudgetedSessionAffinity(SessionAffinity shared, Duration budget, Clock clock, Duration nearTtl,
-      int nearCapacity, Executor completions, java.util.function.Function<String, Object> ownerOf) {
+  public BudgetedSessionAffinity(SessionAffinity shared, CallBudget budget, Clock clock, Duration nearTtl,
+      int nearCapacity) {
     this.shared = Objects.requireNonNull(shared, "shared");
-    this.ownerOf = Objects.requireNonNull(ownerOf, "ownerOf");
-    if (budget == null || budget.isNegative() || budget.isZero()) {
-      throw new IllegalArgumentException("budget must be positive: " + budget);
-    }
+    this.budget = Objects.requireNonNull(budget, "budget");
     if (nearCapacity <= 0) {
       throw new IllegalArgumentException("nearCapacity must be positive");
     }
-    this.budgetNanos = budget.toNanos();
     this.clock = Objects.requireNonNull(clock, "clock");
     this.nearTtlMillis = nearTtl.toMillis();
     this.nearCapacity = nearCapacity;
-    this.completions = Objects.requireNonNull(completions, "completions");
     this.near = new LinkedHashMap<>(1024, 0.75f, true) {
       @Override
       protected boolean removeEldestEntry(Map.Entry<String, Near> e) {
@@ -118,28 +98,9 @@ public final class BudgetedSessionAffinity implements SessionAffinity {
     };
   }
 
-  /** The owner of {@code k} while its breaker is open, else null. */
-  private Object open(String k) {
-    Object owner = ownerOf.apply(k);
-    if (owner == null) {
-      return null;
-    }
-    Long until = openUntil.get(owner);
-    if (until == null) {
-      return null;
-    }
-    if (System.nanoTime() - until >= 0) {
-      openUntil.remove(owner, until);
-      return null;
-    }
-    return owner;
-  }
-
-  private void trip(String k) {
-    Object owner = ownerOf.apply(k);
-    if (owner != null) {
-      openUntil.put(owner, System.nanoTime() + OPEN_NANOS);
-    }
+  /** The budget (for reports). */
+  public CallBudget budget() {
+    return budget;
   }
 
   private static String key(String partition, String sessionId) {
@@ -155,15 +116,11 @@ public final class BudgetedSessionAffinity implements SessionAffinity {
       return CompletableFuture.failedFuture(e);
     }
     String k = key(partition, sessionId);
-    if (open(k) != null) {
-      lookupFallbacks.increment();
-      return CompletableFuture.completedFuture(Optional.ofNullable(nearGet(k)));
-    }
     CompletionStage<Optional<WorkerRank>> call = shared.lookup(partition, sessionId).thenApply(o -> {
       remember(k, o.orElse(null));
       return o;
     });
-    return within(k, call, () -> Optional.ofNullable(nearGet(k)), lookupFallbacks);
+    return budget.within(k, call, () -> Optional.ofNullable(nearGet(k)), lookupFallbacks);
   }
 
   @Override
@@ -180,45 +137,23 @@ public final class BudgetedSessionAffinity implements SessionAffinity {
     String k = key(partition, sessionId);
     Unconfirmed mine = new Unconfirmed(partition, sessionId, target, leaseId);
     CompletionStage<WorkerRank> call = shared.bindAndLease(partition, sessionId, expected, target, leaseId);
-    CompletableFuture<WorkerRank> out = new CompletableFuture<>();
     call.whenComplete((won, err) -> {
       if (err == null) {
         remember(k, won);
-        if (!out.complete(won)) {
+        if (unconfirmed.remove(k, mine)) {
           // answered by the fallback: the table has decided since
-          unconfirmed.remove(k, mine);
           writeBacks.increment();
           if (!won.equals(target)) {
             conflicts.increment();
           }
         }
-      } else if (!out.isDone() && isRequestError(err)) {
-        out.completeExceptionally(err);
-      } else {
-        fallBackToLocal(out, k, mine);
       }
     });
-    if (!out.isDone()) {
-      if (open(k) != null) {
-        fallBackToLocal(out, k, mine);
-      } else {
-        CompletableFuture.delayedExecutor(budgetNanos, TimeUnit.NANOSECONDS, completions).execute(() -> {
-          if (!out.isDone()) {
-            trip(k);
-          }
-          fallBackToLocal(out, k, mine);
-        });
-      }
-    }
-    return out;
-  }
-
-  private void fallBackToLocal(CompletableFuture<WorkerRank> out, String k, Unconfirmed mine) {
-    if (out.complete(mine.target())) {
-      bindFallbacks.increment();
+    return budget.within(k, call, () -> {
       unconfirmed.put(k, mine);
-      remember(k, mine.target());
-    }
+      remember(k, target);
+      return target;
+    }, bindFallbacks);
   }
 
   @Override
@@ -238,11 +173,7 @@ public final class BudgetedSessionAffinity implements SessionAffinity {
             failedReleases.put(k + "|" + leaseId, new String[] {partition, sessionId, leaseId});
           }
         });
-    if (open(k) != null) {
-      releaseFallbacks.increment();
-      return CompletableFuture.completedFuture(null);
-    }
-    return within(k, call, () -> null, releaseFallbacks);
+    return budget.within(k, call, () -> null, releaseFallbacks);
   }
 
   /**
@@ -324,47 +255,5 @@ public final class BudgetedSessionAffinity implements SessionAffinity {
       }
       return n.rank();
     }
-  }
-
-  private static boolean isRequestError(Throwable err) {
-    return SelectionException.unwrap(err) instanceof SelectionException;
-  }
-
-  /**
-   * {@code call}'s outcome if it arrives within the budget; else {@code fallback}'s, computed on
-   * {@code completions}. A failure that is not a request error also takes the fallback.
-   */
-  private <T> CompletionStage<T> within(String k, CompletionStage<T> call, Supplier<T> fallback,
-      LongAdder counted) {
-    CompletableFuture<T> out = new CompletableFuture<>();
-    Runnable fall = () -> {
-      if (!out.isDone()) {
-        try {
-          if (out.complete(fallback.get())) {
-            counted.increment();
-          }
-        } catch (RuntimeException e) {
-          out.completeExceptionally(e);
-        }
-      }
-    };
-    call.whenComplete((v, err) -> {
-      if (err == null) {
-        out.complete(v);
-      } else if (isRequestError(err)) {
-        out.completeExceptionally(err);
-      } else {
-        completions.execute(fall);
-      }
-    });
-    if (!out.isDone()) {
-      CompletableFuture.delayedExecutor(budgetNanos, TimeUnit.NANOSECONDS, completions).execute(() -> {
-        if (!out.isDone()) {
-          trip(k);
-        }
-        fall.run();
-      });
-    }
-    return out;
   }
 }

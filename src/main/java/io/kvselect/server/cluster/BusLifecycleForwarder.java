@@ -59,6 +59,14 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
   private final String nodeId;
   private final long timeoutMs;
   private volatile MessageConsumer<Object> consumer;
+  /**
+   * Origins whose last forward timed out, until when they are not waited for again: a step for
+   * one of them answers 503 at once (a paused or cut-off member costs one timeout per
+   * {@link #SILENT_HOLD_NANOS}, not one per request), until it answers or the membership removes it.
+   * A concurrent map written by the completions of forwards.
+   */
+  private final java.util.Map<String, Long> silentUntil = new java.util.concurrent.ConcurrentHashMap<>();
+  static final long SILENT_HOLD_NANOS = 2_000_000_000L;
 
   public BusLifecycleForwarder(Vertx vertx, ClusterManager cluster, Duration timeout) {
     this.vertx = vertx;
@@ -88,9 +96,21 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
     List<String> live = new ArrayList<>(cluster.getNodes());
     if (origin != null && !origin.equals(nodeId)) {
       if (!live.contains(origin)) {
+        silentUntil.remove(origin);
         return CompletableFuture.failedFuture(departed(step, origin));
       }
+      Long until = silentUntil.get(origin);
+      if (until != null && System.nanoTime() - until < 0) {
+        return CompletableFuture.failedFuture(SelectionException.notReady("node " + origin + ", which holds"
+            + " reservation " + step.id() + ", did not answer a forwarded step within " + timeoutMs
+            + " ms just now; retry (it is released once the cluster removes that node)"));
+      }
       return ask(origin, step).thenApply(a -> {
+        if (a.timedOut()) {
+          silentUntil.put(origin, System.nanoTime() + SILENT_HOLD_NANOS);
+        } else {
+          silentUntil.remove(origin);
+        }
         if (a.failure() != null) {
           throw a.failure();
         }

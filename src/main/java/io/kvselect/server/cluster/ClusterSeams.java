@@ -78,21 +78,34 @@ public final class ClusterSeams {
       command.run();
       return null;
     }, false);
+    // one budget for the session table and the pending store: a member that timed out on one is
+    // not waited for on the other
+    io.kvselect.core.budget.CallBudget budget = new io.kvselect.core.budget.CallBudget(
+        Duration.ofMillis(s.cluster().callBudgetMillis()), completions,
+        ownerIn(hz, k -> k instanceof String str ? str : HazelcastPendingStore.key(k)));
     if (s.sessionAffinityTtlSecs() != null) {
       Duration ttl = Duration.ofSeconds(s.sessionAffinityTtlSecs());
-      Duration budget = Duration.ofMillis(s.cluster().callBudgetMillis());
       builder.sessionAffinity(clock -> new io.kvselect.core.session.BudgetedSessionAffinity(
           new HazelcastSessionAffinity(hz, clock, ttl, SessionAffinity.MAX_ENTRIES, blocking, completions),
-          budget, clock, ttl, NEAR_CACHE_ENTRIES, completions, key -> {
-            com.hazelcast.partition.Partition part = hz.getPartitionService().getPartition(key);
-            return part == null ? null : part.getOwner();
-          }));
+          budget, clock, ttl, NEAR_CACHE_ENTRIES));
     }
     Duration pendingTtl = Duration.ofNanos((long) (s.selectionCacheTtlSecs() * 1e9));
-    builder.pendingStore(new HazelcastPendingStore<>(hz, Clock.systemUTC(), pendingTtl,
-        s.selectionCacheMaxBytes(), completions));
+    builder.pendingStore(new io.kvselect.core.pending.BudgetedPendingStore<>(new HazelcastPendingStore<>(hz,
+        Clock.systemUTC(), pendingTtl, s.selectionCacheMaxBytes(), completions), budget));
     builder.kvcState(new HazelcastKvcState(hz, blocking, completions));
     return builder;
+  }
+
+  /**
+   * The member owning a key of a Hazelcast map ({@code mapKey} turns the seam's key into the map's
+   * key; the session table's keys are the map's already), or null while its partition has no owner: local partition-table reads, no remote call.
+   */
+  static java.util.function.Function<Object, Object> ownerIn(HazelcastInstance hz,
+      java.util.function.Function<Object, String> mapKey) {
+    return key -> {
+      com.hazelcast.partition.Partition part = hz.getPartitionService().getPartition(mapKey.apply(key));
+      return part == null ? null : part.getOwner();
+    };
   }
 
   /**

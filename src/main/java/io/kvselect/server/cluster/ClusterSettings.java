@@ -46,7 +46,7 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
   public static final int DEFAULT_RECONCILE_SECS = 5;
   public static final int MAX_RECONCILE_SECS = 3600;
   public static final String CALL_BUDGET_ENV = "KVSELECT_CLUSTER_CALL_BUDGET_MS";
-  public static final int DEFAULT_CALL_BUDGET_MS = 100;
+  public static final int DEFAULT_CALL_BUDGET_MS = 250;
   public static final int MAX_CALL_BUDGET_MS = 60_000;
   public static final String FAILURE_TIMEOUT_ENV = "KVSELECT_CLUSTER_FAILURE_TIMEOUT_SECS";
   public static final int DEFAULT_FAILURE_TIMEOUT_SECS = 5;

@@ -46,6 +46,7 @@ public final class ClusterView {
   /** What node-to-node sync reports under {@code sync}; set once the node is in step. */
   private volatile java.util.function.Supplier<Map<String, Object>> sync;
   private volatile java.util.function.Supplier<io.kvselect.core.session.BudgetedSessionAffinity.Stats> fallbacks;
+  private volatile io.kvselect.core.budget.CallBudget budget;
 
   ClusterView(ClusterSettings settings, HazelcastInstance hazelcast, String nodeId) {
     this.settings = settings;
@@ -118,8 +119,10 @@ public final class ClusterView {
    * Adds the session table's fallbacks ({@link io.kvselect.core.session.BudgetedSessionAffinity})
    * to {@code GET /cluster} as {@code fallbacks}.
    */
-  public void attachFallbacks(java.util.function.Supplier<io.kvselect.core.session.BudgetedSessionAffinity.Stats> f) {
+  public void attachFallbacks(java.util.function.Supplier<io.kvselect.core.session.BudgetedSessionAffinity.Stats> f,
+      io.kvselect.core.budget.CallBudget budget) {
     this.fallbacks = f;
+    this.budget = budget;
   }
 
   /** The body of {@code GET /cluster}. */
@@ -165,6 +168,11 @@ public final class ClusterView {
       fb.put("written_back", st.writeBacks());
       fb.put("write_back_conflicts", st.writeBackConflicts());
       fb.put("near_cache_entries", st.nearCacheSize());
+      io.kvselect.core.budget.CallBudget b = budget;
+      if (b != null) {
+        fb.put("breaker_trips", b.trips());
+        fb.put("members_not_waited_for", b.tripped());
+      }
       m.put("fallbacks", fb);
     }
     java.util.function.Supplier<Map<String, Object>> report = sync;

@@ -116,7 +116,7 @@ public final class KvselectCommand {
   Integer clusterReconcileSecs;
 
   @Option(names = "--cluster-call-budget-ms", paramLabel = "MS",
-      description = "Longest wait of a request for shared cluster state before it decides locally (100;"
+      description = "Longest wait of a request for shared cluster state before it decides locally (250;"
           + " KVSELECT_CLUSTER_CALL_BUDGET_MS).")
   Integer clusterCallBudgetMs;
 

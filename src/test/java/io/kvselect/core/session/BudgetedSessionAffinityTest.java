@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.kvselect.core.budget.CallBudget;
 import io.kvselect.core.error.SelectionException;
 import io.kvselect.core.index.WorkerRank;
 import io.kvselect.testing.MutableClock;
@@ -31,8 +32,10 @@ class BudgetedSessionAffinityTest {
   private final MutableClock clock = new MutableClock();
   private final LocalSessionAffinity table = new LocalSessionAffinity(clock, Duration.ofSeconds(60));
   private final Gate gate = new Gate(table);
-  private final BudgetedSessionAffinity sessions = new BudgetedSessionAffinity(gate, Duration.ofMillis(30), clock,
-      Duration.ofSeconds(60), 1000, Runnable::run, k -> "owner-of-" + k.charAt(k.length() - 1));
+  private final CallBudget budget = new CallBudget(Duration.ofMillis(30), Runnable::run,
+      k -> "owner-of-" + ((String) k).charAt(((String) k).length() - 1));
+  private final BudgetedSessionAffinity sessions = new BudgetedSessionAffinity(gate, budget, clock,
+      Duration.ofSeconds(60), 1000);
 
   /** Passes calls to the table, or holds them until {@link #open}, or fails them. */
   static final class Gate implements SessionAffinity {
@@ -178,10 +181,13 @@ class BudgetedSessionAffinityTest {
       // same owner (same last character): answered from the near cache without asking the table
       get(sessions.lookup("p", "x1"));
     }
-    assertEquals(1, gate.heldCalls(), "only the first call reached the unreachable owner");
-    assertEquals(101, sessions.stats().lookupFallbacks());
+    assertEquals(101, gate.heldCalls(), "every call is still made (the first answer closes the breaker)");
+    assertEquals(101, sessions.stats().lookupFallbacks(), "only the first waited the budget; the rest did not");
+    assertEquals(1, budget.trips());
+    assertEquals(1, budget.tripped());
     gate.open();
-    assertEquals(Optional.empty(), get(sessions.lookup("p", "s2")), "another owner is asked as usual");
+    assertEquals(0, budget.tripped(), "the owner answered: calls wait for it again");
+    assertEquals(Optional.empty(), get(sessions.lookup("p", "s2")));
     assertEquals(101, sessions.stats().lookupFallbacks());
   }
 
