@@ -1,6 +1,7 @@
 package io.kvselect.server.config;
 
 import io.kvselect.core.config.RouterConfig;
+import io.kvselect.core.config.NearestName;
 import io.kvselect.core.config.RouterConfigLoader;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -48,16 +49,7 @@ public final class EnvironmentCheck {
 
   /** The known name nearest to {@code name} by edit distance, or null when none is within a third of its length. */
   public static String closest(String name) {
-    String best = null;
-    int bestDistance = Integer.MAX_VALUE;
-    for (String k : known()) {
-      int d = distance(name, k);
-      if (d < bestDistance) {
-        bestDistance = d;
-        best = k;
-      }
-    }
-    return bestDistance <= Math.max(2, name.length() / 3) ? best : null;
+    return NearestName.closest(name, known());
   }
 
   /** One warning line per unknown variable of {@code env}. */
@@ -130,25 +122,5 @@ public final class EnvironmentCheck {
 
   private static String shown(Object value) {
     return "[" + (value == null ? "unset" : value) + "]";
-  }
-
-  /** Levenshtein distance. */
-  static int distance(String a, String b) {
-    int[] prev = new int[b.length() + 1];
-    int[] cur = new int[b.length() + 1];
-    for (int j = 0; j <= b.length(); j++) {
-      prev[j] = j;
-    }
-    for (int i = 1; i <= a.length(); i++) {
-      cur[0] = i;
-      for (int j = 1; j <= b.length(); j++) {
-        int sub = prev[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
-        cur[j] = Math.min(sub, Math.min(prev[j] + 1, cur[j - 1] + 1));
-      }
-      int[] t = prev;
-      prev = cur;
-      cur = t;
-    }
-    return prev[b.length()];
   }
 }
