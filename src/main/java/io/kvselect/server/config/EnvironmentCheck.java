@@ -1,6 +1,5 @@
 package io.kvselect.server.config;
 
-import io.kvselect.core.config.RouterConfig;
 import io.kvselect.core.config.NearestName;
 import io.kvselect.core.config.RouterConfigLoader;
 import java.util.ArrayList;
@@ -63,17 +62,17 @@ public final class EnvironmentCheck {
     return out;
   }
 
-  /** The {@code --help} footer: every variable with its built-in default. */
+  /** The {@code --help} footer: every variable with its choices and built-in default. */
   public static List<String> helpFooter() {
-    RouterConfig d = RouterConfig.defaults();
-    Map<String, Object> router = RouterConfigLoader.routerJson(d);
-    Map<String, Object> tracking = RouterConfigLoader.trackingJson(d);
     List<String> lines = new ArrayList<>();
     lines.add("");
     lines.add("Environment variables and [defaults]; an unknown DYN_ROUTER_* or KVSELECT_*");
     lines.add("variable is warned about at start:");
-    for (String name : RouterConfigLoader.environmentVariables()) {
-      lines.add(String.format(Locale.ROOT, "  %-52s %s", name, defaultOf(name, router, tracking)));
+    for (RouterConfigLoader.VariableHelp v : RouterConfigLoader.environmentHelp()) {
+      lines.add(String.format(Locale.ROOT, "  %-52s %s", v.variable(), v.dflt()));
+      if (v.note() != null) {
+        lines.add("      " + v.note());
+      }
     }
     lines.add(String.format(Locale.ROOT, "  %-52s [%s]", SettingsDraft.QUEUE_TIMEOUT_ENV,
         SettingsDraft.fromDefaults().build(false, false).routerQueueTimeoutSecs()));
@@ -103,21 +102,6 @@ public final class EnvironmentCheck {
     lines.add("KVSELECT_JAVA_OPTS is passed to java by bin/kvselect (e.g. -Xmx2g); KVSELECT_JAR");
     lines.add("overrides the jar it runs; KVSELECT_BASELINE_JAR is read by the benchmark scripts.");
     return lines;
-  }
-
-  /** The default of the knob a variable sets, found by name in the config sections; "[alias]" for a deprecated alias. */
-  static String defaultOf(String env, Map<String, Object> router, Map<String, Object> tracking) {
-    String s = env.startsWith("DYN_ROUTER_") ? env.substring("DYN_ROUTER_".length()) : env.substring("DYN_".length());
-    s = s.toLowerCase(Locale.ROOT);
-    for (String candidate : List.of(s, "router_" + s, s.startsWith("kv_") ? s.substring(3) : s)) {
-      if (router.containsKey(candidate)) {
-        return shown(router.get(candidate));
-      }
-    }
-    if (s.startsWith("tracking_") && tracking.containsKey(s.substring("tracking_".length()))) {
-      return shown(tracking.get(s.substring("tracking_".length())));
-    }
-    return "[alias of a knob above]";
   }
 
   private static String shown(Object value) {

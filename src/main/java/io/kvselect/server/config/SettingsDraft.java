@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import io.kvselect.core.config.ConfigException;
+import io.kvselect.core.config.PolicySettings;
 import io.kvselect.core.config.RouterConfig;
 import io.kvselect.core.config.RouterConfigLoader;
 import io.kvselect.core.config.RouterConfigOverride;
@@ -244,6 +245,13 @@ final class SettingsDraft {
     if (c.selectionCacheMaxBytes != null) {
       cacheMaxBytes = range("--selection-cache-max-bytes", c.selectionCacheMaxBytes, 1,
           Long.MAX_VALUE);
+    }
+    if (c.policy != null) {
+      if (!PolicySettings.NAMES.contains(c.policy)) {
+        throw new CliException("--policy must be one of " + String.join(", ", PolicySettings.NAMES)
+            + ", got '" + c.policy + "'");
+      }
+      router = router.withSelectionPolicy(router.selectionPolicy().withName(c.policy));
     }
     if (c.routerAssumeKvReuse != null) {
       router = router.with(

@@ -100,6 +100,7 @@ class NodeSettingsTest {
             f(NodeSettings::routerTrackingKeyId), "3"),
         Arguments.of(new String[] {"--router-tracking-key-file", "/tmp/k"},
             f(NodeSettings::routerTrackingKeyFile), "/tmp/k"),
+        Arguments.of(new String[] {"--policy", "kvc"}, f(n -> n.router().selectionPolicy().name()), "kvc"),
         Arguments.of(new String[] {"--help"}, f(NodeSettings::help), true),
         Arguments.of(new String[] {"-h", "--port", "-1"}, f(NodeSettings::port), 8092));
   }
@@ -144,6 +145,8 @@ class NodeSettingsTest {
         Arguments.of(new String[] {"--router-assume-kv-reuse", "--no-router-assume-kv-reuse"},
             "option '--router-assume-kv-reuse'"),
         Arguments.of(new String[] {"--bogus"}, "Unknown option: '--bogus'"),
+        Arguments.of(new String[] {"--policy", "fastest"},
+            "--policy must be one of kv, kvc, sticky, least_loaded, round_robin, got 'fastest'"),
         Arguments.of(new String[] {"--router-tracking-hash", "keyed-xxh3-v1"},
             "--router-tracking-hash keyed-xxh3-v1 requires --router-tracking-key-file"));
   }
@@ -297,7 +300,7 @@ class NodeSettingsTest {
         "--replica-sync-peers", "--session-affinity-ttl-secs", "--selection-cache-ttl-secs",
         "--selection-cache-max-entries", "--selection-cache-max-bytes",
         "--[no-]router-assume-kv-reuse", "--router-tracking-hash", "--router-tracking-key-file",
-        "--router-tracking-key-id", "--config", "--help")) {
+        "--router-tracking-key-id", "--policy", "--config", "--help")) {
       assertTrue(usage.contains(flag), flag);
     }
   }
