@@ -145,6 +145,8 @@ class NodeSettingsTest {
         Arguments.of(new String[] {"--router-assume-kv-reuse", "--no-router-assume-kv-reuse"},
             "option '--router-assume-kv-reuse'"),
         Arguments.of(new String[] {"--bogus"}, "Unknown option: '--bogus'"),
+        Arguments.of(new String[] {"--prot", "8000"}, "Unknown options: '--prot', '8000' (did you mean --port?)"),
+        Arguments.of(new String[] {"--prot=8000"}, "Unknown option: '--prot=8000' (did you mean --port?)"),
         Arguments.of(new String[] {"--policy", "fastest"},
             "--policy must be one of kv, kvc, sticky, least_loaded, round_robin, got 'fastest'"),
         Arguments.of(new String[] {"--router-tracking-hash", "keyed-xxh3-v1"},
