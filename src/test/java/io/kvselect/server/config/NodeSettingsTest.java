@@ -240,8 +240,8 @@ class NodeSettingsTest {
             "router.router_predicted_ttl_secs (DYN_ROUTER_PREDICTED_TTL_SECS) requires"),
         Arguments.of("[1, 2]", "must hold a JSON object"),
         Arguments.of("{\"http\": {\"port\": 1, \"port\": 2}}",
-            "is not valid JSON: Duplicate field 'port'"),
-        Arguments.of("{not json", "is not valid JSON: "));
+            "line 1, column 28: duplicate field 'port'"),
+        Arguments.of("{not json", "line 1, column 2: unexpected character 'n': was expecting double-quote"));
   }
 
   @ParameterizedTest(name = "{1}")
@@ -249,8 +249,23 @@ class NodeSettingsTest {
   void badConfigFileFieldsAreNamed(String json, String message) throws IOException {
     Path conf = file("bad.json", json);
     String got = failure(Map.of(), "--config", conf.toString());
-    assertTrue(got.startsWith(message) || got.startsWith("--config " + conf + " " + message),
-        got);
+    assertTrue(got.startsWith(message) || got.startsWith("--config " + conf + " " + message)
+        || got.startsWith("--config " + conf + ": " + message), got);
+  }
+
+  @Test
+  void configSyntaxErrorsPointAtTheLineAndColumn() throws IOException {
+    Path conf = file("x.json", "{\n  \"http\": {\n    port: 1\n  }\n}\n");
+    assertEquals("--config " + conf + ": line 3, column 5: unexpected character 'p': was expecting double-quote"
+        + " to start field name", failure(Map.of(), "--config", conf.toString()));
+    Path cut = file("cut.json", "{\n  \"http\": {\"port\": 1}\n");
+    String got = failure(Map.of(), "--config", cut.toString());
+    assertTrue(got.startsWith("--config " + cut + ": line 3, column 1: unexpected end-of-input"), got);
+    assertTrue(got.endsWith("(opened at line 1, column 1)"), got);
+    for (Path p : List.of(conf, cut)) {
+      String m = failure(Map.of(), "--config", p.toString());
+      assertFalse(m.contains("Source") || m.contains("code ") || m.contains("REDACTED"), m);
+    }
   }
 
   @Test
