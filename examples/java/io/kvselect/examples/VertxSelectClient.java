@@ -16,9 +16,9 @@ import java.util.concurrent.TimeUnit;
  * prompt, send the request there (the gateway's own work), report the first token, free the
  * booking. Every call is non-blocking; compose the futures on the gateway's event loop.
  *
- * <pre>
- * java -cp ... io.kvselect.examples.VertxSelectClient http://127.0.0.1:8092 1,2,3,4,5,6,7,8
- * </pre>
+ * <p>Run it with the command in {@code examples/README.md}: the fat jar plus
+ * {@code io.vertx:vertx-web-client} and {@code io.vertx:vertx-uri-template} on the class path,
+ * then {@code NODE_URL TOKEN_IDS}, e.g. {@code http://127.0.0.1:8092 1,2,3,4}.
  *
  * <p>Immutable; one instance per web client, safe to share.
  */

@@ -10,6 +10,12 @@ import java.util.List;
  */
 public final class Schedulability {
 
+  /**
+   * Appended to Dynamo's "kv_events endpoint is required" reason (its text kept as the prefix) so
+   * the reason names the JSON fields that supply the endpoint.
+   */
+  static final String KV_EVENTS_FIELDS = " (set kv_events_endpoint, or kv_events_endpoints for each rank)";
+
   private Schedulability() {}
 
   /**
@@ -43,7 +49,7 @@ public final class Schedulability {
         int rank = spec.dataParallelStartRank() + i;
         String e = spec.kvEventsEndpointFor(rank);
         if (e == null || e.isBlank()) {
-          reasons.add("kv_events endpoint is required for dp_rank " + rank);
+          reasons.add("kv_events endpoint is required for dp_rank " + rank + KV_EVENTS_FIELDS);
         }
       }
     }

@@ -113,6 +113,40 @@ public final class RouterConfigLoader {
   }
 
   /**
+   * The {@code --help} entry of one variable.
+   *
+   * @param variable the environment variable
+   * @param dflt the built-in default in brackets ({@code [unset]} when none)
+   * @param note the choices of a choice knob, which variable an alias stands for, or what a
+   *     deprecated knob sets; null when there is nothing to add
+   */
+  public record VariableHelp(String variable, String dflt, String note) {}
+
+  /** The {@code --help} entries of every variable this loader reads, in application order. */
+  public static List<VariableHelp> environmentHelp() {
+    RouterConfig d = RouterConfig.defaults();
+    List<VariableHelp> out = new ArrayList<>();
+    for (RouterKnob knob : RouterKnob.values()) {
+      Object dflt = knob.getter == null ? null : knob.getter.apply(d);
+      for (int i = 0; i < knob.envNames.size(); i++) {
+        List<String> notes = new ArrayList<>();
+        if (!knob.choices.isEmpty()) {
+          notes.add("one of " + String.join(", ", knob.choices));
+        }
+        if (knob.getter == null) {
+          notes.add("deprecated: sets prefill_load_scale (0 also zeroes the credit)");
+        }
+        if (i > 0) {
+          notes.add("alias of " + knob.envNames.get(0));
+        }
+        out.add(new VariableHelp(knob.envNames.get(i), "[" + (dflt == null ? "unset" : dflt) + "]",
+            notes.isEmpty() ? null : String.join("; ", notes)));
+      }
+    }
+    return Collections.unmodifiableList(out);
+  }
+
+  /**
    * Cross-knob checks Dynamo makes at startup: predicted TTL needs KV events, and the {@code lru}
    * approximate cache policy is rejected while KV events are on.
    *

@@ -6,10 +6,14 @@ import io.kvselect.core.error.SelectionException;
 import io.kvselect.core.service.SelectRequest;
 import io.kvselect.core.service.SelectionService;
 import io.kvselect.server.events.KvEventsCoordinator;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The one parse → service → render path of the selection and catalog operations, shared by the
@@ -26,6 +30,8 @@ public final class ApiOperations {
 
   /** Dynamo's header naming the router-queue policy class of a selection. */
   public static final String POLICY_CLASS_HEADER = Routes.POLICY_CLASS_HEADER;
+
+  private static final Logger LOG = LoggerFactory.getLogger(ApiOperations.class);
 
   /** An answer: the HTTP status of success and the JSON body, exactly as HTTP writes it. */
   public record Result(int status, byte[] body) {}
@@ -109,14 +115,39 @@ public final class ApiOperations {
     }, WorkerJson::worker);
   }
 
-  /** {@code POST /workers}. */
+  /**
+   * {@code POST /workers}. Unknown fields are accepted and ignored, as Dynamo does, but each is
+   * named: in the answer's {@code warnings} and in a WARN line.
+   */
   public CompletionStage<Result> createWorker(byte[] body) {
-    return call(201, () -> service.upsertWorker(WorkerJson.parse(body)), WorkerJson::worker);
+    return call(201, () -> {
+      WorkerJson.Parsed p = WorkerJson.parseWithWarnings(body);
+      warn(p);
+      return service.upsertWorker(p.spec()).thenApply(w -> new Answered(w, p.warnings()));
+    }, a -> WorkerJson.worker(a.worker(), a.warnings()));
   }
 
-  /** {@code PATCH /workers/{id}}. */
+  /** {@code PATCH /workers/{id}}; unknown fields as in {@link #createWorker}. */
   public CompletionStage<Result> patchWorker(long workerId, byte[] body) {
-    return call(200, () -> service.patchWorker(workerId, spec -> WorkerJson.patch(spec, body)), WorkerJson::worker);
+    AtomicReference<WorkerJson.Parsed> parsed = new AtomicReference<>();
+    return call(200, () -> service.patchWorker(workerId, spec -> {
+      WorkerJson.Parsed p = WorkerJson.patchWithWarnings(spec, body);
+      parsed.set(p);
+      return p.spec();
+    }).thenApply(w -> {
+      WorkerJson.Parsed p = parsed.get();
+      warn(p);
+      return new Answered(w, p == null ? List.of() : p.warnings());
+    }), a -> WorkerJson.worker(a.worker(), a.warnings()));
+  }
+
+  /** A stored record with the warnings about its body. */
+  private record Answered(WorkerRecord worker, List<String> warnings) {}
+
+  private static void warn(WorkerJson.Parsed p) {
+    if (p != null && !p.warnings().isEmpty()) {
+      LOG.warn("worker {}: {}", Long.toUnsignedString(p.spec().workerId()), String.join("; ", p.warnings()));
+    }
   }
 
   /** {@code DELETE /workers/{id}}: answers once the worker's listeners are closed and its blocks removed. */

@@ -7,8 +7,10 @@ import io.kvselect.core.catalog.WorkerSpec;
 import io.kvselect.core.index.WorkerRank;
 import io.kvselect.server.events.KvEventsCoordinator;
 import io.kvselect.server.events.RankStats;
-import java.util.TreeMap;
+import io.kvselect.core.config.NearestName;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.TreeMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -22,6 +24,19 @@ import java.util.Set;
 final class WorkerJson {
 
   private WorkerJson() {}
+
+  /** Every registration field the decoder reads; any other key is reported as unknown. */
+  static final List<String> FIELDS = List.of(
+      "worker_id", "model_name", "routing_group", "endpoint",
+      "kv_events_endpoint", "kv_events_endpoints", "replay_endpoint", "block_size",
+      "data_parallel_start_rank", "data_parallel_size", "max_num_batched_tokens", "total_kv_blocks",
+      "stable_routing_id", "is_eagle", "taints", "topology_domains",
+      "kv_transfer_domain", "kv_transfer_enforcement", "kv_transfer_preferred_weight", "router_hint_worker_type",
+      "router_hint_source_control_endpoints", "kv_event_source_mode", "health_url", "worker_type",
+      "kv_capacity_tokens", "admission_endpoint");
+
+  /** A decoded body: the spec and one warning per unknown field (in body order). */
+  record Parsed(WorkerSpec spec, List<String> warnings) {}
 
   /** Mutable builder over every registration field, seeded from a base spec for PATCH. */
   private static final class Fields {
@@ -51,6 +66,7 @@ final class WorkerJson {
     String workerType;
     Long kvCapacityTokens;
     String admissionEndpoint;
+    final List<String> unknown = new ArrayList<>();
 
     Fields() {}
 
@@ -135,7 +151,10 @@ final class WorkerJson {
         case "worker_type" -> workerType = r.string(k);
         case "kv_capacity_tokens" -> kvCapacityTokens = r.unsigned(k, Long.MAX_VALUE);
         case "admission_endpoint" -> admissionEndpoint = r.string(k);
-        default -> r.skip();
+        default -> {
+          unknown.add(k);
+          r.skip();
+        }
       }
     }
 
@@ -156,6 +175,11 @@ final class WorkerJson {
   }
 
   static WorkerSpec parse(byte[] body) {
+    return parseWithWarnings(body).spec();
+  }
+
+  /** As {@link #parse}, with a warning naming each field the body has that is not a registration field. */
+  static Parsed parseWithWarnings(byte[] body) {
     Fields f = new Fields();
     try (JsonReader reader = new JsonReader(body, 0, body.length)) {
       reader.readRootObject((k, r) -> f.field(k, r, false));
@@ -163,21 +187,40 @@ final class WorkerJson {
     if (f.workerId == null) {
       throw JsonReader.missing("worker_id");
     }
-    return f.build();
+    return new Parsed(f.build(), warnings(f.unknown));
   }
 
   static WorkerSpec patch(WorkerSpec base, byte[] body) {
+    return patchWithWarnings(base, body).spec();
+  }
+
+  /** As {@link #patch}, with the warnings of {@link #parseWithWarnings}. */
+  static Parsed patchWithWarnings(WorkerSpec base, byte[] body) {
     Fields f = new Fields(base);
     try (JsonReader reader = new JsonReader(body, 0, body.length)) {
       reader.readRootObject((k, r) -> f.field(k, r, true));
     }
-    return f.build();
+    return new Parsed(f.build(), warnings(f.unknown));
+  }
+
+  private static List<String> warnings(List<String> unknown) {
+    List<String> out = new ArrayList<>(unknown.size());
+    for (String k : unknown) {
+      String near = NearestName.closest(k, FIELDS);
+      out.add("unknown field `" + k + "` ignored" + (near == null ? "" : " (did you mean `" + near + "`?)"));
+    }
+    return List.copyOf(out);
   }
 
   // ---- writing ----
 
   static byte[] worker(WorkerRecord w) {
     return ResponseJson.write(g -> write(g, w, null));
+  }
+
+  /** A POST or PATCH answer: the record, then {@code warnings} when the body had unknown fields. */
+  static byte[] worker(WorkerRecord w, List<String> warnings) {
+    return ResponseJson.write(g -> write(g, w, null, warnings));
   }
 
   /** The catalog; {@code listeners} (nullable) adds each rank's KV-event listener state. */
@@ -230,6 +273,11 @@ final class WorkerJson {
 
   /** Writes one catalog record; {@code extra} (nullable) adds fields after {@code lifecycle}. */
   static void write(JsonGenerator g, WorkerRecord w, ResponseJson.Body extra) throws IOException {
+    write(g, w, extra, List.of());
+  }
+
+  private static void write(JsonGenerator g, WorkerRecord w, ResponseJson.Body extra, List<String> warnings)
+      throws IOException {
     WorkerSpec s = w.spec();
     g.writeStartObject();
     ResponseJson.u64(g, "worker_id", s.workerId());
@@ -292,6 +340,13 @@ final class WorkerJson {
       g.writeArrayFieldStart("not_schedulable_reasons");
       for (String r : w.notSchedulableReasons()) {
         g.writeString(r);
+      }
+      g.writeEndArray();
+    }
+    if (!warnings.isEmpty()) {
+      g.writeArrayFieldStart("warnings");
+      for (String t : warnings) {
+        g.writeString(t);
       }
       g.writeEndArray();
     }

@@ -1,6 +1,6 @@
 package io.kvselect.server.config;
 
-import io.kvselect.core.config.RouterConfig;
+import io.kvselect.core.config.NearestName;
 import io.kvselect.core.config.RouterConfigLoader;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -48,16 +48,7 @@ public final class EnvironmentCheck {
 
   /** The known name nearest to {@code name} by edit distance, or null when none is within a third of its length. */
   public static String closest(String name) {
-    String best = null;
-    int bestDistance = Integer.MAX_VALUE;
-    for (String k : known()) {
-      int d = distance(name, k);
-      if (d < bestDistance) {
-        bestDistance = d;
-        best = k;
-      }
-    }
-    return bestDistance <= Math.max(2, name.length() / 3) ? best : null;
+    return NearestName.closest(name, known());
   }
 
   /** One warning line per unknown variable of {@code env}. */
@@ -71,17 +62,17 @@ public final class EnvironmentCheck {
     return out;
   }
 
-  /** The {@code --help} footer: every variable with its built-in default. */
+  /** The {@code --help} footer: every variable with its choices and built-in default. */
   public static List<String> helpFooter() {
-    RouterConfig d = RouterConfig.defaults();
-    Map<String, Object> router = RouterConfigLoader.routerJson(d);
-    Map<String, Object> tracking = RouterConfigLoader.trackingJson(d);
     List<String> lines = new ArrayList<>();
     lines.add("");
     lines.add("Environment variables and [defaults]; an unknown DYN_ROUTER_* or KVSELECT_*");
     lines.add("variable is warned about at start:");
-    for (String name : RouterConfigLoader.environmentVariables()) {
-      lines.add(String.format(Locale.ROOT, "  %-52s %s", name, defaultOf(name, router, tracking)));
+    for (RouterConfigLoader.VariableHelp v : RouterConfigLoader.environmentHelp()) {
+      lines.add(String.format(Locale.ROOT, "  %-52s %s", v.variable(), v.dflt()));
+      if (v.note() != null) {
+        lines.add("      " + v.note());
+      }
     }
     lines.add(String.format(Locale.ROOT, "  %-52s [%s]", SettingsDraft.QUEUE_TIMEOUT_ENV,
         SettingsDraft.fromDefaults().build(false, false).routerQueueTimeoutSecs()));
@@ -117,42 +108,7 @@ public final class EnvironmentCheck {
     return lines;
   }
 
-  /** The default of the knob a variable sets, found by name in the config sections; "[alias]" for a deprecated alias. */
-  static String defaultOf(String env, Map<String, Object> router, Map<String, Object> tracking) {
-    String s = env.startsWith("DYN_ROUTER_") ? env.substring("DYN_ROUTER_".length()) : env.substring("DYN_".length());
-    s = s.toLowerCase(Locale.ROOT);
-    for (String candidate : List.of(s, "router_" + s, s.startsWith("kv_") ? s.substring(3) : s)) {
-      if (router.containsKey(candidate)) {
-        return shown(router.get(candidate));
-      }
-    }
-    if (s.startsWith("tracking_") && tracking.containsKey(s.substring("tracking_".length()))) {
-      return shown(tracking.get(s.substring("tracking_".length())));
-    }
-    return "[alias of a knob above]";
-  }
-
   private static String shown(Object value) {
     return "[" + (value == null ? "unset" : value) + "]";
-  }
-
-  /** Levenshtein distance. */
-  static int distance(String a, String b) {
-    int[] prev = new int[b.length() + 1];
-    int[] cur = new int[b.length() + 1];
-    for (int j = 0; j <= b.length(); j++) {
-      prev[j] = j;
-    }
-    for (int i = 1; i <= a.length(); i++) {
-      cur[0] = i;
-      for (int j = 1; j <= b.length(); j++) {
-        int sub = prev[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
-        cur[j] = Math.min(sub, Math.min(prev[j] + 1, cur[j - 1] + 1));
-      }
-      int[] t = prev;
-      prev = cur;
-      cur = t;
-    }
-    return prev[b.length()];
   }
 }

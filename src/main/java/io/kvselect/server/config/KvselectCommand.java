@@ -69,6 +69,11 @@ public final class KvselectCommand {
       description = "Approximate pending-selection byte budget, >= 1 (268435456).")
   Long selectionCacheMaxBytes;
 
+  @Option(names = "--policy", paramLabel = "NAME",
+      description = "Selection policy: kv (default), kvc, sticky, least_loaded, round_robin"
+          + " (router.policy; KVSELECT_ROUTER_POLICY).")
+  String policy;
+
   @Option(names = "--router-assume-kv-reuse", negatable = true,
       description = "Assume KV reuse when projecting decode blocks (env/default: true).")
   Boolean routerAssumeKvReuse;

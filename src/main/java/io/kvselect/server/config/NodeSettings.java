@@ -77,7 +77,7 @@ public record NodeSettings(
     try {
       new CommandLine(cmd).parseArgs(args);
     } catch (CommandLine.ParameterException e) {
-      throw new CliException(e.getMessage());
+      throw new CliException(FlagSuggestion.oneLine(e));
     }
     SettingsDraft draft = SettingsDraft.fromDefaults();
     if (cmd.help || cmd.version) {

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import io.kvselect.core.config.ConfigException;
+import io.kvselect.core.config.PolicySettings;
 import io.kvselect.core.config.RouterConfig;
 import io.kvselect.core.config.RouterConfigLoader;
 import io.kvselect.core.config.RouterConfigOverride;
@@ -92,7 +93,7 @@ final class SettingsDraft {
     } catch (MismatchedInputException e) {
       throw new CliException("--config " + file + " must hold a JSON object");
     } catch (JsonProcessingException e) {
-      throw new CliException("--config " + file + " is not valid JSON: " + e.getOriginalMessage());
+      throw new CliException("--config " + file + ": " + jsonError(e));
     } catch (IOException e) {
       throw new CliException("--config " + file + " cannot be read ("
           + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage())
@@ -102,6 +103,24 @@ final class SettingsDraft {
       throw new CliException("--config " + file + " is not a JSON object");
     }
     applyJson(root);
+  }
+
+  /**
+   * A JSON syntax error as "line L, column C: what", without the parser's internals (character
+   * codes, source descriptions); the line and column are 1-based.
+   */
+  static String jsonError(JsonProcessingException e) {
+    String what = e.getOriginalMessage() == null ? "invalid JSON" : e.getOriginalMessage();
+    what = what.lines().findFirst().orElse("")
+        .replaceAll("\\(('.+?') \\(code \\d+\\)\\)", "$1")
+        .replaceAll("\\(CTRL-CHAR, code (\\d+)\\)", "(control character $1)")
+        .replaceAll("\\(start marker at \\[Source: .*?; line: (\\d+), column: (\\d+)\\]\\)",
+            "(opened at line $1, column $2)")
+        .strip();
+    what = what.isEmpty() ? "invalid JSON" : Character.toLowerCase(what.charAt(0)) + what.substring(1);
+    var at = e.getLocation();
+    return at == null || at.getLineNr() < 1 ? what
+        : "line " + at.getLineNr() + ", column " + at.getColumnNr() + ": " + what;
   }
 
   /**
@@ -244,6 +263,13 @@ final class SettingsDraft {
     if (c.selectionCacheMaxBytes != null) {
       cacheMaxBytes = range("--selection-cache-max-bytes", c.selectionCacheMaxBytes, 1,
           Long.MAX_VALUE);
+    }
+    if (c.policy != null) {
+      if (!PolicySettings.NAMES.contains(c.policy)) {
+        throw new CliException("--policy must be one of " + String.join(", ", PolicySettings.NAMES)
+            + ", got '" + c.policy + "'");
+      }
+      router = router.withSelectionPolicy(router.selectionPolicy().withName(c.policy));
     }
     if (c.routerAssumeKvReuse != null) {
       router = router.with(

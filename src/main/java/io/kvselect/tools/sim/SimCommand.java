@@ -3,6 +3,8 @@ package io.kvselect.tools.sim;
 import io.kvselect.core.kvc.AdmitAccounting;
 import io.kvselect.core.kvc.KvcParams;
 import io.kvselect.core.kvc.ResetScope;
+import io.kvselect.server.config.FlagSuggestion;
+import io.kvselect.server.config.Version;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -20,10 +22,12 @@ import picocli.CommandLine.Option;
  * {@code bin/kvselect-sim}: replays an agentic or Mooncake workload through the selection core's
  * policies over simulated prefill and decode workers ({@link Simulator}) and writes
  * {@code results.csv}, {@code results.md} and plots to {@code --out}; {@code --map} sweeps open
- * sessions x K_d instead. Exit 0 on success, 2 on a usage error, 1 when a run fails. A picocli
- * target: one per run, on the main thread.
+ * sessions x K_d instead. Every flag is checked before the first run: each usage error is one
+ * line on stderr and the exit is 2; a run that fails (an unreadable trace row) is one line and exit
+ * 1. A picocli target: one per run, on the main thread.
  */
 @Command(name = "kvselect-sim", sortOptions = false, usageHelpAutoWidth = true, mixinStandardHelpOptions = true,
+    versionProvider = SimCommand.VersionProvider.class,
     description = "Trace-replay simulator of prefill/decode routing: kvc against kv, sticky, least_loaded, "
         + "round_robin. Every model assumption is a flag; defaults shown.")
 public final class SimCommand implements Callable<Integer> {
@@ -181,7 +185,72 @@ public final class SimCommand implements Callable<Integer> {
   }
 
   static CommandLine commandLine(SimCommand c) {
-    return new CommandLine(c).setCaseInsensitiveEnumValuesAllowed(true);
+    CommandLine cl = new CommandLine(c).setCaseInsensitiveEnumValuesAllowed(true);
+    cl.setParameterExceptionHandler((e, args) -> {
+      e.getCommandLine().getErr().println(NAME + ": " + FlagSuggestion.oneLine(e));
+      return USAGE_ERROR;
+    });
+    cl.setExecutionExceptionHandler((e, line, parsed) -> {
+      if (e instanceof IOException || e instanceof java.io.UncheckedIOException) {
+        line.getErr().println(NAME + ": " + e.getMessage());
+        return 1;
+      }
+      throw e;
+    });
+    return cl;
+  }
+
+  static final String NAME = "kvselect-sim";
+  static final int USAGE_ERROR = 2;
+
+  /** {@code --version}: this build's version, as {@code kvselect --version} prints it. */
+  static final class VersionProvider implements CommandLine.IVersionProvider {
+    @Override
+    public String[] getVersion() {
+      return new String[] {NAME + " " + Version.current()};
+    }
+  }
+
+  /** Every usage error of the flags, one line each, checked before anything runs; empty when all are valid. */
+  List<String> errors() {
+    List<String> errors = new ArrayList<>();
+    if (!List.of("agentic", "mooncake").contains(workload)) {
+      errors.add("--workload must be agentic or mooncake, got '" + workload + "'");
+    }
+    if ("mooncake".equals(workload) && trace == null) {
+      errors.add("--workload mooncake needs --trace FILE");
+    }
+    if (trace != null && !(Files.isRegularFile(trace) && Files.isReadable(trace))) {
+      errors.add("--trace " + trace + ": " + (Files.exists(trace) ? "not a readable file" : "no such file"));
+    }
+    if (!map) {
+      for (String p : policies) {
+        if (!Simulator.POLICIES.contains(p.trim())) {
+          errors.add("--policies: unknown policy '" + p.trim() + "' (one of " + String.join(", ", Simulator.POLICIES)
+              + ")");
+        }
+      }
+    }
+    if (!List.of("fifo", "first-fit").contains(dQueue)) {
+      errors.add("--d-queue must be fifo or first-fit, got '" + dQueue + "'");
+    }
+    if (!List.of("literal", "net").contains(accounting.trim().toLowerCase(Locale.ROOT))) {
+      errors.add("--admit-accounting must be literal or net, got '" + accounting + "'");
+    } else if (!List.of("winner", "all").contains(resetScope.trim().toLowerCase(Locale.ROOT))) {
+      errors.add("--reset-scope must be winner or all, got '" + resetScope + "'");
+    } else {
+      try {
+        kvcParams();
+      } catch (IllegalArgumentException e) {
+        errors.add(e.getMessage());
+      }
+    }
+    for (long kdTokens : map ? mapKd.stream().map(f -> Math.round(kd * f)).toList() : List.of(kd)) {
+      if (Math.min(promptCap, kdTokens - outputMax) < 1) {
+        errors.add("--kd " + kdTokens + " leaves no room for a prompt (--output-max " + outputMax + ")");
+      }
+    }
+    return errors;
   }
 
   KvcParams kvcParams() {
@@ -194,19 +263,11 @@ public final class SimCommand implements Callable<Integer> {
         decodeMs, concurrency, maxOpen, "first-fit".equals(dQueue), releaseOnClose, k, seed);
   }
 
+  /** The workload for one K_d; the flags were checked by {@link #errors}. */
   Workload workload(long kdTokens) throws IOException {
     long cap = Math.min(promptCap, kdTokens - outputMax);
-    if (cap < 1) {
-      throw new CommandLine.ParameterException(new CommandLine(this), "--kd " + kdTokens + " leaves no room for a prompt");
-    }
     if ("mooncake".equals(workload)) {
-      if (trace == null) {
-        throw new CommandLine.ParameterException(new CommandLine(this), "--workload mooncake needs --trace FILE");
-      }
       return MooncakeWorkload.read(trace, cap, outputMax, traceLimit);
-    }
-    if (!"agentic".equals(workload)) {
-      throw new CommandLine.ParameterException(new CommandLine(this), "--workload must be agentic or mooncake");
     }
     return AgenticWorkload.generate(new AgenticWorkload.Params(sessions, requests, turn0Min, turn0Max, appendMin,
         appendMax, outputMin, outputMax, cap, thinkMinS * 1000, thinkMaxS * 1000, startWindowS * 1000, blockTokens),
@@ -225,15 +286,14 @@ public final class SimCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    if (!List.of("fifo", "first-fit").contains(dQueue)) {
-      throw new CommandLine.ParameterException(new CommandLine(this), "--d-queue must be fifo or first-fit");
+    List<String> errors = errors();
+    if (!errors.isEmpty()) {
+      for (String e : errors) {
+        stderr.println(NAME + ": " + e);
+      }
+      return USAGE_ERROR;
     }
-    KvcParams k;
-    try {
-      k = kvcParams();
-    } catch (IllegalArgumentException e) {
-      throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());
-    }
+    KvcParams k = kvcParams();
     Files.createDirectories(out);
     if (map) {
       MapSweep.run(this, k);

@@ -62,6 +62,9 @@ import java.util.function.IntConsumer;
  */
 final class Simulator {
 
+  /** Every policy name the constructor accepts. */
+  static final List<String> POLICIES = List.of("kvc", "kvc_refined", "kv", "sticky", "least_loaded", "round_robin");
+
   /** The model's parameters. */
   record Config(int prefillWorkers, int decodeWorkers, long kdTokens, int slots, double prefillMsPerToken,
       double appendPrefillMsPerToken, double transferMsPerToken, double decodeMsPerToken, int concurrency,
@@ -211,8 +214,8 @@ final class Simulator {
       case "sticky" -> new StickyPolicy();
       case "least_loaded" -> new LeastLoadedPolicy();
       case "round_robin" -> new RoundRobinPolicy();
-      default -> throw new IllegalArgumentException("unknown policy " + policy
-          + " (kvc, kvc_refined, kv, sticky, least_loaded, round_robin)");
+      default -> throw new IllegalArgumentException("unknown policy " + policy + " (" + String.join(", ", POLICIES)
+          + ")");
     };
     String cfgName = isKvc ? "kvc" : policy;
     routerConfig = RouterConfig.defaults().withSelectionPolicy(PolicySettings.defaults().withName(cfgName)

@@ -81,14 +81,17 @@ class SchedulabilityTest {
 
   @Test
   void kvEventsNeedAnEndpointForEveryRank() {
-    assertEquals(List.of("kv_events endpoint is required for dp_rank 0"),
+    assertEquals(List.of("kv_events endpoint is required for dp_rank 0"
+        + " (set kv_events_endpoint, or kv_events_endpoints for each rank)"),
         Schedulability.reasons(plain("http://w", 16, 1), EVENTS, null, null));
     assertEquals(List.of(), Schedulability.reasons(
         spec("http://w", 16, 0, 1, null, null, "tcp://127.0.0.1:5557", null, false), EVENTS, null, null),
         "one rank may use the single endpoint");
-    assertEquals(List.of("kv_events endpoint is required for dp_rank 0"), Schedulability.reasons(
+    assertEquals(List.of("kv_events endpoint is required for dp_rank 0"
+        + " (set kv_events_endpoint, or kv_events_endpoints for each rank)"), Schedulability.reasons(
         spec("http://w", 16, 0, 1, null, null, "  ", null, false), EVENTS, null, null), "a blank endpoint is none");
-    assertEquals(List.of("kv_events endpoint is required for dp_rank 5"), Schedulability.reasons(
+    assertEquals(List.of("kv_events endpoint is required for dp_rank 5"
+        + " (set kv_events_endpoint, or kv_events_endpoints for each rank)"), Schedulability.reasons(
         spec("http://w", 16, 4, 2, null, null, "tcp://127.0.0.1:5557", Map.of(4, "tcp://127.0.0.1:5558"), false),
         EVENTS, null, null), "the single endpoint does not serve several ranks; ranks are global");
     assertEquals(List.of(), Schedulability.reasons(

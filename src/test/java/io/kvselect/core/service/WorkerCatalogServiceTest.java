@@ -145,7 +145,8 @@ class WorkerCatalogServiceTest {
     assertEquals(0, none.schedulableWorkers());
     WorkerRecord incomplete = join(svc.upsertWorker(worker(1, 4)));
     assertEquals(Lifecycle.INCOMPLETE, incomplete.lifecycle());
-    assertEquals(List.of("kv_events endpoint is required for dp_rank 0"), incomplete.notSchedulableReasons());
+    assertEquals(List.of("kv_events endpoint is required for dp_rank 0"
+        + " (set kv_events_endpoint, or kv_events_endpoints for each rank)"), incomplete.notSchedulableReasons());
     assertFalse(svc.ready().ready(), "an incomplete worker does not make the service ready");
     assertEquals(1, svc.ready().workers().size());
     SelectionException e = failure(() -> join(svc.select(req(null, 1, 2, 3, 4), false)));

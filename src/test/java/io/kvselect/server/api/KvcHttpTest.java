@@ -37,6 +37,18 @@ class KvcHttpTest {
   }
 
   @Test
+  void thePolicyFlagSelectsKvcAndOverridesTheEnvironment() throws Exception {
+    try (NodeHarness n = new NodeHarness(Map.of("DYN_ROUTER_USE_KV_EVENTS", "false",
+        "KVSELECT_ROUTER_POLICY", "round_robin"), "--policy", "kvc")) {
+      n.worker(1, "worker_type", "prefill");
+      n.worker(2, "worker_type", "decode", "kv_capacity_tokens", 100);
+      assertEquals("kvc", n.get("/config").body().get("router").get("policy").asText());
+      JsonNode seed = reserve(n, "a", 40);
+      assertEquals("seed", seed.get("kvc").get("mode").asText(), seed.toString());
+    }
+  }
+
+  @Test
   void seedThenDirectThenReseedWhenTheLiteralAccountingRunsOutOfRoom() throws Exception {
     try (NodeHarness n = kvcNode()) {
       JsonNode seed = reserve(n, "a", 40);

@@ -52,12 +52,49 @@ class WorkersHttpTest {
           "data_parallel_size", 2, "kv_events_endpoints", Map.of("0", "tcp://127.0.0.1:5557")));
       assertEquals(201, r.status());
       assertEquals("incomplete", r.body().get("lifecycle").asText());
-      assertEquals("kv_events endpoint is required for dp_rank 1", r.body().get("not_schedulable_reasons").get(0).asText());
+      assertEquals("kv_events endpoint is required for dp_rank 1"
+          + " (set kv_events_endpoint, or kv_events_endpoints for each rank)",
+          r.body().get("not_schedulable_reasons").get(0).asText());
       NodeHarness.Reply fixed = n.patch("/workers/7",
           Map.of("kv_events_endpoints", Map.of("0", "tcp://127.0.0.1:5557", "1", "tcp://127.0.0.1:5558")));
       assertEquals(200, fixed.status());
       assertEquals("schedulable", fixed.body().get("lifecycle").asText());
       assertEquals("tcp://127.0.0.1:5558", fixed.body().get("kv_events_endpoints").get("1").asText());
+    }
+  }
+
+  @Test
+  void unknownFieldsAreAcceptedButNamedInWarningsAndTheLog() throws Exception {
+    ch.qos.logback.classic.Logger ops = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+        ApiOperations.class);
+    ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> log =
+        new ch.qos.logback.core.read.ListAppender<>();
+    log.start();
+    ops.addAppender(log);
+    try (NodeHarness n = new NodeHarness(Map.of())) {
+      NodeHarness.Reply r = n.post("/workers", Map.of("worker_id", 7, "endpoint", "http://w", "block_size", 16,
+          "kv_event_endpoint", "tcp://127.0.0.1:5557"));
+      assertEquals(201, r.status(), "Dynamo's leniency: an unknown field is still accepted");
+      assertEquals("incomplete", r.body().get("lifecycle").asText());
+      assertEquals("unknown field `kv_event_endpoint` ignored (did you mean `kv_events_endpoint`?)",
+          r.body().get("warnings").get(0).asText(), r.raw());
+      assertEquals(1, r.body().get("warnings").size());
+      assertTrue(r.body().get("not_schedulable_reasons").get(0).asText().contains("kv_events_endpoint"), r.raw());
+      assertTrue(log.list.stream().anyMatch(e -> e.getLevel() == ch.qos.logback.classic.Level.WARN
+          && e.getFormattedMessage().contains("worker 7: unknown field `kv_event_endpoint` ignored")),
+          log.list.toString());
+
+      NodeHarness.Reply patched = n.patch("/workers/7", Map.of("kv_events_endpoint", "tcp://127.0.0.1:5557",
+          "zzz", 1));
+      assertEquals(200, patched.status());
+      assertEquals("schedulable", patched.body().get("lifecycle").asText());
+      assertEquals("unknown field `zzz` ignored", patched.body().get("warnings").get(0).asText(), patched.raw());
+
+      NodeHarness.Reply clean = n.worker(8);
+      assertNull(clean.body().get("warnings"), "no warnings key when every field is known");
+      assertNull(n.get("/workers/7").body().get("warnings"), "warnings describe a request, not the record");
+    } finally {
+      ops.detachAppender(log);
     }
   }
 

@@ -1,6 +1,7 @@
 package io.kvselect.server.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kvselect.core.config.RouterConfigLoader;
@@ -46,6 +47,32 @@ class EnvironmentCheckTest {
         .anyMatch(l -> l.contains("DYN_ROUTER_TEMPERATURE ") && l.endsWith("[0.0]")), usage);
     assertTrue(usage.lines().anyMatch(l -> l.contains("DYN_ROUTER_TRACKING_HASH ") && l.endsWith("[public-xxh3-v1]")));
     assertTrue(usage.contains("--version"), usage);
+  }
+
+  @Test
+  void helpShowsThePolicyChoicesAndNoKnobAsAnAnonymousAlias() {
+    List<String> lines = NodeSettings.usage().lines().toList();
+    assertEquals("      one of kv, kvc, sticky, least_loaded, round_robin", after(lines, "KVSELECT_ROUTER_POLICY", "[kv]"));
+    assertEquals("      one of literal, net", after(lines, "KVSELECT_KVC_ADMIT_ACCOUNTING", "[literal]"));
+    assertEquals("      alias of DYN_ROUTER_USE_KV_EVENTS", after(lines, "DYN_USE_KV_EVENTS", "[true]"));
+    after(lines, "KVSELECT_KVC_RHO", "[0.95]");
+    String usage = String.join("\n", lines);
+    assertTrue(lines.stream().anyMatch(l -> l.contains("--policy") && l.contains("kvc")), usage);
+    assertFalse(usage.contains("alias of a knob above"), usage);
+    for (String l : lines) {
+      assertTrue(l.length() <= 80, "fits 80 columns: " + l);
+    }
+  }
+
+  /** The line after the one naming {@code variable} with default {@code dflt}. */
+  private static String after(List<String> lines, String variable, String dflt) {
+    for (int i = 0; i + 1 < lines.size(); i++) {
+      if (lines.get(i).startsWith("  " + variable + " ")) {
+        assertTrue(lines.get(i).endsWith(" " + dflt), lines.get(i));
+        return lines.get(i + 1);
+      }
+    }
+    throw new AssertionError(variable + " not in --help");
   }
 
   @Test

@@ -100,6 +100,7 @@ class NodeSettingsTest {
             f(NodeSettings::routerTrackingKeyId), "3"),
         Arguments.of(new String[] {"--router-tracking-key-file", "/tmp/k"},
             f(NodeSettings::routerTrackingKeyFile), "/tmp/k"),
+        Arguments.of(new String[] {"--policy", "kvc"}, f(n -> n.router().selectionPolicy().name()), "kvc"),
         Arguments.of(new String[] {"--help"}, f(NodeSettings::help), true),
         Arguments.of(new String[] {"-h", "--port", "-1"}, f(NodeSettings::port), 8092));
   }
@@ -144,6 +145,10 @@ class NodeSettingsTest {
         Arguments.of(new String[] {"--router-assume-kv-reuse", "--no-router-assume-kv-reuse"},
             "option '--router-assume-kv-reuse'"),
         Arguments.of(new String[] {"--bogus"}, "Unknown option: '--bogus'"),
+        Arguments.of(new String[] {"--prot", "8000"}, "Unknown options: '--prot', '8000' (did you mean --port?)"),
+        Arguments.of(new String[] {"--prot=8000"}, "Unknown option: '--prot=8000' (did you mean --port?)"),
+        Arguments.of(new String[] {"--policy", "fastest"},
+            "--policy must be one of kv, kvc, sticky, least_loaded, round_robin, got 'fastest'"),
         Arguments.of(new String[] {"--router-tracking-hash", "keyed-xxh3-v1"},
             "--router-tracking-hash keyed-xxh3-v1 requires --router-tracking-key-file"));
   }
@@ -235,8 +240,8 @@ class NodeSettingsTest {
             "router.router_predicted_ttl_secs (DYN_ROUTER_PREDICTED_TTL_SECS) requires"),
         Arguments.of("[1, 2]", "must hold a JSON object"),
         Arguments.of("{\"http\": {\"port\": 1, \"port\": 2}}",
-            "is not valid JSON: Duplicate field 'port'"),
-        Arguments.of("{not json", "is not valid JSON: "));
+            "line 1, column 28: duplicate field 'port'"),
+        Arguments.of("{not json", "line 1, column 2: unexpected character 'n': was expecting double-quote"));
   }
 
   @ParameterizedTest(name = "{1}")
@@ -244,8 +249,23 @@ class NodeSettingsTest {
   void badConfigFileFieldsAreNamed(String json, String message) throws IOException {
     Path conf = file("bad.json", json);
     String got = failure(Map.of(), "--config", conf.toString());
-    assertTrue(got.startsWith(message) || got.startsWith("--config " + conf + " " + message),
-        got);
+    assertTrue(got.startsWith(message) || got.startsWith("--config " + conf + " " + message)
+        || got.startsWith("--config " + conf + ": " + message), got);
+  }
+
+  @Test
+  void configSyntaxErrorsPointAtTheLineAndColumn() throws IOException {
+    Path conf = file("x.json", "{\n  \"http\": {\n    port: 1\n  }\n}\n");
+    assertEquals("--config " + conf + ": line 3, column 5: unexpected character 'p': was expecting double-quote"
+        + " to start field name", failure(Map.of(), "--config", conf.toString()));
+    Path cut = file("cut.json", "{\n  \"http\": {\"port\": 1}\n");
+    String got = failure(Map.of(), "--config", cut.toString());
+    assertTrue(got.startsWith("--config " + cut + ": line 3, column 1: unexpected end-of-input"), got);
+    assertTrue(got.endsWith("(opened at line 1, column 1)"), got);
+    for (Path p : List.of(conf, cut)) {
+      String m = failure(Map.of(), "--config", p.toString());
+      assertFalse(m.contains("Source") || m.contains("code ") || m.contains("REDACTED"), m);
+    }
   }
 
   @Test
@@ -297,7 +317,7 @@ class NodeSettingsTest {
         "--replica-sync-peers", "--session-affinity-ttl-secs", "--selection-cache-ttl-secs",
         "--selection-cache-max-entries", "--selection-cache-max-bytes",
         "--[no-]router-assume-kv-reuse", "--router-tracking-hash", "--router-tracking-key-file",
-        "--router-tracking-key-id", "--config", "--help")) {
+        "--router-tracking-key-id", "--policy", "--config", "--help")) {
       assertTrue(usage.contains(flag), flag);
     }
   }

@@ -89,6 +89,57 @@ class SimCommandTest {
   }
 
   @Test
+  void aMissingTraceIsOneLineAndExit2(@TempDir Path dir) {
+    Path none = dir.resolve("no-such-trace.jsonl");
+    Run r = run("--workload", "mooncake", "--trace", none.toString(), "--out", dir.resolve("o").toString());
+    assertEquals(2, r.exit(), r.err());
+    assertEquals(List.of("kvselect-sim: --trace " + none + ": no such file"), r.err().lines().toList());
+    assertFalse(Files.exists(dir.resolve("o")), "nothing written");
+  }
+
+  @Test
+  void anUnknownPolicyFailsBeforeAnyRun(@TempDir Path dir) {
+    String[] args = small(dir.resolve("o"), 1);
+    String[] withPolicies = Arrays.copyOf(args, args.length + 2);
+    withPolicies[args.length] = "--policies";
+    withPolicies[args.length + 1] = "kv,fastest";
+    Run r = run(withPolicies);
+    assertEquals(2, r.exit(), r.err());
+    assertEquals(List.of("kvselect-sim: --policies: unknown policy 'fastest' (one of kvc, kvc_refined, kv, sticky, "
+        + "least_loaded, round_robin)"), r.err().lines().toList(), "no progress lines: kv did not run first");
+    assertEquals("", r.out());
+  }
+
+  @Test
+  void everyUsageErrorIsReportedOnItsOwnLine(@TempDir Path dir) {
+    Run r = run("--out", dir.toString(), "--policies", "kvc,x", "--d-queue", "lifo", "--rho", "2");
+    assertEquals(2, r.exit(), r.err());
+    List<String> lines = r.err().lines().toList();
+    assertEquals(3, lines.size(), r.err());
+    assertTrue(lines.get(0).contains("'x'"), lines.get(0));
+    assertTrue(lines.get(1).startsWith("kvselect-sim: --d-queue must be fifo or first-fit"), lines.get(1));
+    assertTrue(lines.get(2).startsWith("kvselect-sim: kvc rho must be in (0, 1]"), lines.get(2));
+  }
+
+  @Test
+  void anUnknownFlagIsOneLineWithTheNearestFlag() {
+    Run r = run("--sesions", "5");
+    assertEquals(2, r.exit());
+    List<String> lines = r.err().lines().toList();
+    assertEquals(1, lines.size(), r.err());
+    assertTrue(lines.get(0).startsWith("kvselect-sim: Unknown options: '--sesions', '5'"), lines.get(0));
+    assertTrue(lines.get(0).contains("did you mean --sessions?"), lines.get(0));
+  }
+
+  @Test
+  void versionPrintsTheBuildVersion() {
+    Run r = run("--version");
+    assertEquals(0, r.exit());
+    assertTrue(r.out().startsWith("kvselect-sim "), r.out());
+    assertTrue(r.out().strip().length() > "kvselect-sim ".length(), r.out());
+  }
+
+  @Test
   void aSmallMap(@TempDir Path dir) throws Exception {
     Run m = run("--map", "--map-open", "2,0", "--map-kd", "1", "--sessions", "5", "--requests", "60", "--out",
         dir.toString(), "--no-plots");
