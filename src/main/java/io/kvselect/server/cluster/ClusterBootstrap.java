@@ -125,6 +125,20 @@ public final class ClusterBootstrap {
   public static final String ROLE_NODE = "node";
   public static final String ROLE_APPLICATION = "application";
 
+  /**
+   * Mutual TLS on the clustered event bus when a keystore is set: every node presents the
+   * cluster's certificate and accepts only peers presenting a certificate its keystore trusts, so a
+   * process without it can neither send nor receive kvselect messages.
+   */
+  public static void busTls(io.vertx.core.eventbus.EventBusOptions bus, ClusterSettings.BusSecurity sec) {
+    if (sec == null || sec.keystore() == null) {
+      return;
+    }
+    io.vertx.core.net.PfxOptions pfx = new io.vertx.core.net.PfxOptions().setPath(sec.keystore())
+        .setPassword(sec.password());
+    bus.setSsl(true).setKeyCertOptions(pfx).setTrustOptions(pfx).setClientAuth(io.vertx.core.http.ClientAuth.REQUIRED);
+  }
+
   private static void warnIfForeignDataMember(com.hazelcast.cluster.Member m) {
     if (!m.isLiteMember() && !ROLE_NODE.equals(m.getAttribute(ROLE_ATTRIBUTE))) {
       LOG.warn("cluster: member {} is a data member but not a kvselect node: it holds partitions of the session"
@@ -157,12 +171,14 @@ public final class ClusterBootstrap {
       int pendingMaxEntries) {
     Config config;
     try {
+      s.requireBusProtection();
       config = config(s, pendingMaxEntries);
     } catch (RuntimeException e) {
       return Future.failedFuture(e);
     }
     HazelcastClusterManager manager = new HazelcastClusterManager(config);
     options.getEventBusOptions().setHost(s.host()).setPort(s.busPort());
+    busTls(options.getEventBusOptions(), s.busSecurity());
     LOG.info("cluster: starting clustered as '{}' on {} (member port {} or the next free one), members to try: {}",
         s.name(), s.host(), s.port(), s.members().isEmpty() ? "none" : String.join(",", s.members()));
     Promise<Clustered> result = Promise.promise();

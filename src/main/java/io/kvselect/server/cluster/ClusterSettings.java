@@ -32,9 +32,27 @@ import java.util.regex.Pattern;
  * @param failureTimeoutSecs how long a member may be silent (paused, cut off) before the others
  *     remove it and serve its partitions from backups (2..{@value #MAX_FAILURE_TIMEOUT_SECS} s;
  *     {@value #DEFAULT_FAILURE_TIMEOUT_SECS} by default)
+ * @param busSecurity mutual TLS of the clustered event bus, or plain TCP (see {@link BusSecurity})
  */
 public record ClusterSettings(boolean enabled, String name, List<String> members, int port, String host,
-    int busPort, int reconcileIntervalSecs, int callBudgetMillis, int failureTimeoutSecs) {
+    int busPort, int reconcileIntervalSecs, int callBudgetMillis, int failureTimeoutSecs, BusSecurity busSecurity) {
+
+  /**
+   * How the clustered event bus is protected: {@code keystore} (a PKCS#12 file holding this
+   * cluster's key and certificate, the same file on every node) turns on mutual TLS, so a process
+   * without the certificate can neither send to nor receive from the nodes; null leaves the bus
+   * plain TCP, which a node refuses on a non-loopback {@code host} unless {@code insecure}.
+   * {@code password} comes only from {@value #TLS_PASSWORD_ENV} (never a flag, so it stays off the
+   * process list).
+   */
+  public record BusSecurity(String keystore, String password, boolean insecure) {
+    public static final BusSecurity PLAIN = new BusSecurity(null, null, false);
+
+    @Override
+    public String toString() {
+      return "BusSecurity[keystore=" + keystore + ", insecure=" + insecure + "]";
+    }
+  }
 
   public static final int MAX_NAME = 128;
   public static final String NAME_ENV = "KVSELECT_CLUSTER_NAME";
@@ -51,12 +69,14 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
   public static final String FAILURE_TIMEOUT_ENV = "KVSELECT_CLUSTER_FAILURE_TIMEOUT_SECS";
   public static final int DEFAULT_FAILURE_TIMEOUT_SECS = 5;
   public static final int MAX_FAILURE_TIMEOUT_SECS = 300;
+  public static final String TLS_KEYSTORE_ENV = "KVSELECT_CLUSTER_TLS_KEYSTORE";
+  public static final String TLS_PASSWORD_ENV = "KVSELECT_CLUSTER_TLS_PASSWORD";
   /** The variables read, in {@code --help} order. */
   public static final List<String> ENVIRONMENT = List.of(NAME_ENV, MEMBERS_ENV, PORT_ENV, HOST_ENV, BUS_PORT_ENV,
-      RECONCILE_ENV, CALL_BUDGET_ENV, FAILURE_TIMEOUT_ENV);
+      RECONCILE_ENV, CALL_BUDGET_ENV, FAILURE_TIMEOUT_ENV, TLS_KEYSTORE_ENV, TLS_PASSWORD_ENV);
 
   private static final Set<String> FIELDS = Set.of("enabled", "name", "members", "port", "host", "bus_port",
-      "reconcile_interval_secs", "call_budget_ms", "failure_timeout_secs");
+      "reconcile_interval_secs", "call_budget_ms", "failure_timeout_secs", "tls_keystore", "insecure");
   private static final Pattern IPV4 =
       Pattern.compile("(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}");
   private static final Pattern HOST_NAME = Pattern.compile("[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?");
@@ -69,7 +89,7 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
   public ClusterSettings(boolean enabled, String name, List<String> members, int port, String host, int busPort,
       int reconcileIntervalSecs) {
     this(enabled, name, members, port, host, busPort, reconcileIntervalSecs, DEFAULT_CALL_BUDGET_MS,
-        DEFAULT_FAILURE_TIMEOUT_SECS);
+        DEFAULT_FAILURE_TIMEOUT_SECS, BusSecurity.PLAIN);
   }
 
   /** Settings with an ephemeral event-bus port and the default reconciliation interval. */
@@ -80,6 +100,20 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
   /** Settings with the default reconciliation interval. */
   public ClusterSettings(boolean enabled, String name, List<String> members, int port, String host, int busPort) {
     this(enabled, name, members, port, host, busPort, DEFAULT_RECONCILE_SECS);
+  }
+
+  /**
+   * Refuses a plain-TCP event bus on a non-loopback {@code host} unless {@code insecure}: checked
+   * when the node starts clustered.
+   *
+   * @throws CliException naming the risk and both ways out
+   */
+  public void requireBusProtection() {
+    if (busSecurity.keystore() == null && !busSecurity.insecure() && !host.startsWith("127.")) {
+      throw new CliException("--cluster-host " + host + " is not a loopback address and the clustered event bus"
+          + " has no TLS: any process that reaches it could read and forge kvselect's sync messages; give"
+          + " --cluster-tls-keystore FILE (mutual TLS) or accept the risk with --cluster-insecure");
+    }
   }
 
   /** The settings as the {@code cluster} section of the config file. */
@@ -94,6 +128,8 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
     m.put("reconcile_interval_secs", reconcileIntervalSecs);
     m.put("call_budget_ms", callBudgetMillis);
     m.put("failure_timeout_secs", failureTimeoutSecs);
+    m.put("tls_keystore", busSecurity.keystore());
+    m.put("insecure", busSecurity.insecure());
     return m;
   }
 
@@ -112,6 +148,9 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
     private int reconcileIntervalSecs = DEFAULT_RECONCILE_SECS;
     private int callBudgetMillis = DEFAULT_CALL_BUDGET_MS;
     private int failureTimeoutSecs = DEFAULT_FAILURE_TIMEOUT_SECS;
+    private String tlsKeystore;
+    private String tlsPassword;
+    private boolean insecure;
     /** The first environment variable or flag that set a cluster value, for the "needs --cluster" check. */
     private String setOutsideFile;
 
@@ -157,6 +196,19 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
       if (s.containsKey("call_budget_ms")) {
         callBudgetMillis = bounded("config field cluster.call_budget_ms", s.get("call_budget_ms"), 1,
             MAX_CALL_BUDGET_MS, "milliseconds");
+      }
+      if (s.containsKey("tls_keystore")) {
+        Object k = s.get("tls_keystore");
+        if (k != null && !(k instanceof String)) {
+          throw new CliException("config field cluster.tls_keystore must be a file path or null");
+        }
+        tlsKeystore = k == null || ((String) k).isBlank() ? null : (String) k;
+      }
+      if (s.containsKey("insecure")) {
+        if (!(s.get("insecure") instanceof Boolean b)) {
+          throw new CliException("config field cluster.insecure must be true or false");
+        }
+        insecure = b;
       }
       if (s.containsKey("failure_timeout_secs")) {
         failureTimeoutSecs = bounded("config field cluster.failure_timeout_secs", s.get("failure_timeout_secs"), 2,
@@ -214,11 +266,32 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
             "milliseconds");
         outside(CALL_BUDGET_ENV);
       }
+      v = env.get(TLS_KEYSTORE_ENV);
+      if (v != null && !v.isBlank()) {
+        tlsKeystore = v.strip();
+        outside(TLS_KEYSTORE_ENV);
+      }
+      v = env.get(TLS_PASSWORD_ENV);
+      if (v != null && !v.isEmpty()) {
+        tlsPassword = v;
+      }
       v = env.get(FAILURE_TIMEOUT_ENV);
       if (v != null && !v.isBlank()) {
         failureTimeoutSecs = bounded(FAILURE_TIMEOUT_ENV, integer(FAILURE_TIMEOUT_ENV, v, "seconds"), 2,
             MAX_FAILURE_TIMEOUT_SECS, "seconds");
         outside(FAILURE_TIMEOUT_ENV);
+      }
+    }
+
+    /** Applies {@code --cluster-tls-keystore} and {@code --cluster-insecure} when given (null when absent). */
+    public void applySecurityFlags(String keystore, Boolean insecureFlag) {
+      if (keystore != null) {
+        tlsKeystore = keystore.isBlank() ? null : keystore;
+        outside("--cluster-tls-keystore");
+      }
+      if (insecureFlag != null && insecureFlag) {
+        insecure = true;
+        outside("--cluster-insecure");
       }
     }
 
@@ -277,11 +350,22 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
       if (!enabled && setOutsideFile != null) {
         throw new CliException(setOutsideFile + " requires --cluster (or cluster.enabled: true in the config file)");
       }
+      if (!enabled) {
+        return;
+      }
+      if (tlsKeystore != null) {
+        if (!java.nio.file.Files.isReadable(java.nio.file.Path.of(tlsKeystore))) {
+          throw new CliException("--cluster-tls-keystore " + tlsKeystore + ": no such readable file");
+        }
+        if (tlsPassword == null) {
+          throw new CliException("--cluster-tls-keystore needs its password in " + TLS_PASSWORD_ENV);
+        }
+      }
     }
 
     public ClusterSettings build() {
       return new ClusterSettings(enabled, name, members, port, host, busPort, reconcileIntervalSecs, callBudgetMillis,
-          failureTimeoutSecs);
+          failureTimeoutSecs, new BusSecurity(tlsKeystore, tlsPassword, insecure));
     }
 
     private void outside(String label) {

@@ -130,6 +130,15 @@ public final class KvselectCommand {
           + " KVSELECT_CLUSTER_FAILURE_TIMEOUT_SECS).")
   Integer clusterFailureTimeoutSecs;
 
+  @Option(names = "--cluster-tls-keystore", paramLabel = "FILE",
+      description = "PKCS#12 key and certificate of the cluster: mutual TLS on the clustered event bus; password in"
+          + " KVSELECT_CLUSTER_TLS_PASSWORD (none; KVSELECT_CLUSTER_TLS_KEYSTORE).")
+  String clusterTlsKeystore;
+
+  @Option(names = "--cluster-insecure",
+      description = "Allow a plain-TCP event bus on a non-loopback --cluster-host (refused otherwise).")
+  Boolean clusterInsecure;
+
   @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
   boolean help;
 

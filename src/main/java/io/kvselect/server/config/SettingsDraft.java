@@ -290,6 +290,7 @@ final class SettingsDraft {
         c.clusterBusPort);
     cluster.applyReconcileFlag(c.clusterReconcileSecs);
     cluster.applyTimeoutFlags(c.clusterCallBudgetMs, c.clusterFailureTimeoutSecs);
+    cluster.applySecurityFlags(c.clusterTlsKeystore, c.clusterInsecure);
   }
 
   /** Cross-field checks on the merged layers. */

@@ -92,7 +92,8 @@ class ClusterBootstrapTest {
   @Test
   void aClusterHostThatIsNotAnAddressOfThisMachineFailsTheStartNamingTheFlag() throws Exception {
     NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0", "--cluster",
-        "--cluster-name", "kvs-test-" + java.util.UUID.randomUUID(), "--cluster-host", "192.0.2.1"},
+        "--cluster-name", "kvs-test-" + java.util.UUID.randomUUID(), "--cluster-host", "192.0.2.1",
+        "--cluster-insecure"},
         ClusterHarness.ENV);
     java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
         java.util.concurrent.ExecutionException.class,
