@@ -155,8 +155,15 @@ public final class MainVerticle extends VerticleBase {
           if (httpInstances == 0) {
             return Future.succeededFuture();
           }
-          return vertx.deployVerticle(() -> new HttpApiVerticle(service, metrics, ev, () -> recovery, host, port,
-              actualPort::set, config, guards, cluster).replicaSync(replica), new DeploymentOptions().setInstances(httpInstances));
+          // with port 0 every instance would bind a random port of its own and only the one named
+          // by port() would get requests: the first picks the port, the others share it
+          Future<String> first = vertx.deployVerticle(() -> new HttpApiVerticle(service, metrics, ev, () -> recovery,
+              host, port, actualPort::set, config, guards, cluster).replicaSync(replica),
+              new DeploymentOptions().setInstances(port == 0 ? 1 : httpInstances));
+          return port != 0 || httpInstances == 1 ? first : first.compose(id -> vertx.deployVerticle(
+              () -> new HttpApiVerticle(service, metrics, ev, () -> recovery, host, actualPort.get(), p -> { },
+                  config, guards, cluster).replicaSync(replica),
+              new DeploymentOptions().setInstances(httpInstances - 1)));
         })
         .compose(v -> {
           ApiOperations ops = new ApiOperations(service, events);

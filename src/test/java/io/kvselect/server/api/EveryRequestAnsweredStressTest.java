@@ -66,7 +66,8 @@ class EveryRequestAnsweredStressTest {
   }
 
   private static void run(NodeHarness n, int client, Map<String, AtomicLong> answered) throws Exception {
-    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5))
+        .version(HttpClient.Version.valueOf(System.getProperty("stress.http", "HTTP_2"))).build();
     SplittableRandom rng = new SplittableRandom(6042 + client);
     for (int i = 0; i < REQUESTS; i++) {
       int kind = rng.nextInt(10);
@@ -123,11 +124,18 @@ class EveryRequestAnsweredStressTest {
     b.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
     java.util.concurrent.CompletableFuture<HttpResponse<String>> f =
         http.sendAsync(b.build(), HttpResponse.BodyHandlers.ofString());
+    long t0 = System.nanoTime();
     try {
       // the client's own timeout may not fire once headers arrived: bound the whole exchange here
-      return f.get(BOUND.toSeconds() + 5, TimeUnit.SECONDS).statusCode();
+      HttpResponse<String> r = f.get(BOUND.toSeconds() + 5, TimeUnit.SECONDS);
+      long ms = (System.nanoTime() - t0) / 1_000_000;
+      if (ms > 1000) {
+        System.out.println("slow: " + method + " " + path + " " + ms + " ms " + r.version());
+      }
+      return r.statusCode();
     } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
       throw new AssertionError(method + " " + path + " was not answered within " + BOUND.toSeconds() + " s: " + e
+          + " (node in-flight requests: " + n.node.inFlightRequests() + ")"
           + "\n\nthreads of this JVM:\n" + HangWatch.threadDump(), e);
     }
   }
