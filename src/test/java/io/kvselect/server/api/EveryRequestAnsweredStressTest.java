@@ -82,8 +82,7 @@ class EveryRequestAnsweredStressTest {
             ? new String[] {"POST", "/workers", "{\"worker_id\":" + scratch + ",\"endpoint\":\"http://w" + scratch
                 + ":8000\",\"block_size\":4}"}
             : new String[] {"DELETE", "/workers/" + scratch, null};
-        case 5 -> new String[] {"PATCH", "/workers/4", "{\"lifecycle\":\"" + (rng.nextBoolean() ? "schedulable"
-            : "unschedulable") + "\"}"};
+        case 5 -> new String[] {"PATCH", "/workers/4", "{\"max_num_batched_tokens\":" + (1024 + rng.nextInt(8192)) + "}"};
         case 6 -> new String[] {"POST", "/select", tokens(rng, null)};
         default -> new String[] {"POST", "/select_and_reserve", tokens(rng, id)};
       };
