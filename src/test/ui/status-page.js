@@ -48,6 +48,21 @@ async function main() {
       const b = document.querySelector('tr[data-worker="18446744073709551615"] [data-field=listener]');
       return b && b.textContent === 'retrying' && b.title.length > 0;
     }, null, WAIT);
+    // the listener's last error is shown in its own column, not only as a tooltip
+    const lastError = await page.textContent('tr[data-worker="18446744073709551615"] [data-field=last_error]');
+    check(lastError.includes('cannot connect'), 'the retrying listener shows its last error: ' + lastError);
+    // which node answers: version, mode, session affinity
+    await page.waitForFunction(() => document.getElementById('mode').textContent === 'events', null, WAIT);
+    check(await page.textContent('#affinity') === 'on', 'session affinity shown as on');
+    check((await page.textContent('#version')).length > 1, 'the version is shown');
+    // every figure says whose it is; a standalone node's are all its own
+    const scopes = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll('[data-scope-of]')]
+      .map(e => [e.dataset.scopeOf, e.textContent])));
+    for (const f of spec.figures) {
+      check(scopes[f] === 'this node', 'figure ' + f + ' is labelled this node: ' + JSON.stringify(scopes));
+    }
+    check(await page.locator('th[data-scope="this node"]').count() === 3 * await page.locator('section.partition').count(),
+      'the load columns of every partition are labelled this node');
     await page.waitForFunction(() => document.getElementById('bookings').textContent === '0', null, WAIT);
     await page.waitForFunction(() => document.getElementById('sessions').textContent === '0', null, WAIT);
     check(await page.locator('#cluster').isHidden(), 'the cluster panel is hidden while GET /cluster answers 404');
@@ -88,7 +103,21 @@ async function main() {
     await page.waitForSelector('#cluster:not([hidden]) tr[data-member]', WAIT);
     check(await page.locator('#cluster tr[data-member]').count() === 2, 'two cluster members shown');
     check(await page.locator('#pwn2').count() === 0, 'a member id was parsed as HTML');
+    // on a cluster member the same figures say which are the cluster's and which this member's share
+    await page.route('**/ui/state', async r => {
+      const real = await (await r.fetch()).json();
+      real.clustered = true;
+      Object.assign(real.scopes, { schedulable_workers: 'cluster', sessions: 'owned', pending_selections: 'owned',
+        active_requests: 'cluster' });
+      await r.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(real) });
+    });
+    await page.waitForFunction(() => document.querySelector('[data-scope-of=sessions]').textContent === 'owned by this node',
+      null, WAIT);
+    check(await page.textContent('[data-scope-of=bookings]') === 'this node', 'bookings stay this node\'s');
+    check(await page.textContent('[data-scope-of=schedulable_workers]') === 'cluster', 'the catalog is the cluster\'s');
+    await page.waitForSelector('th[data-scope="cluster"]', WAIT);
     await page.screenshot({ path: spec.screenshot, fullPage: true });
+    await page.unroute('**/ui/state');
     await page.unroute('**/cluster');
     await page.waitForSelector('#cluster', { state: 'hidden', timeout: WAIT.timeout });
 

@@ -86,6 +86,14 @@ function bar(value, max, cls, field) {
     fill, el('span', { class: 'text' }, fmt(value)));
 }
 
+/** What each scope of {@code /ui/state}'s {@code scopes} reads as on the page. */
+const SCOPE_LABELS = { node: 'this node', cluster: 'cluster', owned: 'owned by this node' };
+
+function scopeLabel(state, figure) {
+  const s = state && state.scopes ? state.scopes[figure] : undefined;
+  return s === undefined ? '' : (SCOPE_LABELS[s] || s);
+}
+
 function partitionKey(model, group) {
   return model + ':' + group;
 }
@@ -142,6 +150,7 @@ function renderPartitions(workers, loads, state) {
           el('td', { class: 'num' }, listener ? fmt(listener.replays) : '–'),
           el('td', { class: 'num' }, listener ? fmt(listener.dropped_frames) : '–'),
           el('td', { class: 'num', 'data-field': 'event_age' }, listener ? age(listener.last_event_at, state ? state.now_ms : Date.now()) : '–'),
+          el('td', { class: 'error', 'data-field': 'last_error' }, listener && listener.last_error ? listener.last_error : ''),
           el('td', { class: 'num', 'data-field': 'active_requests' }, load ? fmt(load.active_requests) : '–'),
           el('td', {}, load ? bar(load.potential_prefill_tokens, prefillCap, 'prefill', 'prefill_tokens') : '–'),
           el('td', {}, load ? bar(load.potential_decode_blocks, decodeCap, 'decode', 'decode_blocks') : '–'));
@@ -149,11 +158,14 @@ function renderPartitions(workers, loads, state) {
       }
       if (w.not_schedulable_reasons && w.not_schedulable_reasons.length) {
         body.appendChild(el('tr', { 'data-reasons-of': w.worker_id },
-          el('td', {}), el('td', { class: 'reasons', colspan: 12 }, 'not schedulable: ' + w.not_schedulable_reasons.join('; '))));
+          el('td', {}), el('td', { class: 'reasons', colspan: 13 }, 'not schedulable: ' + w.not_schedulable_reasons.join('; '))));
       }
     }
+    const loadScope = scopeLabel(state, 'active_requests');
     const head = el('thead', {}, el('tr', {}, ...['worker', 'endpoint', 'lifecycle', 'rank', 'listener', 'last seq', 'gaps',
-      'replays', 'dropped', 'last event', 'active', 'prefill tokens', 'decode blocks'].map(h => el('th', {}, h))));
+      'replays', 'dropped', 'last event', 'last error'].map(h => el('th', {}, h)),
+    ...['active', 'prefill tokens', 'decode blocks'].map(h => el('th', { 'data-scope': loadScope },
+      h, el('span', { class: 'scope' }, loadScope)))));
     sections.push(el('section', { class: 'partition', 'data-partition': partitionKey(part.model, part.group) },
       el('h2', {}, part.model + ' / ' + part.group + ' ',
         el('span', { class: 'muted' }, part.workers.length + ' worker(s), ' + part.pending + ' queued')),
@@ -174,6 +186,12 @@ function renderState(state) {
   setText('index-blocks', fmt(state.index_blocks));
   setText('batches', state.ingest ? fmt(state.ingest.batches) : 'off');
   setText('queued', Object.values(state.queue_depths).reduce((a, b) => a + b, 0));
+  setText('version', state.version);
+  setText('mode', state.mode);
+  setText('affinity', state.session_affinity ? 'on' : 'off');
+  for (const e of document.querySelectorAll('[data-scope-of]')) {
+    e.textContent = scopeLabel(state, e.dataset.scopeOf);
+  }
 }
 
 /**

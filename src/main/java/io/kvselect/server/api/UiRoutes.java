@@ -22,7 +22,9 @@ import java.util.Map;
  * {@code GET /loads} and cluster members from {@code GET /cluster} when that route exists;
  * {@code /ui/state} adds what no other JSON route answers: bookings, pending selections, session bindings, queue
  * depths, index size, ingest totals and the node's clock (event ages are computed against it,
- * not against the browser's).
+ * not against the browser's), and what kind of node answers: its version, its mode
+ * ({@code events} or {@code approximate}), whether session affinity is on, and the scope of each
+ * figure ({@link #scopes}).
  *
  * <p>Immutable after construction; handlers run on the HTTP verticle's event loop and only read
  * thread-safe service state.
@@ -43,16 +45,50 @@ public final class UiRoutes {
   private final SelectionService service;
   private final KvEventsCoordinator events;
   private final Clock clock;
+  private final boolean clustered;
+  private final boolean sharedLoads;
+  private final String version = io.kvselect.server.config.Version.current();
   private final Buffer index = resource("ui/index.html");
   private final Buffer script = resource("ui/app.js");
   private final Buffer style = resource("ui/app.css");
   private final Buffer openApi = resource("openapi.json");
 
-  /** {@code events} is null when the node runs without KV-event ingestion. */
-  UiRoutes(SelectionService service, KvEventsCoordinator events, Clock clock) {
+  /**
+   * {@code events} is null when the node runs without KV-event ingestion; {@code clustered} when
+   * the node is a Hazelcast cluster member; {@code sharedLoads} when peers' bookings reach this
+   * node's loads (a cluster's load sync or Dynamo's replica sync).
+   */
+  UiRoutes(SelectionService service, KvEventsCoordinator events, Clock clock, boolean clustered, boolean sharedLoads) {
     this.service = service;
     this.events = events;
     this.clock = clock;
+    this.clustered = clustered;
+    this.sharedLoads = sharedLoads;
+  }
+
+  /** Scope of a figure on the page: what this process holds, or the whole cluster's. */
+  static final String NODE = "node";
+  static final String CLUSTER = "cluster";
+  /** A clustered table's entries whose primary copy this member holds. */
+  static final String OWNED = "owned";
+
+  /**
+   * The scope of each figure {@code /ui/state} and the page show: bookings, queues, the index and
+   * ingest are always this node's; the catalog (schedulable workers) and the per-worker active
+   * requests are the cluster's when peers share them; sessions and pending selections on a
+   * cluster are the shared table's entries this member owns.
+   */
+  Map<String, String> scopes() {
+    Map<String, String> m = new java.util.LinkedHashMap<>();
+    m.put("schedulable_workers", clustered ? CLUSTER : NODE);
+    m.put("bookings", NODE);
+    m.put("pending_selections", clustered ? OWNED : NODE);
+    m.put("sessions", clustered ? OWNED : NODE);
+    m.put("index_blocks", NODE);
+    m.put("ingest", NODE);
+    m.put("queue_depths", NODE);
+    m.put("active_requests", sharedLoads ? CLUSTER : NODE);
+    return m;
   }
 
   void mount(Router r) {
@@ -87,6 +123,15 @@ public final class UiRoutes {
       g.writeBooleanField("ready", ready.ready());
       g.writeNumberField("schedulable_workers", ready.schedulableWorkers());
       g.writeBooleanField("kv_events", events != null);
+      g.writeStringField("version", version);
+      g.writeStringField("mode", events != null ? "events" : "approximate");
+      g.writeBooleanField("session_affinity", service.sessionAffinity() != null);
+      g.writeBooleanField("clustered", clustered);
+      g.writeObjectFieldStart("scopes");
+      for (var e : scopes().entrySet()) {
+        g.writeStringField(e.getKey(), e.getValue());
+      }
+      g.writeEndObject();
       g.writeNumberField("bookings", service.bookingCount());
       g.writeNumberField("pending_selections", service.pendingSelections());
       g.writeNumberField("sessions", service.sessionCount());
