@@ -89,6 +89,28 @@ async function main() {
       const c = document.querySelector(r + ' [data-field=active_requests]');
       return c && c.textContent === '1';
     }, row, WAIT);
+    // a few more selections (no bookings): the plots of the last minutes show them
+    for (let i = 0; i < 3; i++) {
+      const sel = await fetch(spec.base + '/select', {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token_ids: spec.tokens }),
+      });
+      check(sel.status === 200, '/select answered ' + sel.status);
+    }
+    const points = name => page.evaluate(n => [...document.querySelectorAll(`figure[data-plot="${n}"] polyline`)]
+      .map(l => Number(l.dataset.points)), name);
+    await page.waitForFunction(() => {
+      const f = document.querySelector('figure[data-plot=selections_per_sec]');
+      const l = f && f.querySelector('polyline');
+      return l && Number(l.dataset.points) >= 2 && Number(f.dataset.max) > 0;
+    }, null, WAIT);
+    for (const name of ['cached_share', 'decision_p99_ms', 'queue_depth']) {
+      const n = await points(name);
+      check(n.length === 1 && n[0] >= 1, name + ' is plotted with points: ' + JSON.stringify(n));
+    }
+    check(Number(await page.getAttribute('figure[data-plot=decision_p99_ms]', 'data-max')) > 0, 'a decision latency is plotted');
+    const ages = await page.evaluate(() => [...document.querySelectorAll('figure[data-plot=kv_event_age_ms] polyline')]
+      .map(l => l.dataset.series));
+    check(ages.includes('worker 1'), 'the live worker\'s KV-event age is plotted: ' + JSON.stringify(ages));
     const prefill = Number(await page.getAttribute(row + ' [data-field=prefill_tokens]', 'data-value'));
     const fill = await page.evaluate(r => document.querySelector(r + ' [data-field=prefill_tokens] .fill').style.width, row);
     const after = Number(await page.evaluate(() => document.body.dataset.refreshes || '0'));

@@ -11,6 +11,7 @@ import io.kvselect.server.events.BatchSink;
 import io.kvselect.server.events.KvEventIngestVerticle;
 import io.kvselect.server.events.KvEventIngestOptions;
 import io.kvselect.server.events.KvEventsCoordinator;
+import io.kvselect.server.metrics.HistorySampler;
 import io.kvselect.server.metrics.ServiceMetrics;
 import io.kvselect.server.sync.IndexRecovery;
 import io.vertx.core.DeploymentOptions;
@@ -27,7 +28,7 @@ import org.slf4j.LoggerFactory;
  * API ({@link EventBusApi}, with the {@link BusEvents} publisher) over a shared
  * {@link SelectionService}, subscribes to the engines' KV events (when the index is event-driven),
  * and runs the periodic housekeeping (request expiry, TTL indexes, idle
- * session bindings).
+ * session bindings) and the status page's history sampler ({@link HistorySampler}).
  */
 public final class MainVerticle extends VerticleBase {
 
@@ -45,6 +46,8 @@ public final class MainVerticle extends VerticleBase {
   private KvEventsCoordinator events;
   private final AtomicInteger actualPort = new AtomicInteger(-1);
   private long timer = -1;
+  /** The status page's history sampler ({@link HistorySampler}), on this verticle's context. */
+  private long historyTimer = -1;
 
   private final java.util.List<String> indexerPeers;
   /** The effective configuration served by {@code GET /config}; never modified. */
@@ -115,6 +118,9 @@ public final class MainVerticle extends VerticleBase {
     }
     busEvents = BusEvents.install(vertx, context, service);
     timer = vertx.setPeriodic(HOUSEKEEPING_MS, id -> service.expire());
+    HistorySampler history = new HistorySampler(service, java.time.Clock.systemUTC());
+    metrics.history(history);
+    historyTimer = vertx.setPeriodic(HistorySampler.PERIOD_MS, id -> history.sample());
     var cfg = service.settings().router();
     List<String> inert = RouterConfigLoader.knobsNotActedOn(cfg);
     if (!inert.isEmpty()) {
@@ -143,6 +149,7 @@ public final class MainVerticle extends VerticleBase {
         });
         service.addCatalogListener(events);
         metrics.bindKvEvents(events);
+        history.events(events);
       });
     }
     // recover the index from a peer before serving, so no worker's listener goes live first
@@ -183,6 +190,9 @@ public final class MainVerticle extends VerticleBase {
     }
     if (timer >= 0) {
       vertx.cancelTimer(timer);
+    }
+    if (historyTimer >= 0) {
+      vertx.cancelTimer(historyTimer);
     }
     return Future.succeededFuture();
   }

@@ -99,7 +99,7 @@ public final class HttpApiVerticle extends VerticleBase {
     router.route().handler(HttpApiVerticle::requireJsonBody);
     router.route().handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT).setMergeFormAttributes(false));
     new UiRoutes(service, events, java.time.Clock.systemUTC(), cluster.enabled(),
-        cluster.enabled() || replica != null).mount(this.router = router);
+        cluster.enabled() || replica != null, metrics::history).mount(this.router = router);
     router.get("/config").handler(ctx -> ctx.response().putHeader("content-type", "application/json").end(config));
     new Routes(vertx, service, metrics, events, recovery, cluster).replicaSync(replica).mount(router);
     router.route().failureHandler(this::failure);

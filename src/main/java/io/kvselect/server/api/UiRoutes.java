@@ -3,6 +3,7 @@ package io.kvselect.server.api;
 import io.kvselect.core.service.ReadyStatus;
 import io.kvselect.core.service.SelectionService;
 import io.kvselect.server.events.KvEventsCoordinator;
+import io.kvselect.server.metrics.HistorySampler;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
@@ -11,11 +12,13 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 
 /**
  * The operator-facing routes: the status page {@code /ui} (plain HTML, JS and CSS read once
  * from the jar; no CDN, no build step), its compact node summary {@code GET /ui/state}, and
+ * {@code GET /ui/history}, the node's recent figures ({@link HistorySampler}) the page plots, and
  * {@code GET /openapi.json}, the OpenAPI 3.1 document of every route.
  *
  * <p>The page reads the catalog and listener state from {@code GET /workers}, the loads from
@@ -46,6 +49,8 @@ public final class UiRoutes {
   private final KvEventsCoordinator events;
   private final Clock clock;
   private final boolean clustered;
+  /** The node's sampler; answers null before the main verticle set it (then the history is empty). */
+  private final java.util.function.Supplier<HistorySampler> history;
   private final boolean sharedLoads;
   private final String version = io.kvselect.server.config.Version.current();
   private final Buffer index = resource("ui/index.html");
@@ -58,7 +63,9 @@ public final class UiRoutes {
    * the node is a Hazelcast cluster member; {@code sharedLoads} when peers' bookings reach this
    * node's loads (a cluster's load sync or Dynamo's replica sync).
    */
-  UiRoutes(SelectionService service, KvEventsCoordinator events, Clock clock, boolean clustered, boolean sharedLoads) {
+  UiRoutes(SelectionService service, KvEventsCoordinator events, Clock clock, boolean clustered, boolean sharedLoads,
+      java.util.function.Supplier<HistorySampler> history) {
+    this.history = history;
     this.service = service;
     this.events = events;
     this.clock = clock;
@@ -99,6 +106,8 @@ public final class UiRoutes {
     r.get("/ui/app.css").handler(ctx -> asset(ctx, style, "text/css; charset=utf-8"));
     r.get("/ui/state").handler(ctx -> ctx.response().putHeader("content-type", JSON)
         .putHeader("cache-control", "no-store").end(Buffer.buffer(state())));
+    r.get("/ui/history").handler(ctx -> ctx.response().putHeader("content-type", JSON)
+        .putHeader("cache-control", "no-store").end(Buffer.buffer(history())));
     r.get("/openapi.json").handler(ctx -> ctx.response().putHeader("content-type", JSON).end(openApi));
   }
 
@@ -147,6 +156,42 @@ public final class UiRoutes {
         g.writeNumberField("applied_blocks", events.appliedBlocks());
         g.writeEndObject();
       }
+      g.writeEndObject();
+    });
+  }
+
+  /** The recent history of {@code GET /ui/history}; see {@code NodeHistory} in openapi.json. */
+  byte[] history() {
+    HistorySampler h = history.get();
+    List<HistorySampler.Sample> samples = h == null ? List.of() : h.samples();
+    return ResponseJson.write(g -> {
+      g.writeStartObject();
+      g.writeNumberField("period_ms", HistorySampler.PERIOD_MS);
+      g.writeNumberField("window_ms", HistorySampler.WINDOW_MS);
+      g.writeArrayFieldStart("samples");
+      for (HistorySampler.Sample s : samples) {
+        g.writeStartObject();
+        g.writeNumberField("t", s.atMs());
+        g.writeNumberField("selections_per_sec", Math.round(s.selectionsPerSec() * 1000) / 1000.0);
+        if (Double.isNaN(s.cachedShare())) {
+          g.writeNullField("cached_share");
+        } else {
+          g.writeNumberField("cached_share", Math.round(s.cachedShare() * 10_000) / 10_000.0);
+        }
+        if (s.p99Nanos() < 0) {
+          g.writeNullField("decision_p99_ms");
+        } else {
+          g.writeNumberField("decision_p99_ms", Math.round(s.p99Nanos() / 1_000.0) / 1_000.0);
+        }
+        g.writeNumberField("queue_depth", s.queueDepth());
+        g.writeObjectFieldStart("kv_event_age_ms");
+        for (var e : new java.util.TreeMap<>(s.eventAgeMs()).entrySet()) {
+          g.writeNumberField(e.getKey(), e.getValue());
+        }
+        g.writeEndObject();
+        g.writeEndObject();
+      }
+      g.writeEndArray();
       g.writeEndObject();
     });
   }

@@ -32,6 +32,7 @@ public final class ServiceMetrics {
   private final java.util.Set<String> queueGauges = ConcurrentHashMap.newKeySet();
   private final Map<String, MultiGauge> rankGauges = new ConcurrentHashMap<>();
   private volatile KvEventsCoordinator events;
+  private volatile HistorySampler history;
 
   public ServiceMetrics() {
     this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -64,6 +65,25 @@ public final class ServiceMetrics {
   /** Counts a selection ({@code select}, {@code select_and_reserve}) by outcome (HTTP status class). */
   public void selection(String kind, int status) {
     count("kvselect_selections_total", "kind", kind, status);
+  }
+
+  /** As {@link #selection(String, int)}, answered after {@code nanos}: also feeds the {@link #history}. */
+  public void selection(String kind, int status, long nanos) {
+    selection(kind, status);
+    HistorySampler h = history;
+    if (h != null) {
+      h.selection(status, nanos);
+    }
+  }
+
+  /** The status page's history of this node, once {@link #history(HistorySampler)} set it; else null. */
+  public HistorySampler history() {
+    return history;
+  }
+
+  /** Sets the sampler that selections feed (MainVerticle does at start). */
+  public void history(HistorySampler h) {
+    this.history = h;
   }
 
   /** Counts a reservation operation ({@code reserve}, {@code prefill_complete}, ...) by outcome. */

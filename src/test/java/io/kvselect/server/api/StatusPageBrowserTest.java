@@ -29,7 +29,8 @@ import org.junit.jupiter.api.Test;
  * lifecycle, reasons and listener state, shows a hostile model name as text, and updates its
  * booking count and load bars after a selection; it labels every figure with its scope (this node,
  * cluster, or this member's share of a shared table), shows each listener's last error, and the
- * node's version, mode and session affinity. Writes {@code target/ui/status-page.png}.
+ * node's version, mode and session affinity; and after a few selections its plots of the last
+ * minutes ({@code GET /ui/history}) have points. Writes {@code target/ui/status-page.png}.
  *
  * <p>Chromium, node and the script's {@code node_modules} ({@code npm ci} in {@code src/test/ui})
  * are required: {@code .ci/run} installs them, and the test fails without them.
