@@ -138,6 +138,11 @@ async function main() {
     check(await page.textContent('[data-scope-of=bookings]') === 'this node', 'bookings stay this node\'s');
     check(await page.textContent('[data-scope-of=schedulable_workers]') === 'cluster', 'the catalog is the cluster\'s');
     await page.waitForSelector('th[data-scope="cluster"]', WAIT);
+    // a schedulable worker whose listener keeps retrying is called out once its grace (10 s) is over
+    await page.waitForSelector('#warnings:not([hidden]) li[data-warning-worker="18446744073709551615"]',
+      { timeout: 40000 });
+    const warning = await page.textContent('li[data-warning-worker="18446744073709551615"]');
+    check(warning.includes('--liveness-grace-secs') && warning.includes('cannot connect'), 'the warning says why: ' + warning);
     await page.screenshot({ path: spec.screenshot, fullPage: true });
     await page.unroute('**/ui/state');
     await page.unroute('**/cluster');

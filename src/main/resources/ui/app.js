@@ -189,6 +189,10 @@ function renderState(state) {
   setText('version', state.version);
   setText('mode', state.mode);
   setText('affinity', state.session_affinity ? 'on' : 'off');
+  const warnings = Array.isArray(state.listener_warnings) ? state.listener_warnings : [];
+  document.getElementById('warning-list').replaceChildren(...warnings.map(w =>
+    el('li', { 'data-warning-worker': w.worker_id, 'data-rank': w.dp_rank }, w.message)));
+  document.getElementById('warnings').hidden = warnings.length === 0;
   for (const e of document.querySelectorAll('[data-scope-of]')) {
     e.textContent = scopeLabel(state, e.dataset.scopeOf);
   }

@@ -11,6 +11,7 @@ import io.kvselect.server.events.BatchSink;
 import io.kvselect.server.events.KvEventIngestVerticle;
 import io.kvselect.server.events.KvEventIngestOptions;
 import io.kvselect.server.events.KvEventsCoordinator;
+import io.kvselect.server.liveness.RetryingListenerWatch;
 import io.kvselect.server.metrics.HistorySampler;
 import io.kvselect.server.metrics.ServiceMetrics;
 import io.kvselect.server.sync.IndexRecovery;
@@ -48,6 +49,9 @@ public final class MainVerticle extends VerticleBase {
   private long timer = -1;
   /** The status page's history sampler ({@link HistorySampler}), on this verticle's context. */
   private long historyTimer = -1;
+  /** Warns about schedulable workers whose listener keeps retrying; null in approximate mode. */
+  private volatile RetryingListenerWatch watch;
+  private long watchTimer = -1;
 
   private final java.util.List<String> indexerPeers;
   /** The effective configuration served by {@code GET /config}; never modified. */
@@ -150,6 +154,10 @@ public final class MainVerticle extends VerticleBase {
         service.addCatalogListener(events);
         metrics.bindKvEvents(events);
         history.events(events);
+        KvEventsCoordinator ev = events;
+        watch = new RetryingListenerWatch(() -> service.listWorkers(null, null), ev::stats, ev::unreachableSince,
+            System::nanoTime, RetryingListenerWatch.GRACE);
+        watchTimer = vertx.setPeriodic(2_000, t -> watch.check());
       });
     }
     // recover the index from a peer before serving, so no worker's listener goes live first
@@ -163,7 +171,8 @@ public final class MainVerticle extends VerticleBase {
             return Future.succeededFuture();
           }
           return vertx.deployVerticle(() -> new HttpApiVerticle(service, metrics, ev, () -> recovery, host, port,
-              actualPort::set, config, guards, cluster).replicaSync(replica), new DeploymentOptions().setInstances(httpInstances));
+              actualPort::set, config, guards, cluster).replicaSync(replica)
+              .listenerWarnings(this::listenerWarnings), new DeploymentOptions().setInstances(httpInstances));
         })
         .compose(v -> {
           ApiOperations ops = new ApiOperations(service, events);
@@ -175,6 +184,12 @@ public final class MainVerticle extends VerticleBase {
   /** The publisher of {@code kvselect.events.*}, once started. */
   public BusEvents busEvents() {
     return busEvents;
+  }
+
+  /** Schedulable workers whose KV-event listener has been retrying past its grace (none in approximate mode). */
+  public List<RetryingListenerWatch.Warning> listenerWarnings() {
+    RetryingListenerWatch w = watch;
+    return w == null ? List.of() : w.warnings();
   }
 
   /** The KV-event coordinator, or null in approximate mode. */
@@ -193,6 +208,9 @@ public final class MainVerticle extends VerticleBase {
     }
     if (historyTimer >= 0) {
       vertx.cancelTimer(historyTimer);
+    }
+    if (watchTimer >= 0) {
+      vertx.cancelTimer(watchTimer);
     }
     return Future.succeededFuture();
   }

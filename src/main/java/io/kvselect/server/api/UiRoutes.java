@@ -3,6 +3,7 @@ package io.kvselect.server.api;
 import io.kvselect.core.service.ReadyStatus;
 import io.kvselect.core.service.SelectionService;
 import io.kvselect.server.events.KvEventsCoordinator;
+import io.kvselect.server.liveness.RetryingListenerWatch;
 import io.kvselect.server.metrics.HistorySampler;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.ext.web.Router;
@@ -14,6 +15,7 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * The operator-facing routes: the status page {@code /ui} (plain HTML, JS and CSS read once
@@ -51,6 +53,8 @@ public final class UiRoutes {
   private final boolean clustered;
   /** The node's sampler; answers null before the main verticle set it (then the history is empty). */
   private final java.util.function.Supplier<HistorySampler> history;
+  /** Schedulable workers whose listener has been retrying past its grace ({@link RetryingListenerWatch}). */
+  private final Supplier<List<RetryingListenerWatch.Warning>> warnings;
   private final boolean sharedLoads;
   private final String version = io.kvselect.server.config.Version.current();
   private final Buffer index = resource("ui/index.html");
@@ -64,8 +68,9 @@ public final class UiRoutes {
    * node's loads (a cluster's load sync or Dynamo's replica sync).
    */
   UiRoutes(SelectionService service, KvEventsCoordinator events, Clock clock, boolean clustered, boolean sharedLoads,
-      java.util.function.Supplier<HistorySampler> history) {
+      java.util.function.Supplier<HistorySampler> history, Supplier<List<RetryingListenerWatch.Warning>> warnings) {
     this.history = history;
+    this.warnings = warnings;
     this.service = service;
     this.events = events;
     this.clock = clock;
@@ -145,6 +150,21 @@ public final class UiRoutes {
       g.writeNumberField("pending_selections", service.pendingSelections());
       g.writeNumberField("sessions", service.sessionCount());
       g.writeNumberField("index_blocks", indexBlocks);
+      g.writeArrayFieldStart("listener_warnings");
+      for (RetryingListenerWatch.Warning w : warnings.get()) {
+        g.writeStartObject();
+        g.writeStringField("worker_id", Long.toUnsignedString(w.workerId()));
+        g.writeNumberField("dp_rank", w.dpRank());
+        g.writeNumberField("retrying_ms", w.retryingMillis());
+        if (w.lastError() == null) {
+          g.writeNullField("last_error");
+        } else {
+          g.writeStringField("last_error", w.lastError());
+        }
+        g.writeStringField("message", w.message());
+        g.writeEndObject();
+      }
+      g.writeEndArray();
       g.writeObjectFieldStart("queue_depths");
       for (var e : queues.entrySet()) {
         g.writeNumberField(e.getKey(), e.getValue());
