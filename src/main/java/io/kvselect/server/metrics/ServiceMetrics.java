@@ -94,8 +94,14 @@ public final class ServiceMetrics {
   private void count(String name, String tag, String value, int status) {
     String outcome = outcome(status);
     counters.computeIfAbsent(name + '|' + value + '|' + outcome, k -> Counter.builder(name)
-        .tag(tag, value).tag("outcome", outcome).register(registry)).increment();
+        .description(DESCRIPTIONS.get(name)).tag(tag, value).tag("outcome", outcome).register(registry)).increment();
   }
+
+  private static final Map<String, String> DESCRIPTIONS = Map.of(
+      "kvselect_selections_total", "Selections answered (/select, /select_and_reserve), by kind and outcome"
+          + " (ok, not_found, conflict, overloaded, unavailable, rejected, error)",
+      "kvselect_reservation_ops_total", "Reservation operations answered (reserve, prefill_complete, output_block,"
+          + " free), by op and outcome");
 
   private static String outcome(int status) {
     if (status < 400) {
