@@ -86,6 +86,14 @@ function bar(value, max, cls, field) {
     fill, el('span', { class: 'text' }, fmt(value)));
 }
 
+/** What each scope of {@code /ui/state}'s {@code scopes} reads as on the page. */
+const SCOPE_LABELS = { node: 'this node', cluster: 'cluster', owned: 'owned by this node' };
+
+function scopeLabel(state, figure) {
+  const s = state && state.scopes ? state.scopes[figure] : undefined;
+  return s === undefined ? '' : (SCOPE_LABELS[s] || s);
+}
+
 function partitionKey(model, group) {
   return model + ':' + group;
 }
@@ -142,6 +150,7 @@ function renderPartitions(workers, loads, state) {
           el('td', { class: 'num' }, listener ? fmt(listener.replays) : '–'),
           el('td', { class: 'num' }, listener ? fmt(listener.dropped_frames) : '–'),
           el('td', { class: 'num', 'data-field': 'event_age' }, listener ? age(listener.last_event_at, state ? state.now_ms : Date.now()) : '–'),
+          el('td', { class: 'error', 'data-field': 'last_error' }, listener && listener.last_error ? listener.last_error : ''),
           el('td', { class: 'num', 'data-field': 'active_requests' }, load ? fmt(load.active_requests) : '–'),
           el('td', {}, load ? bar(load.potential_prefill_tokens, prefillCap, 'prefill', 'prefill_tokens') : '–'),
           el('td', {}, load ? bar(load.potential_decode_blocks, decodeCap, 'decode', 'decode_blocks') : '–'));
@@ -149,11 +158,14 @@ function renderPartitions(workers, loads, state) {
       }
       if (w.not_schedulable_reasons && w.not_schedulable_reasons.length) {
         body.appendChild(el('tr', { 'data-reasons-of': w.worker_id },
-          el('td', {}), el('td', { class: 'reasons', colspan: 12 }, 'not schedulable: ' + w.not_schedulable_reasons.join('; '))));
+          el('td', {}), el('td', { class: 'reasons', colspan: 13 }, 'not schedulable: ' + w.not_schedulable_reasons.join('; '))));
       }
     }
+    const loadScope = scopeLabel(state, 'active_requests');
     const head = el('thead', {}, el('tr', {}, ...['worker', 'endpoint', 'lifecycle', 'rank', 'listener', 'last seq', 'gaps',
-      'replays', 'dropped', 'last event', 'active', 'prefill tokens', 'decode blocks'].map(h => el('th', {}, h))));
+      'replays', 'dropped', 'last event', 'last error'].map(h => el('th', {}, h)),
+    ...['active', 'prefill tokens', 'decode blocks'].map(h => el('th', { 'data-scope': loadScope },
+      h, el('span', { class: 'scope' }, loadScope)))));
     sections.push(el('section', { class: 'partition', 'data-partition': partitionKey(part.model, part.group) },
       el('h2', {}, part.model + ' / ' + part.group + ' ',
         el('span', { class: 'muted' }, part.workers.length + ' worker(s), ' + part.pending + ' queued')),
@@ -174,6 +186,16 @@ function renderState(state) {
   setText('index-blocks', fmt(state.index_blocks));
   setText('batches', state.ingest ? fmt(state.ingest.batches) : 'off');
   setText('queued', Object.values(state.queue_depths).reduce((a, b) => a + b, 0));
+  setText('version', state.version);
+  setText('mode', state.mode);
+  setText('affinity', state.session_affinity ? 'on' : 'off');
+  const warnings = Array.isArray(state.listener_warnings) ? state.listener_warnings : [];
+  document.getElementById('warning-list').replaceChildren(...warnings.map(w =>
+    el('li', { 'data-warning-worker': w.worker_id, 'data-rank': w.dp_rank }, w.message)));
+  document.getElementById('warnings').hidden = warnings.length === 0;
+  for (const e of document.querySelectorAll('[data-scope-of]')) {
+    e.textContent = scopeLabel(state, e.dataset.scopeOf);
+  }
 }
 
 /**
@@ -198,12 +220,82 @@ function renderCluster(cluster) {
   section.hidden = false;
 }
 
+const SVG = 'http://www.w3.org/2000/svg';
+const PLOT_W = 240;
+const PLOT_H = 64;
+const LINE_COLORS = ['#4c7bd9', '#8a63d2', '#1f8a4c', '#b7791f', '#c53030', '#2b6cb0'];
+
+function svgEl(tag, attrs) {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    e.setAttribute(k, String(v));
+  }
+  return e;
+}
+
+/**
+ * One small line plot: {@code series} is [{name, points: [[t, v]]}] drawn over the time span
+ * [t0, t1] and 0..max; null values leave a gap. The polyline carries data-points (how many).
+ */
+function plot(figure, series, t0, t1, scale, unit) {
+  let max = 0;
+  for (const s of series) {
+    for (const [, v] of s.points) {
+      max = Math.max(max, v);
+    }
+  }
+  const shownMax = max > 0 ? max : 1;
+  const svg = svgEl('svg', { viewBox: `0 0 ${PLOT_W} ${PLOT_H}`, width: PLOT_W, height: PLOT_H, role: 'img' });
+  svg.appendChild(svgEl('rect', { x: 0, y: 0, width: PLOT_W, height: PLOT_H, class: 'frame' }));
+  const span = Math.max(1, t1 - t0);
+  series.forEach((s, i) => {
+    const pts = s.points.map(([t, v]) => (((t - t0) / span) * (PLOT_W - 4) + 2).toFixed(1) + ','
+      + (PLOT_H - 2 - (v / shownMax) * (PLOT_H - 6)).toFixed(1));
+    const line = svgEl('polyline', { points: pts.join(' '), fill: 'none', stroke: LINE_COLORS[i % LINE_COLORS.length],
+      'stroke-width': 1.5, 'data-points': s.points.length, 'data-series': s.name });
+    const title = document.createElementNS(SVG, 'title');
+    title.textContent = s.name;
+    line.appendChild(title);
+    svg.appendChild(line);
+  });
+  const last = series.length && series[0].points.length ? series[0].points[series[0].points.length - 1][1] : null;
+  const label = svgEl('text', { x: PLOT_W - 4, y: 12, 'text-anchor': 'end', class: 'plot-max' });
+  label.textContent = 'max ' + (max * scale).toLocaleString('en-US', { maximumFractionDigits: 2 }) + unit;
+  svg.appendChild(label);
+  figure.querySelector('svg')?.remove();
+  figure.appendChild(svg);
+  figure.dataset.last = last === null ? '' : String(last);
+  figure.dataset.max = String(series.some(x => x.points.length) ? max : 0);
+}
+
+/** The plots of {@code GET /ui/history}: four node series and one line per worker's event age. */
+function renderHistory(history) {
+  if (!history || !Array.isArray(history.samples)) {
+    return;
+  }
+  const samples = history.samples;
+  const t1 = samples.length ? samples[samples.length - 1].t : Date.now();
+  const t0 = t1 - history.window_ms;
+  const one = field => [{ name: field, points: samples.filter(s => s[field] !== null).map(s => [s.t, s[field]]) }];
+  const figure = name => document.querySelector(`figure[data-plot="${name}"]`);
+  plot(figure('selections_per_sec'), one('selections_per_sec'), t0, t1, 1, '/s');
+  plot(figure('cached_share'), one('cached_share'), t0, t1, 100, ' %');
+  plot(figure('decision_p99_ms'), one('decision_p99_ms'), t0, t1, 1, ' ms');
+  plot(figure('queue_depth'), one('queue_depth'), t0, t1, 1, '');
+  const workers = [...new Set(samples.flatMap(s => Object.keys(s.kv_event_age_ms)))].sort();
+  plot(figure('kv_event_age_ms'), workers.map(w => ({ name: 'worker ' + w,
+    points: samples.filter(s => s.kv_event_age_ms[w] !== undefined).map(s => [s.t, s.kv_event_age_ms[w]]) })),
+  t0, t1, 0.001, ' s');
+}
+
 async function refresh() {
   const problem = document.getElementById('problem');
   try {
-    const [state, workers, loads, cluster] = await Promise.all([
-      fetchJson('/ui/state'), fetchJson('/workers'), fetchJson('/loads'), fetchJson('/cluster', true)]);
+    const [state, workers, loads, cluster, history] = await Promise.all([
+      fetchJson('/ui/state'), fetchJson('/workers'), fetchJson('/loads'), fetchJson('/cluster', true),
+      fetchJson('/ui/history', true)]);
     renderState(state);
+    renderHistory(history);
     renderPartitions(workers, loads, state);
     renderCluster(cluster);
     problem.hidden = true;

@@ -11,6 +11,8 @@ import io.kvselect.server.events.BatchSink;
 import io.kvselect.server.events.KvEventIngestVerticle;
 import io.kvselect.server.events.KvEventIngestOptions;
 import io.kvselect.server.events.KvEventsCoordinator;
+import io.kvselect.server.liveness.RetryingListenerWatch;
+import io.kvselect.server.metrics.HistorySampler;
 import io.kvselect.server.metrics.ServiceMetrics;
 import io.kvselect.server.sync.IndexRecovery;
 import io.vertx.core.DeploymentOptions;
@@ -27,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * API ({@link EventBusApi}, with the {@link BusEvents} publisher) over a shared
  * {@link SelectionService}, subscribes to the engines' KV events (when the index is event-driven),
  * and runs the periodic housekeeping (request expiry, TTL indexes, idle
- * session bindings).
+ * session bindings) and the status page's history sampler ({@link HistorySampler}).
  */
 public final class MainVerticle extends VerticleBase {
 
@@ -45,6 +47,11 @@ public final class MainVerticle extends VerticleBase {
   private KvEventsCoordinator events;
   private final AtomicInteger actualPort = new AtomicInteger(-1);
   private long timer = -1;
+  /** The status page's history sampler ({@link HistorySampler}), on this verticle's context. */
+  private long historyTimer = -1;
+  /** Warns about schedulable workers whose listener keeps retrying; null in approximate mode. */
+  private volatile RetryingListenerWatch watch;
+  private long watchTimer = -1;
 
   private final java.util.List<String> indexerPeers;
   /** The effective configuration served by {@code GET /config}; never modified. */
@@ -115,6 +122,9 @@ public final class MainVerticle extends VerticleBase {
     }
     busEvents = BusEvents.install(vertx, context, service);
     timer = vertx.setPeriodic(HOUSEKEEPING_MS, id -> service.expire());
+    HistorySampler history = new HistorySampler(service, java.time.Clock.systemUTC());
+    metrics.history(history);
+    historyTimer = vertx.setPeriodic(HistorySampler.PERIOD_MS, id -> history.sample());
     var cfg = service.settings().router();
     List<String> inert = RouterConfigLoader.knobsNotActedOn(cfg);
     if (!inert.isEmpty()) {
@@ -143,6 +153,11 @@ public final class MainVerticle extends VerticleBase {
         });
         service.addCatalogListener(events);
         metrics.bindKvEvents(events);
+        history.events(events);
+        KvEventsCoordinator ev = events;
+        watch = new RetryingListenerWatch(() -> service.listWorkers(null, null), ev::stats, ev::unreachableSince,
+            System::nanoTime, RetryingListenerWatch.GRACE);
+        watchTimer = vertx.setPeriodic(2_000, t -> watch.check());
       });
     }
     // recover the index from a peer before serving, so no worker's listener goes live first
@@ -158,11 +173,12 @@ public final class MainVerticle extends VerticleBase {
           // with port 0 every instance would bind a random port of its own and only the one named
           // by port() would get requests: the first picks the port, the others share it
           Future<String> first = vertx.deployVerticle(() -> new HttpApiVerticle(service, metrics, ev, () -> recovery,
-              host, port, actualPort::set, config, guards, cluster).replicaSync(replica),
+              host, port, actualPort::set, config, guards, cluster).replicaSync(replica)
+              .listenerWarnings(this::listenerWarnings),
               new DeploymentOptions().setInstances(port == 0 ? 1 : httpInstances));
           return port != 0 || httpInstances == 1 ? first : first.compose(id -> vertx.deployVerticle(
               () -> new HttpApiVerticle(service, metrics, ev, () -> recovery, host, actualPort.get(), p -> { },
-                  config, guards, cluster).replicaSync(replica),
+                  config, guards, cluster).replicaSync(replica).listenerWarnings(this::listenerWarnings),
               new DeploymentOptions().setInstances(httpInstances - 1)));
         })
         .compose(v -> {
@@ -175,6 +191,12 @@ public final class MainVerticle extends VerticleBase {
   /** The publisher of {@code kvselect.events.*}, once started. */
   public BusEvents busEvents() {
     return busEvents;
+  }
+
+  /** Schedulable workers whose KV-event listener has been retrying past its grace (none in approximate mode). */
+  public List<RetryingListenerWatch.Warning> listenerWarnings() {
+    RetryingListenerWatch w = watch;
+    return w == null ? List.of() : w.warnings();
   }
 
   /** The KV-event coordinator, or null in approximate mode. */
@@ -190,6 +212,12 @@ public final class MainVerticle extends VerticleBase {
     }
     if (timer >= 0) {
       vertx.cancelTimer(timer);
+    }
+    if (historyTimer >= 0) {
+      vertx.cancelTimer(historyTimer);
+    }
+    if (watchTimer >= 0) {
+      vertx.cancelTimer(watchTimer);
     }
     return Future.succeededFuture();
   }

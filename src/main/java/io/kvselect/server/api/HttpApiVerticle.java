@@ -85,6 +85,17 @@ public final class HttpApiVerticle extends VerticleBase {
     this.onListen = onListen;
   }
 
+  /** Listener warnings {@code /ui/state} reports (none unless set). */
+  private java.util.function.Supplier<java.util.List<io.kvselect.server.liveness.RetryingListenerWatch.Warning>> warnings =
+      java.util.List::of;
+
+  /** Sets where {@code /ui/state} reads the listener warnings from; call before deployment. */
+  public HttpApiVerticle listenerWarnings(
+      java.util.function.Supplier<java.util.List<io.kvselect.server.liveness.RetryingListenerWatch.Warning>> w) {
+    this.warnings = w;
+    return this;
+  }
+
   /** Dynamo's replica sync behind {@code /replica_sync/*} (null: disabled). */
   public HttpApiVerticle replicaSync(io.kvselect.server.sync.replica.ReplicaSync r) {
     this.replica = r;
@@ -98,7 +109,9 @@ public final class HttpApiVerticle extends VerticleBase {
     guards.mount(router);
     router.route().handler(HttpApiVerticle::requireJsonBody);
     router.route().handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT).setMergeFormAttributes(false));
-    new UiRoutes(service, events, java.time.Clock.systemUTC()).mount(this.router = router);
+    new UiRoutes(service, events, java.time.Clock.systemUTC(), cluster.enabled(),
+        cluster.enabled() || replica != null, metrics::history,
+        warnings).mount(this.router = router);
     router.get("/config").handler(ctx -> ctx.response().putHeader("content-type", "application/json").end(config));
     new Routes(vertx, service, metrics, events, recovery, cluster).replicaSync(replica).mount(router);
     router.route().failureHandler(this::failure);

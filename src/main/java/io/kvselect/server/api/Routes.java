@@ -151,7 +151,8 @@ final class Routes {
 
   private void select(RoutingContext ctx, boolean reserve) {
     String kind = reserve ? "select_and_reserve" : "select";
-    ctx.addBodyEndHandler(v -> metrics.selection(kind, ctx.response().getStatusCode()));
+    long started = System.nanoTime();
+    ctx.addBodyEndHandler(v -> metrics.selection(kind, ctx.response().getStatusCode(), System.nanoTime() - started));
     BodyBytes body = jsonBodyView(ctx);
     // a request parked in the router queue leaves it when its client goes away
     CompletableFuture<Void> gone = new CompletableFuture<>();

@@ -3,6 +3,8 @@ package io.kvselect.server.api;
 import io.kvselect.core.service.ReadyStatus;
 import io.kvselect.core.service.SelectionService;
 import io.kvselect.server.events.KvEventsCoordinator;
+import io.kvselect.server.liveness.RetryingListenerWatch;
+import io.kvselect.server.metrics.HistorySampler;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
@@ -11,18 +13,23 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * The operator-facing routes: the status page {@code /ui} (plain HTML, JS and CSS read once
  * from the jar; no CDN, no build step), its compact node summary {@code GET /ui/state}, and
+ * {@code GET /ui/history}, the node's recent figures ({@link HistorySampler}) the page plots, and
  * {@code GET /openapi.json}, the OpenAPI 3.1 document of every route.
  *
  * <p>The page reads the catalog and listener state from {@code GET /workers}, the loads from
  * {@code GET /loads} and cluster members from {@code GET /cluster} when that route exists;
  * {@code /ui/state} adds what no other JSON route answers: bookings, pending selections, session bindings, queue
  * depths, index size, ingest totals and the node's clock (event ages are computed against it,
- * not against the browser's).
+ * not against the browser's), and what kind of node answers: its version, its mode
+ * ({@code events} or {@code approximate}), whether session affinity is on, and the scope of each
+ * figure ({@link #scopes}).
  *
  * <p>Immutable after construction; handlers run on the HTTP verticle's event loop and only read
  * thread-safe service state.
@@ -43,16 +50,57 @@ public final class UiRoutes {
   private final SelectionService service;
   private final KvEventsCoordinator events;
   private final Clock clock;
+  private final boolean clustered;
+  /** The node's sampler; answers null before the main verticle set it (then the history is empty). */
+  private final java.util.function.Supplier<HistorySampler> history;
+  /** Schedulable workers whose listener has been retrying past its grace ({@link RetryingListenerWatch}). */
+  private final Supplier<List<RetryingListenerWatch.Warning>> warnings;
+  private final boolean sharedLoads;
+  private final String version = io.kvselect.server.config.Version.current();
   private final Buffer index = resource("ui/index.html");
   private final Buffer script = resource("ui/app.js");
   private final Buffer style = resource("ui/app.css");
   private final Buffer openApi = resource("openapi.json");
 
-  /** {@code events} is null when the node runs without KV-event ingestion. */
-  UiRoutes(SelectionService service, KvEventsCoordinator events, Clock clock) {
+  /**
+   * {@code events} is null when the node runs without KV-event ingestion; {@code clustered} when
+   * the node is a Hazelcast cluster member; {@code sharedLoads} when peers' bookings reach this
+   * node's loads (a cluster's load sync or Dynamo's replica sync).
+   */
+  UiRoutes(SelectionService service, KvEventsCoordinator events, Clock clock, boolean clustered, boolean sharedLoads,
+      java.util.function.Supplier<HistorySampler> history, Supplier<List<RetryingListenerWatch.Warning>> warnings) {
+    this.history = history;
+    this.warnings = warnings;
     this.service = service;
     this.events = events;
     this.clock = clock;
+    this.clustered = clustered;
+    this.sharedLoads = sharedLoads;
+  }
+
+  /** Scope of a figure on the page: what this process holds, or the whole cluster's. */
+  static final String NODE = "node";
+  static final String CLUSTER = "cluster";
+  /** A clustered table's entries whose primary copy this member holds. */
+  static final String OWNED = "owned";
+
+  /**
+   * The scope of each figure {@code /ui/state} and the page show: bookings, queues, the index and
+   * ingest are always this node's; the catalog (schedulable workers) and the per-worker active
+   * requests are the cluster's when peers share them; sessions and pending selections on a
+   * cluster are the shared table's entries this member owns.
+   */
+  Map<String, String> scopes() {
+    Map<String, String> m = new java.util.LinkedHashMap<>();
+    m.put("schedulable_workers", clustered ? CLUSTER : NODE);
+    m.put("bookings", NODE);
+    m.put("pending_selections", clustered ? OWNED : NODE);
+    m.put("sessions", clustered ? OWNED : NODE);
+    m.put("index_blocks", NODE);
+    m.put("ingest", NODE);
+    m.put("queue_depths", NODE);
+    m.put("active_requests", sharedLoads ? CLUSTER : NODE);
+    return m;
   }
 
   void mount(Router r) {
@@ -63,6 +111,8 @@ public final class UiRoutes {
     r.get("/ui/app.css").handler(ctx -> asset(ctx, style, "text/css; charset=utf-8"));
     r.get("/ui/state").handler(ctx -> ctx.response().putHeader("content-type", JSON)
         .putHeader("cache-control", "no-store").end(Buffer.buffer(state())));
+    r.get("/ui/history").handler(ctx -> ctx.response().putHeader("content-type", JSON)
+        .putHeader("cache-control", "no-store").end(Buffer.buffer(history())));
     r.get("/openapi.json").handler(ctx -> ctx.response().putHeader("content-type", JSON).end(openApi));
   }
 
@@ -87,10 +137,34 @@ public final class UiRoutes {
       g.writeBooleanField("ready", ready.ready());
       g.writeNumberField("schedulable_workers", ready.schedulableWorkers());
       g.writeBooleanField("kv_events", events != null);
+      g.writeStringField("version", version);
+      g.writeStringField("mode", events != null ? "events" : "approximate");
+      g.writeBooleanField("session_affinity", service.sessionAffinity() != null);
+      g.writeBooleanField("clustered", clustered);
+      g.writeObjectFieldStart("scopes");
+      for (var e : scopes().entrySet()) {
+        g.writeStringField(e.getKey(), e.getValue());
+      }
+      g.writeEndObject();
       g.writeNumberField("bookings", service.bookingCount());
       g.writeNumberField("pending_selections", service.pendingSelections());
       g.writeNumberField("sessions", service.sessionCount());
       g.writeNumberField("index_blocks", indexBlocks);
+      g.writeArrayFieldStart("listener_warnings");
+      for (RetryingListenerWatch.Warning w : warnings.get()) {
+        g.writeStartObject();
+        g.writeStringField("worker_id", Long.toUnsignedString(w.workerId()));
+        g.writeNumberField("dp_rank", w.dpRank());
+        g.writeNumberField("retrying_ms", w.retryingMillis());
+        if (w.lastError() == null) {
+          g.writeNullField("last_error");
+        } else {
+          g.writeStringField("last_error", w.lastError());
+        }
+        g.writeStringField("message", w.message());
+        g.writeEndObject();
+      }
+      g.writeEndArray();
       g.writeObjectFieldStart("queue_depths");
       for (var e : queues.entrySet()) {
         g.writeNumberField(e.getKey(), e.getValue());
@@ -102,6 +176,42 @@ public final class UiRoutes {
         g.writeNumberField("applied_blocks", events.appliedBlocks());
         g.writeEndObject();
       }
+      g.writeEndObject();
+    });
+  }
+
+  /** The recent history of {@code GET /ui/history}; see {@code NodeHistory} in openapi.json. */
+  byte[] history() {
+    HistorySampler h = history.get();
+    List<HistorySampler.Sample> samples = h == null ? List.of() : h.samples();
+    return ResponseJson.write(g -> {
+      g.writeStartObject();
+      g.writeNumberField("period_ms", HistorySampler.PERIOD_MS);
+      g.writeNumberField("window_ms", HistorySampler.WINDOW_MS);
+      g.writeArrayFieldStart("samples");
+      for (HistorySampler.Sample s : samples) {
+        g.writeStartObject();
+        g.writeNumberField("t", s.atMs());
+        g.writeNumberField("selections_per_sec", Math.round(s.selectionsPerSec() * 1000) / 1000.0);
+        if (Double.isNaN(s.cachedShare())) {
+          g.writeNullField("cached_share");
+        } else {
+          g.writeNumberField("cached_share", Math.round(s.cachedShare() * 10_000) / 10_000.0);
+        }
+        if (s.p99Nanos() < 0) {
+          g.writeNullField("decision_p99_ms");
+        } else {
+          g.writeNumberField("decision_p99_ms", Math.round(s.p99Nanos() / 1_000.0) / 1_000.0);
+        }
+        g.writeNumberField("queue_depth", s.queueDepth());
+        g.writeObjectFieldStart("kv_event_age_ms");
+        for (var e : new java.util.TreeMap<>(s.eventAgeMs()).entrySet()) {
+          g.writeNumberField(e.getKey(), e.getValue());
+        }
+        g.writeEndObject();
+        g.writeEndObject();
+      }
+      g.writeEndArray();
       g.writeEndObject();
     });
   }

@@ -32,6 +32,7 @@ public final class ServiceMetrics {
   private final java.util.Set<String> queueGauges = ConcurrentHashMap.newKeySet();
   private final Map<String, MultiGauge> rankGauges = new ConcurrentHashMap<>();
   private volatile KvEventsCoordinator events;
+  private volatile HistorySampler history;
 
   public ServiceMetrics() {
     this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -66,6 +67,25 @@ public final class ServiceMetrics {
     count("kvselect_selections_total", "kind", kind, status);
   }
 
+  /** As {@link #selection(String, int)}, answered after {@code nanos}: also feeds the {@link #history}. */
+  public void selection(String kind, int status, long nanos) {
+    selection(kind, status);
+    HistorySampler h = history;
+    if (h != null) {
+      h.selection(status, nanos);
+    }
+  }
+
+  /** The status page's history of this node, once {@link #history(HistorySampler)} set it; else null. */
+  public HistorySampler history() {
+    return history;
+  }
+
+  /** Sets the sampler that selections feed (MainVerticle does at start). */
+  public void history(HistorySampler h) {
+    this.history = h;
+  }
+
   /** Counts a reservation operation ({@code reserve}, {@code prefill_complete}, ...) by outcome. */
   public void reservation(String op, int status) {
     count("kvselect_reservation_ops_total", "op", op, status);
@@ -74,8 +94,14 @@ public final class ServiceMetrics {
   private void count(String name, String tag, String value, int status) {
     String outcome = outcome(status);
     counters.computeIfAbsent(name + '|' + value + '|' + outcome, k -> Counter.builder(name)
-        .tag(tag, value).tag("outcome", outcome).register(registry)).increment();
+        .description(DESCRIPTIONS.get(name)).tag(tag, value).tag("outcome", outcome).register(registry)).increment();
   }
+
+  private static final Map<String, String> DESCRIPTIONS = Map.of(
+      "kvselect_selections_total", "Selections answered (/select, /select_and_reserve), by kind and outcome"
+          + " (ok, not_found, conflict, overloaded, unavailable, rejected, error)",
+      "kvselect_reservation_ops_total", "Reservation operations answered (reserve, prefill_complete, output_block,"
+          + " free), by op and outcome");
 
   private static String outcome(int status) {
     if (status < 400) {

@@ -90,4 +90,20 @@ public final class FleetRegistrar {
     }
     return r.body();
   }
+
+  /**
+   * Removes {@code e}'s worker from the node ({@code DELETE /workers/{id}}); true when the node
+   * answered 200 or 404 (already gone). Best effort for a stopping fleet: an unreachable node or
+   * another answer returns false and is not retried.
+   */
+  public boolean deregister(EngineInfo e) throws InterruptedException {
+    HttpRequest req = HttpRequest.newBuilder(URI.create(base + "/workers/" + Long.toUnsignedString(e.workerId())))
+        .timeout(Duration.ofSeconds(5)).DELETE().build();
+    try {
+      int status = client.send(req, HttpResponse.BodyHandlers.discarding()).statusCode();
+      return status == 200 || status == 404;
+    } catch (IOException ex) {
+      return false;
+    }
+  }
 }

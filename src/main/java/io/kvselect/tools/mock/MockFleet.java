@@ -14,6 +14,8 @@ public final class MockFleet implements AutoCloseable {
 
   private final Vertx vertx;
   private final List<EngineInfo> engines;
+  /** Where {@link #close} first deregisters the engines; null when the fleet did not register. Set once by its starter. */
+  private volatile FleetRegistrar registrar;
 
   private MockFleet(Vertx vertx, List<EngineInfo> engines) {
     this.vertx = vertx;
@@ -42,9 +44,27 @@ public final class MockFleet implements AutoCloseable {
     return engines;
   }
 
-  /** Stops every engine (HTTP servers, then ZMQ threads) and Vert.x; waits up to 20 seconds. */
+  /** Makes {@link #close} remove the engines from the node {@code r} registered them with. */
+  void deregisterOnClose(FleetRegistrar r) {
+    this.registrar = r;
+  }
+
+  /**
+   * Removes the engines from the node they were registered with (best effort: a node that is gone
+   * is skipped), then stops every engine (HTTP servers, then ZMQ threads) and Vert.x; waits up to
+   * 20 seconds.
+   */
   @Override
   public void close() throws Exception {
+    FleetRegistrar r = registrar;
+    if (r != null) {
+      for (EngineInfo e : engines) {
+        if (!r.deregister(e)) {
+          org.slf4j.LoggerFactory.getLogger(MockFleet.class).warn("worker {} could not be removed from the node",
+              Long.toUnsignedString(e.workerId()));
+        }
+      }
+    }
     vertx.close().toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
   }
 }

@@ -138,7 +138,8 @@ public final class MockerMain implements Callable<Integer> {
 
   /**
    * Starts the fleet of {@code o}, registers it when {@code o.register()} is set and prints one
-   * ready line per engine on {@code out}. On a registration failure the fleet is stopped again.
+   * ready line per engine on {@code out}. On a registration failure the fleet is stopped again;
+   * a registered fleet removes its workers from the node when it is closed (SIGTERM does).
    */
   public static MockFleet run(MockerOptions o, PrintStream out) throws Exception {
     MockFleet fleet = MockFleet.start(o);
@@ -148,6 +149,7 @@ public final class MockerMain implements Callable<Integer> {
         for (EngineInfo e : fleet.engines()) {
           registrar.register(e);
         }
+        fleet.deregisterOnClose(registrar);
       }
     } catch (Exception e) {
       fleet.close();

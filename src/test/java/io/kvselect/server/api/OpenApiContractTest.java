@@ -297,6 +297,7 @@ class OpenApiContractTest {
         json("POST", "/reservations/r-1/output_block", "{\"decay_fraction\":2}", 400),
         json("POST", "/reservations/nope/output_block", "{}", 404),
         bare("GET", "/ui/state", 200),
+        bare("GET", "/ui/history", 200),
         bare("DELETE", "/reservations/r-1", 200),
         bare("DELETE", "/reservations/r-1", 404),
         bare("GET", "/dump", 200),

@@ -27,7 +27,10 @@ import org.junit.jupiter.api.Test;
  * {@code src/test/ui/status-page.js} through playwright-core): against a live node with two
  * registered mock engines and one incomplete worker, the page lists every worker with its
  * lifecycle, reasons and listener state, shows a hostile model name as text, and updates its
- * booking count and load bars after a selection. Writes {@code target/ui/status-page.png}.
+ * booking count and load bars after a selection; it labels every figure with its scope (this node,
+ * cluster, or this member's share of a shared table), shows each listener's last error, and the
+ * node's version, mode and session affinity; and after a few selections its plots of the last
+ * minutes ({@code GET /ui/history}) have points. Writes {@code target/ui/status-page.png}.
  *
  * <p>Chromium, node and the script's {@code node_modules} ({@code npm ci} in {@code src/test/ui})
  * are required: {@code .ci/run} installs them, and the test fails without them.
@@ -79,6 +82,8 @@ class StatusPageBrowserTest {
         spec.put("workers", List.of("1", "2", "9", "18446744073709551615"));
         spec.put("live", List.of("1"));
         spec.put("hostile", HOSTILE);
+        spec.put("figures", List.of("schedulable_workers", "bookings", "pending_selections", "sessions", "index_blocks",
+            "ingest", "queue_depths"));
         spec.put("tokens", IntStream.rangeClosed(1, 40).toArray());
         try (ChildProcess script = ChildProcess.start(UI_DIR, out, "status-page",
             List.of("node", "status-page.js", NodeHarness.JSON.writeValueAsString(spec)))) {

@@ -64,6 +64,8 @@ class RegisterTest {
         }
         assertEquals(200, MockClient.call("GET", url + "/ready", null).status());
       }
+      assertEquals(0, MockClient.call("GET", url + "/workers", null).body().size(),
+          "a closed fleet removed its workers from the node");
     } finally {
       node.close().toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
     }
