@@ -25,7 +25,9 @@ import org.junit.jupiter.api.Test;
  * A fresh in-process node answers every request of a mixed, concurrent loop: catalog changes
  * (register, patch, delete), selections and bookings with their lifecycle, {@code /metrics},
  * {@code /loads}, {@code /ui/state} and {@code /dump}, from four client threads with their own
- * connections. Each request must be answered within {@link #BOUND} (a hang fails with the request,
+ * connections: two through the JDK's {@code HttpClient} (which asks for a cleartext HTTP/2 upgrade
+ * on each new connection), two through a Vert.x {@code HttpClient} (HTTP/1.1, pooled keep-alive
+ * connections on its own event loop), as the test suites and the load tools use them. Each request must be answered within {@link #BOUND} (a hang fails with the request,
  * the thread stacks of the whole JVM); no answer is a 5xx other than 503, and every booking made is
  * freed. Bounded in count (4 x 400 requests); seeded.
  */
@@ -65,9 +67,50 @@ class EveryRequestAnsweredStressTest {
     }
   }
 
+  /** One way of sending a request and getting its status. */
+  interface Sender {
+    int send(String method, String path, String body) throws Exception;
+  }
+
   private static void run(NodeHarness n, int client, Map<String, AtomicLong> answered) throws Exception {
-    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5))
-        .version(HttpClient.Version.valueOf(System.getProperty("stress.http", "HTTP_2"))).build();
+    if (client % 2 == 0) {
+      HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+      run(n, client, answered, (m, p, b) -> send(http, n, m, p, b));
+      return;
+    }
+    io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx(new io.vertx.core.VertxOptions().setEventLoopPoolSize(1));
+    try {
+      io.vertx.core.http.HttpClient http = vertx.createHttpClient(new io.vertx.core.http.HttpClientOptions()
+          .setConnectTimeout(5000), new io.vertx.core.http.PoolOptions().setHttp1MaxSize(4));
+      run(n, client, answered, (m, p, b) -> sendVertx(http, n, m, p, b));
+    } finally {
+      vertx.close().toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
+    }
+  }
+
+  private static int sendVertx(io.vertx.core.http.HttpClient http, NodeHarness n, String method, String path,
+      String body) throws Exception {
+    io.vertx.core.http.RequestOptions ro = new io.vertx.core.http.RequestOptions()
+        .setMethod(io.vertx.core.http.HttpMethod.valueOf(method)).setHost("127.0.0.1").setPort(n.node.port())
+        .setURI(path).setIdleTimeout(BOUND.toMillis());
+    if (body != null) {
+      ro.putHeader("content-type", "application/json");
+    }
+    java.util.concurrent.CompletableFuture<Integer> f = http.request(ro)
+        .compose(req -> body == null ? req.send() : req.send(body))
+        .compose(resp -> resp.body().map(x -> resp.statusCode()))
+        .toCompletionStage().toCompletableFuture();
+    try {
+      return f.get(BOUND.toSeconds() + 5, TimeUnit.SECONDS);
+    } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+      throw new AssertionError(method + " " + path + " (Vert.x client) was not answered within " + BOUND.toSeconds()
+          + " s: " + e + " (node in-flight requests: " + n.node.inFlightRequests() + ")"
+          + "\n\nthreads of this JVM:\n" + HangWatch.threadDump(), e);
+    }
+  }
+
+  private static void run(NodeHarness n, int client, Map<String, AtomicLong> answered, Sender http)
+      throws Exception {
     SplittableRandom rng = new SplittableRandom(6042 + client);
     for (int i = 0; i < REQUESTS; i++) {
       int kind = rng.nextInt(10);
@@ -86,15 +129,15 @@ class EveryRequestAnsweredStressTest {
         case 6 -> new String[] {"POST", "/select", tokens(rng, null)};
         default -> new String[] {"POST", "/select_and_reserve", tokens(rng, id)};
       };
-      int status = send(http, n, req[0], req[1], req[2]);
+      int status = http.send(req[0], req[1], req[2]);
       answered.computeIfAbsent(req[0] + " " + req[1].replaceAll("/[0-9]+$", "/{id}"), k -> new AtomicLong())
           .incrementAndGet();
       assertTrue(status < 500 || status == 503, req[0] + " " + req[1] + " -> " + status);
       if (kind >= 7 && status == 200) {
         // 404 only when the booking's worker was this client's scratch worker, deleted since
-        int done = send(http, n, "POST", "/reservations/" + id + "/prefill_complete", null);
+        int done = http.send("POST", "/reservations/" + id + "/prefill_complete", null);
         assertTrue(done == 200 || done == 404, "prefill_complete " + id + " -> " + done);
-        int freed = send(http, n, "DELETE", "/reservations/" + id, null);
+        int freed = http.send("DELETE", "/reservations/" + id, null);
         assertTrue(freed == 200 || freed == 404, "DELETE " + id + " -> " + freed);
       }
     }
