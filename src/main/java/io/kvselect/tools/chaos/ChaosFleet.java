@@ -221,6 +221,37 @@ final class ChaosFleet implements AutoCloseable {
     return String.join("/", counts);
   }
 
+  /**
+   * Members each callable node's {@code /cluster} lists, asked of all at once with a {@code timeout}:
+   * {@code 2/2/-} ({@code -} for a node not called now, {@code ?} for no answer in time).
+   */
+  String membersSnapshot(Duration timeout) {
+    List<java.util.concurrent.CompletableFuture<String>> answers = new ArrayList<>();
+    for (ChaosNode n : nodes) {
+      if (!n.callable()) {
+        answers.add(java.util.concurrent.CompletableFuture.completedFuture("-"));
+        continue;
+      }
+      HttpRequest get = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + n.httpPort + "/cluster"))
+          .timeout(timeout).GET().build();
+      answers.add(http.sendAsync(get, HttpResponse.BodyHandlers.ofString()).handle((r, e) -> {
+        if (e != null || r.statusCode() != 200) {
+          return "?";
+        }
+        try {
+          return Integer.toString(JSON.readTree(r.body()).path("members").size());
+        } catch (IOException bad) {
+          return "?";
+        }
+      }));
+    }
+    List<String> out = new ArrayList<>();
+    for (var a : answers) {
+      out.add(a.join());
+    }
+    return String.join("/", out);
+  }
+
   /** Stops every node by PID: SIGCONT, SIGTERM, SIGKILL after 15 s. */
   @Override
   public void close() throws InterruptedException {

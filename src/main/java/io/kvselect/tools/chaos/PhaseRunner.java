@@ -22,6 +22,10 @@ final class PhaseRunner {
   /** One phase to run: its name, fault and the fault's length in seconds (the down time for a kill). */
   record Phase(String name, Fault fault, double faultSecs) {}
 
+  /** The membership snapshot of a fault is asked this long before the fault is undone, with this timeout. */
+  private static final long SNAPSHOT_LEAD_NANOS = 1_000_000_000L;
+  private static final Duration SNAPSHOT_TIMEOUT = Duration.ofMillis(900);
+
   private final ChaosFleet fleet;
   private final LifecycleLoad load;
   private final LoopbackPartition partition;
@@ -86,23 +90,27 @@ final class PhaseRunner {
         long killed = System.nanoTime();
         stats.faultStarted(killed);
         victim.sigkill();
-        ChaosFleet.sleepSecs(p.faultSecs());
+        String seen = sleepThenSnapshot(p.faultSecs());
         victim.start();
         fleet.awaitReady(victim, Duration.ofSeconds(o.startTimeoutSecs()));
         victim.state = ChaosNode.State.UP;
         stats.faultEnded(System.nanoTime());
+        append(notes, "members seen per node just before the restart: " + seen);
         append(notes, String.format(Locale.ROOT, "restarted %s answered /ready %.1f s after the SIGKILL",
             victim.name(), (System.nanoTime() - killed) / 1e9));
       }
       case PAUSE -> {
-        stats.faultStarted(System.nanoTime());
+        long stopped = System.nanoTime();
+        stats.faultStarted(stopped);
         try {
           victim.sigstop();
-          ChaosFleet.sleepSecs(p.faultSecs());
+          append(notes, "members seen per node just before the SIGCONT: " + sleepThenSnapshot(p.faultSecs()));
         } finally {
           victim.sigcont();
           victim.state = ChaosNode.State.UP;
-          stats.faultEnded(System.nanoTime());
+          long continued = System.nanoTime();
+          stats.faultEnded(continued);
+          append(notes, String.format(Locale.ROOT, "stopped for %.1f s", (continued - stopped) / 1e9));
         }
       }
       case PARTITION -> {
@@ -113,15 +121,22 @@ final class PhaseRunner {
             peerPorts.add(n.busPort);
           }
         }
-        stats.faultStarted(System.nanoTime());
-        long end = System.nanoTime() + Math.round(p.faultSecs() * 1e9);
+        long cutAt = System.nanoTime();
+        stats.faultStarted(cutAt);
+        long end = cutAt + Math.round(p.faultSecs() * 1e9);
+        long snapshotAt = end - SNAPSHOT_LEAD_NANOS;
+        String seen = null;
         try {
           victim.state = ChaosNode.State.PARTITIONED;
           partition.cut(victim, peerPorts);
           while (System.nanoTime() - end < 0) {
             Thread.sleep(Math.min(250, Math.max(1, (end - System.nanoTime()) / 1_000_000)));
             partition.refresh(victim, peerPorts);
+            if (seen == null && System.nanoTime() - snapshotAt >= 0) {
+              seen = fleet.membersSnapshot(SNAPSHOT_TIMEOUT);
+            }
           }
+          append(notes, "members seen per node just before the heal: " + seen);
         } finally {
           List<String> left = partition.heal();
           victim.state = ChaosNode.State.UP;
@@ -143,6 +158,21 @@ final class PhaseRunner {
       sb.append(sb.isEmpty() ? "" : "/").append(a < 0 ? "?" : Integer.toString(a));
     }
     return sb.toString();
+  }
+
+  /** Sleeps {@code secs}, asking for the membership in its last second (a snapshot of the fault itself). */
+  private String sleepThenSnapshot(double secs) throws InterruptedException {
+    long end = System.nanoTime() + Math.round(secs * 1e9);
+    long before = end - SNAPSHOT_LEAD_NANOS - System.nanoTime();
+    if (before > 0) {
+      Thread.sleep(before / 1_000_000);
+    }
+    String seen = fleet.membersSnapshot(SNAPSHOT_TIMEOUT);
+    long rest = end - System.nanoTime();
+    if (rest > 0) {
+      Thread.sleep(rest / 1_000_000);
+    }
+    return seen;
   }
 
   private String residual() {
