@@ -212,7 +212,14 @@ public final class ChaosMain implements Callable<Integer> {
       header(out, o, fleet, clusterName, logDir);
       startFleet(fleet, o);
       LifecycleLoad load = new LifecycleLoad(fleet, Duration.ofMillis(timeoutMs), sessions, runId, seed);
-      PhaseRunner runner = new PhaseRunner(fleet, load, partition, o);
+      String noPartition = null;
+      if (phases().stream().anyMatch(p -> p.fault() == PhaseRunner.Fault.PARTITION)) {
+        noPartition = LoopbackPartition.unavailable();
+        if (noPartition != null) {
+          System.err.println("kvselect-chaos: the partition phases are skipped: " + noPartition);
+        }
+      }
+      PhaseRunner runner = new PhaseRunner(fleet, load, partition, o, noPartition);
       warmUp(fleet, load);
       List<PhaseResult> results = new ArrayList<>();
       int number = 1;

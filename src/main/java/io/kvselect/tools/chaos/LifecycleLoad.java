@@ -162,7 +162,7 @@ final class LifecycleLoad {
     for (int attempt = 0; attempt < DELETE_TRIES; attempt++) {
       Outcome delete = call(rnd, "DELETE", "/reservations/" + selection, null);
       if (delete == null) {
-        return;
+        continue;
       }
       if (delete.ok()) {
         if (ok) {

@@ -31,8 +31,13 @@ final class PhaseRunner {
   private final LoopbackPartition partition;
   private final ChaosOptions o;
 
-  PhaseRunner(ChaosFleet fleet, LifecycleLoad load, LoopbackPartition partition, ChaosOptions o) {
+  /** Why partition phases are skipped ({@link LoopbackPartition#unavailable}), or null when they run. */
+  private final String partitionUnavailable;
+
+  PhaseRunner(ChaosFleet fleet, LifecycleLoad load, LoopbackPartition partition, ChaosOptions o,
+      String partitionUnavailable) {
     this.fleet = fleet;
+    this.partitionUnavailable = partitionUnavailable;
     this.load = load;
     this.partition = partition;
     this.o = o;
@@ -41,12 +46,8 @@ final class PhaseRunner {
   PhaseResult run(Phase p) throws IOException, InterruptedException {
     ChaosNode victim = fleet.nodes.get(o.victim());
     String fault = describe(p, victim);
-    if (p.fault() == Fault.PARTITION) {
-      String why = LoopbackPartition.unavailable();
-      if (why != null) {
-        System.err.println("kvselect-chaos: skipping " + p.name() + ": " + why);
-        return PhaseResult.skipped(p.name(), fault, why);
-      }
+    if (p.fault() == Fault.PARTITION && partitionUnavailable != null) {
+      return PhaseResult.skipped(p.name(), fault, partitionUnavailable);
     }
     StringBuilder notes = new StringBuilder();
     PhaseStats stats = new PhaseStats();
