@@ -9,6 +9,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
@@ -172,6 +173,9 @@ final class LifecycleLoad {
       }
       stats.failures.fail("delete", delete.label);
       if (!delete.retryable()) {
+        if (attempt == 0 && delete.label.equals("404")) {
+          stats.denied.add(selection);
+        }
         return;
       }
     }
@@ -184,10 +188,21 @@ final class LifecycleLoad {
    * outcome of each, counted ({@code 200}: it had booked and is freed now; {@code 404}: no booking).
    */
   Map<String, Long> settle(PhaseStats stats) throws InterruptedException {
+    return deleteEach(stats.unsettled);
+  }
+
+  /** {@link #settle} for the {@link PhaseStats#denied} selection ids. */
+  Map<String, Long> retryDenied(PhaseStats stats) throws InterruptedException {
+    return deleteEach(stats.denied);
+  }
+
+  private Map<String, Long> deleteEach(Iterable<String> selections) throws InterruptedException {
     Map<String, Long> outcomes = new TreeMap<>();
     Random rnd = new Random(seed);
     Duration longer = Duration.ofSeconds(10);
-    for (String selection : new LinkedHashSet<>(stats.unsettled)) {
+    Set<String> distinct = new LinkedHashSet<>();
+    selections.forEach(distinct::add);
+    for (String selection : distinct) {
       String last = "no callable node";
       for (int attempt = 0; attempt < DELETE_TRIES; attempt++) {
         Outcome delete = call(rnd, "DELETE", "/reservations/" + selection, null, longer);

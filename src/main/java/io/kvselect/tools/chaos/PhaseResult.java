@@ -13,6 +13,8 @@ import java.util.Map;
  * @param activeAtStop active requests each node's {@code /loads} counted when the load stopped, e.g. {@code 0/2/0}
  * @param unsettled last outcome -> count of the post-load {@code DELETE}s of the bookings clients could not settle
  * @param leaked what {@code /loads} still counted after the drain, e.g. {@code 0} or {@code node2: 3}
+ * @param denied last outcome -> count of the post-leak-check retries of DELETEs that had answered 404 for a booking
+ * @param leakedAfterRetry what {@code /loads} still counted after those retries (null when there were none)
  * @param drainSecs seconds until every node's active count was 0 (or the bound)
  * @param catalog {@code equal} or what differed
  * @param fallbacks the summed {@code kvselect_cluster_fallbacks_total}, or {@code n/a}
@@ -21,21 +23,29 @@ import java.util.Map;
  */
 record PhaseResult(String name, String fault, String skipped, double loadSecs, long lifecycles,
     Map<String, Map<String, Long>> failures, Latency latency, Latency window, long turns, long moves, String activeAtStop,
-    Map<String, Long> unsettled, String leaked,
+    Map<String, Long> unsettled, String leaked, Map<String, Long> denied, String leakedAfterRetry,
     double drainSecs, String catalog, String fallbacks, String members, String notes) {
 
   static PhaseResult skipped(String name, String fault, String reason) {
-    return new PhaseResult(name, fault, reason, 0, 0, Map.of(), Latency.NONE, null, 0, 0, "—", Map.of(), "—", 0, "—", "—", "—", "");
+    return new PhaseResult(name, fault, reason, 0, 0, Map.of(), Latency.NONE, null, 0, 0, "—", Map.of(), "—", Map.of(), null, 0, "—", "—", "—", "");
   }
 
   /** {@code none}, or {@code 5 (200 x3, 404 x2)}. */
   String unsettledCell() {
-    long n = unsettled.values().stream().mapToLong(Long::longValue).sum();
+    return outcomes(unsettled);
+  }
+
+  String deniedCell() {
+    return outcomes(denied);
+  }
+
+  private static String outcomes(Map<String, Long> last) {
+    long n = last.values().stream().mapToLong(Long::longValue).sum();
     if (n == 0) {
       return "none";
     }
     StringBuilder sb = new StringBuilder();
-    unsettled.forEach((k, v) -> sb.append(sb.isEmpty() ? "" : ", ").append(k).append(" x").append(v));
+    last.forEach((k, v) -> sb.append(sb.isEmpty() ? "" : ", ").append(k).append(" x").append(v));
     return n + " (" + sb + ")";
   }
 

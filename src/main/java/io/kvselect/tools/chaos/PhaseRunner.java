@@ -73,6 +73,13 @@ final class PhaseRunner {
         () -> fleet.nodes.stream().allMatch(n -> fleet.activeRequests(n) == 0));
     double drainSecs = (System.nanoTime() - drainStart) / 1e9;
     String leaked = drained ? "0" : residual();
+    Map<String, Long> denied = load.retryDenied(stats);
+    String leakedAfterRetry = null;
+    if (!denied.isEmpty()) {
+      boolean clean = ChaosFleet.within(Duration.ofSeconds(o.drainSecs()), Duration.ofMillis(250),
+          () -> fleet.nodes.stream().allMatch(n -> fleet.activeRequests(n) == 0));
+      leakedAfterRetry = clean ? "0" : residual();
+    }
     boolean allMembers = ChaosFleet.within(Duration.ofSeconds(o.drainSecs()), Duration.ofMillis(250),
         () -> fleet.nodes.stream().allMatch(n -> fleet.members(n) == fleet.nodes.size()));
     if (!allMembers) {
@@ -80,7 +87,7 @@ final class PhaseRunner {
     }
     return new PhaseResult(p.name(), fault, null, loadSecs, stats.lifecycles.sum(), stats.failures.snapshot(),
         stats.allLatency(), stats.windowLatency(), stats.turns.sum(), stats.moves.sum(), activeAtStop,
-        unsettled, leaked, drainSecs,
+        unsettled, leaked, denied, leakedAfterRetry, drainSecs,
         fleet.catalogAgreement(), fleet.fallbacks(), fleet.membersSeen(), notes.toString());
   }
 

@@ -31,6 +31,13 @@ final class PhaseStats {
    * {@code DELETE} whose every try failed without a 404. Freed once the phase's load stops.
    */
   final ConcurrentLinkedQueue<String> unsettled = new ConcurrentLinkedQueue<>();
+
+  /**
+   * Selection ids whose first {@code DELETE} answered 404 although their {@code select_and_reserve}
+   * answered 200 in the same lifecycle (a booking the product said it did not know); tried again
+   * once the phase's leak has been measured.
+   */
+  final ConcurrentLinkedQueue<String> denied = new ConcurrentLinkedQueue<>();
   private final Histogram all = new ConcurrentHistogram(MAX_US, 3);
   private final Histogram window = new ConcurrentHistogram(MAX_US, 3);
   private volatile long faultStart = Long.MAX_VALUE;

@@ -32,6 +32,11 @@ final class Report {
     row(out, "selections clients could not settle (no answer), freed after the load: last answer",
         r.unsettledCell());
     row(out, "leaked bookings after the phase", r.leaked() + String.format(Locale.ROOT, " (drain %.1f s)", r.drainSecs()));
+    row(out, "DELETEs that answered 404 for a booking of the same lifecycle, retried after the leak check: last"
+        + " answer", r.deniedCell());
+    if (r.leakedAfterRetry() != null) {
+      row(out, "leaked bookings after those retries", r.leakedAfterRetry());
+    }
     row(out, "catalog agreement (GET /workers)", r.catalog());
     row(out, "fallbacks used (kvselect_cluster_fallbacks_total)", r.fallbacks());
     row(out, "members seen per node (GET /cluster)", r.members());
@@ -57,10 +62,19 @@ final class Report {
       long all = r.failures().values().stream().flatMap(m -> m.values().stream()).mapToLong(Long::longValue).sum();
       out.printf(Locale.ROOT, "| %s | %d | %.1f | %d | %d | %s | %s | %d | %s | %s | %s | %s |%n", r.name(),
           r.lifecycles(), r.lifecyclesPerSec(), timeouts, all - timeouts, r.latency().cell(),
-          r.window() == null ? "—" : windowCell(r.window()), r.moves(), cell(r.leaked()), cell(r.catalog()),
+          r.window() == null ? "—" : windowCell(r.window()), r.moves(), cell(leakedCell(r)), cell(r.catalog()),
           r.fallbacks(), r.members());
     }
     out.println();
+  }
+
+  /** The leak, and what was left of it after the 404'd DELETEs were retried. */
+  static String leakedCell(PhaseResult r) {
+    if (r.leakedAfterRetry() == null) {
+      return r.leaked();
+    }
+    long n = r.denied().values().stream().mapToLong(Long::longValue).sum();
+    return r.leaked() + " (after retrying " + n + " DELETEs that had answered 404: " + r.leakedAfterRetry() + ")";
   }
 
   /** A fault window in which no client started a call (every thread stalled) says so rather than a dash. */

@@ -19,7 +19,7 @@ class ReportTest {
     failures.put("select", new TreeMap<>(Map.of("503", 2L, "timeout", 3L)));
     failures.put("delete", Map.of("404", 1L));
     return new PhaseResult("sigstop", "SIGSTOP node2", null, 20.0, 400, failures, new Latency(500, 1.25, 2001, 2017),
-        new Latency(10, 150, 1999, 2000.4), 390, 2, "1/1/1", new TreeMap<>(Map.of("200", 1L, "404", 2L)), "0", 1.5,
+        new Latency(10, 150, 1999, 2000.4), 390, 2, "1/1/1", new TreeMap<>(Map.of("200", 1L, "404", 2L)), "0", Map.of(), null, 1.5,
         "equal (4 workers on 3 nodes)", "n/a", "3/3/3", "a | note");
   }
 
@@ -63,6 +63,22 @@ class ReportTest {
     assertEquals("| sigstop | 400 | 20.0 | 3 | 3 | 1.3 / 2001 / 2017 (n=500) | 150 / 1999 / 2000 (n=10) | 2 | 0 "
         + "| equal (4 workers on 3 nodes) | n/a | 3/3/3 |", rows.get(2));
     assertTrue(rows.get(3).startsWith("| partition | skipped: iptables is not installed |"), rows.get(3));
+  }
+
+  @Test
+  void deniedDeletesRetriedShowWhatWasLeftOfTheLeak() {
+    PhaseResult f = faulted();
+    PhaseResult r = new PhaseResult(f.name(), f.fault(), null, f.loadSecs(), f.lifecycles(), f.failures(), f.latency(),
+        f.window(), f.turns(), f.moves(), f.activeAtStop(), f.unsettled(), "node0: 7; node1: 7",
+        new TreeMap<>(Map.of("200", 7L, "404", 3L)), "0", f.drainSecs(), f.catalog(), f.fallbacks(), f.members(), "");
+    String t = print(out -> Report.phase(out, 5, r));
+
+    assertTrue(t.contains("| leaked bookings after the phase | node0: 7; node1: 7 (drain 1.5 s) |"), t);
+    assertTrue(t.contains("retried after the leak check: last answer | 10 (200 x7, 404 x3) |"), t);
+    assertTrue(t.contains("| leaked bookings after those retries | 0 |"), t);
+    assertEquals("node0: 7; node1: 7 (after retrying 10 DELETEs that had answered 404: 0)", Report.leakedCell(r));
+    assertEquals("0", Report.leakedCell(f), "no retries, no remark");
+    assertTrue(print(out -> Report.phase(out, 3, f)).contains("retried after the leak check: last answer | none |"));
   }
 
   @Test
