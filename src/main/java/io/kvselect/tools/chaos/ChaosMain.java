@@ -37,8 +37,8 @@ public final class ChaosMain implements Callable<Integer> {
   /** The command line as typed, for the report; set once by {@link #main}. */
   private static volatile String invocation = "kvselect-chaos";
 
-  @Option(names = "--short", description = "A run of a minute or two: baseline 10 s, SIGKILL + restart, a 6 s"
-      + " SIGSTOP, no partition; overrides the phase lengths.")
+  @Option(names = "--short", description = "A run of about two minutes: warm-up 5 s, baseline 10 s, SIGKILL +"
+      + " restart, a 6 s SIGSTOP, no partition; overrides the phase lengths.")
   boolean shortRun;
 
   @Option(names = "--nodes", paramLabel = "N", description = "Clustered nodes, separate JVMs (3).")
@@ -89,7 +89,7 @@ public final class ChaosMain implements Callable<Integer> {
   @Option(names = "--no-pause", description = "Skip the SIGSTOP phase.")
   boolean noPause;
 
-  @Option(names = "--no-partition", description = "Skip the partition phase.")
+  @Option(names = "--no-partition", description = "Skip the partition phase (not --long-partition).")
   boolean noPartition;
 
   @Option(names = "--victim", paramLabel = "I", description = "Index of the node faulted (the last, N-1).")
