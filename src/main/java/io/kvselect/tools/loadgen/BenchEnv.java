@@ -14,19 +14,19 @@ import java.util.concurrent.TimeUnit;
  * directory. Every probe is bounded (external commands get {@value #COMMAND_TIMEOUT_S} s) and
  * falls back to "unknown" instead of failing the run. Stateless.
  */
-final class BenchEnv {
+public final class BenchEnv {
 
   private static final long COMMAND_TIMEOUT_S = 10;
 
   private BenchEnv() {}
 
   /** The CPUs this JVM may use (what {@code nproc} prints). */
-  static int cpus() {
+  public static int cpus() {
     return Runtime.getRuntime().availableProcessors();
   }
 
   /** The first {@code model name} of {@code /proc/cpuinfo}, or "unknown CPU". */
-  static String cpuModel() {
+  public static String cpuModel() {
     try {
       for (String line : Files.readAllLines(Path.of("/proc/cpuinfo"), StandardCharsets.UTF_8)) {
         if (line.startsWith("model name")) {
@@ -40,7 +40,7 @@ final class BenchEnv {
   }
 
   /** {@code java -version} of the running JVM's binary, on one line. */
-  static String javaVersion() {
+  public static String javaVersion() {
     String java = ProcessHandle.current().info().command().orElse("java");
     String out = run(List.of(java, "-version"));
     if (out.isEmpty()) {
@@ -50,7 +50,7 @@ final class BenchEnv {
   }
 
   /** One-minute load average, or -1 where unavailable. */
-  static double loadAverage() {
+  public static double loadAverage() {
     return ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
   }
 
@@ -65,7 +65,7 @@ final class BenchEnv {
    * {@code git rev-parse --short HEAD} when the two differ; the checkout's alone when not run from
    * such a jar.
    */
-  static String gitCommit() {
+  public static String gitCommit() {
     String head = run(List.of("git", "rev-parse", "--short", "HEAD")).strip();
     String dirty = head.isEmpty() ? "" : run(List.of("git", "status", "--porcelain", "--untracked-files=no")).strip();
     String checkout = head.isEmpty() ? "unknown (not a git checkout)"
