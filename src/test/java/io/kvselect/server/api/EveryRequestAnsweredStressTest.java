@@ -105,6 +105,7 @@ class EveryRequestAnsweredStressTest {
     } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
       throw new AssertionError(method + " " + path + " (Vert.x client) was not answered within " + BOUND.toSeconds()
           + " s: " + e + " (node in-flight requests: " + n.node.inFlightRequests() + ")"
+          + "\n\nsockets of the node's port:\n" + sockets(n.node.port())
           + "\n\nthreads of this JVM:\n" + HangWatch.threadDump(), e);
     }
   }
@@ -178,7 +179,21 @@ class EveryRequestAnsweredStressTest {
     } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
       throw new AssertionError(method + " " + path + " was not answered within " + BOUND.toSeconds() + " s: " + e
           + " (node in-flight requests: " + n.node.inFlightRequests() + ")"
+          + "\n\nsockets of the node's port:\n" + sockets(n.node.port())
           + "\n\nthreads of this JVM:\n" + HangWatch.threadDump(), e);
+    }
+  }
+
+  /** {@code ss} lines of the TCP connections to or from {@code port} (queues show who holds unread bytes). */
+  private static String sockets(int port) {
+    try {
+      Process p = new ProcessBuilder("ss", "-tn", "( sport = :" + port + " or dport = :" + port + " )")
+          .redirectErrorStream(true).start();
+      String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+      p.waitFor(5, TimeUnit.SECONDS);
+      return out;
+    } catch (Exception e) {
+      return "(ss failed: " + e + ")";
     }
   }
 }
