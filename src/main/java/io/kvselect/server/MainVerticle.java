@@ -170,16 +170,12 @@ public final class MainVerticle extends VerticleBase {
           if (httpInstances == 0) {
             return Future.succeededFuture();
           }
-          // with port 0 every instance would bind a random port of its own and only the one named
-          // by port() would get requests: the first picks the port, the others share it
-          Future<String> first = vertx.deployVerticle(() -> new HttpApiVerticle(service, metrics, ev, () -> recovery,
-              host, port, actualPort::set, config, guards, cluster).replicaSync(replica)
-              .listenerWarnings(this::listenerWarnings),
-              new DeploymentOptions().setInstances(port == 0 ? 1 : httpInstances));
-          return port != 0 || httpInstances == 1 ? first : first.compose(id -> vertx.deployVerticle(
-              () -> new HttpApiVerticle(service, metrics, ev, () -> recovery, host, actualPort.get(), p -> { },
-                  config, guards, cluster).replicaSync(replica).listenerWarnings(this::listenerWarnings),
-              new DeploymentOptions().setInstances(httpInstances - 1)));
+          // with port 0 each instance binds a random port of its own and port() names one of them
+          // (sharing one random port needs Vert.x's server sharing, which is keyed by the
+          // requested port: a second bind of the chosen port failed with "Address already in use")
+          return vertx.deployVerticle(() -> new HttpApiVerticle(service, metrics, ev, () -> recovery, host, port,
+              actualPort::set, config, guards, cluster).replicaSync(replica)
+              .listenerWarnings(this::listenerWarnings), new DeploymentOptions().setInstances(httpInstances));
         })
         .compose(v -> {
           ApiOperations ops = new ApiOperations(service, events);
