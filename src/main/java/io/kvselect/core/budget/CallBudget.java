@@ -83,13 +83,16 @@ public final class CallBudget {
     CompletableFuture<T> out = new CompletableFuture<>();
     Runnable fall = () -> {
       if (!out.isDone()) {
+        // counted before the answer is visible (a caller that reads the count after the answer
+        // sees it), taken back when the call won the race
+        counted.increment();
         try {
-          if (out.complete(fallback.get())) {
-            counted.increment();
+          if (!out.complete(fallback.get())) {
+            counted.decrement();
           }
         } catch (RuntimeException e) {
-          if (out.completeExceptionally(e)) {
-            counted.increment();
+          if (!out.completeExceptionally(e)) {
+            counted.decrement();
           }
         }
       }

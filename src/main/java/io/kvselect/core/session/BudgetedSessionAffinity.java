@@ -103,7 +103,12 @@ public final class BudgetedSessionAffinity implements SessionAffinity {
     return budget;
   }
 
-  private static String key(String partition, String sessionId) {
+  /**
+   * The key of a (partition, session) pair in a shared table: the partition's length first, so no
+   * pair collides with another. The shared table must use the same key, since the breaker asks
+   * the table's owner of it ({@code HazelcastSessionAffinity} does).
+   */
+  public static String key(String partition, String sessionId) {
     return partition.length() + ":" + partition + sessionId;
   }
 

@@ -136,9 +136,9 @@ public final class HazelcastSessionAffinity implements SessionAffinity {
     return onBlocking(() -> map.executeOnEntries(new DropLeases(prefix, deadline), new HasLeaseOf(prefix)).size());
   }
 
-  /** The map key: the partition's length first, so no partition/session pair can collide with another. */
+  /** The map key ({@link io.kvselect.core.session.BudgetedSessionAffinity#key}, which the call budget's breaker uses). */
   static String key(String partition, String sessionId) {
-    return partition.length() + ":" + partition + sessionId;
+    return io.kvselect.core.session.BudgetedSessionAffinity.key(partition, sessionId);
   }
 
   @Override
