@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvselect.core.error.ErrorCode;
 import io.kvselect.core.error.SelectionException;
+import io.kvselect.core.service.DeferredFrees;
 import io.kvselect.core.service.LifecycleForwarder;
 import io.kvselect.core.service.LifecycleStep;
 import io.kvselect.core.service.SelectionService;
@@ -18,7 +19,10 @@ import io.vertx.core.spi.cluster.ClusterManager;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -42,14 +46,27 @@ import java.util.concurrent.atomic.AtomicInteger;
  * has not noticed yet): 503, retry; the booking may still exist. Asking every member for an
  * unknown id answers 503 in the same way when one of them did not answer and none held it.
  *
+ * <p>Deferred frees (hinted handoff, {@link DeferredFrees}). A free that could not reach its
+ * holder (the holder left the membership, timed out, or is in its silent hold; or nobody held the
+ * id while a member was missing) is kept for {@link #HINT_TTL} and delivered once the holder is a
+ * member again and answers: a member removed after a pause or a partition merges back with its
+ * node id and its bookings, and these frees release what its clients freed meanwhile. The
+ * caller's answer is unchanged (404 or 503 as above); the message says the free is kept.
+ * {@link #tick} (every {@value #TICK_MS} ms on the attaching context) notices members that came
+ * back and delivers at most {@value #DELIVERY_BATCH} hints per member at a time.
+ *
  * <p>Wire form: {@code {"v": 1, "kind": "lifecycle", "from", "step": "prefill_complete" |
  * "output_block" | "free", "id", "decay_fraction"}}; the reply {@code {"v": 1, "kind":
  * "lifecycle_result", "ok": true}} or {@code {..., "ok": false, "code": "<ErrorCode>", "error"}}.
  *
- * <p>Thread-safe: the consumer is set once by {@link #attach} (on the caller's context) and
- * removed by {@link #close}; {@link #forward} keeps its state in the stage it returns.
+ * <p>Thread-safe: the consumer and timer are set once by {@link #attach} (on the caller's context)
+ * and removed by {@link #close}; {@link #forward} keeps its state in the stage it returns; the
+ * membership seen by the last tick is owned by the attaching context; the hints are owned by
+ * {@link #hints} (synchronized).
  */
 public final class BusLifecycleForwarder implements LifecycleForwarder {
+
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(BusLifecycleForwarder.class);
 
   /** The send timeout of a forwarded step. */
   public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(5);
@@ -68,6 +85,22 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
   private final java.util.Map<String, Long> silentUntil = new java.util.concurrent.ConcurrentHashMap<>();
   static final long SILENT_HOLD_NANOS = 2_000_000_000L;
 
+  /** How long a deferred free is kept for its holder to come back. */
+  public static final Duration HINT_TTL = Duration.ofMinutes(10);
+  static final int HINT_LIMIT = 100_000;
+  static final long TICK_MS = 1_000;
+  static final int DELIVERY_BATCH = 256;
+
+  private final DeferredFrees hints = new DeferredFrees(HINT_LIMIT, HINT_TTL.toNanos());
+  /** Members at the last tick, and every member any tick saw (a new node id is not a return). Tick context. */
+  private Set<String> lastLive = Set.of();
+  private final Set<String> everSeen = new HashSet<>();
+  /** When the last tick saw a member go missing (nanoTime), or null: hints for any node are kept until a TTL after. */
+  private volatile Long lastDeparture;
+  /** Origins with a delivery in flight. */
+  private final Set<String> delivering = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private long timer = -1;
+
   public BusLifecycleForwarder(Vertx vertx, ClusterManager cluster, Duration timeout) {
     this.vertx = vertx;
     this.cluster = cluster;
@@ -79,11 +112,18 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
   public Future<Void> attach(SelectionService service) {
     MessageConsumer<Object> c = vertx.eventBus().consumer(SyncAddresses.lifecycle(nodeId), m -> serve(service, m));
     consumer = c;
+    lastLive = new HashSet<>(cluster.getNodes());
+    everSeen.addAll(lastLive);
+    timer = vertx.setPeriodic(TICK_MS, t -> tick());
     return c.completion();
   }
 
-  /** Stops serving forwarded steps. */
+  /** Stops serving forwarded steps and delivering hints (the ones left are dropped). */
   public Future<Void> close() {
+    if (timer >= 0) {
+      vertx.cancelTimer(timer);
+      timer = -1;
+    }
     MessageConsumer<Object> c = consumer;
     consumer = null;
     return c == null ? Future.succeededFuture() : c.unregister();
@@ -97,13 +137,13 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
     if (origin != null && !origin.equals(nodeId)) {
       if (!live.contains(origin)) {
         silentUntil.remove(origin);
-        return CompletableFuture.failedFuture(departed(step, origin));
+        return CompletableFuture.failedFuture(departed(step, origin, hint(origin, step)));
       }
       Long until = silentUntil.get(origin);
       if (until != null && System.nanoTime() - until < 0) {
         return CompletableFuture.failedFuture(SelectionException.notReady("node " + origin + ", which holds"
             + " reservation " + step.id() + ", did not answer a forwarded step within " + timeoutMs
-            + " ms just now; retry (it is released once the cluster removes that node)"));
+            + " ms just now; retry (it is released once the cluster removes that node)" + kept(hint(origin, step))));
       }
       return ask(origin, step).thenApply(a -> {
         if (a.timedOut()) {
@@ -116,19 +156,36 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
         }
         if (a.timedOut()) {
           throw SelectionException.notReady("node " + origin + ", which holds reservation " + step.id()
-              + ", did not answer within " + timeoutMs + " ms; retry");
+              + ", did not answer within " + timeoutMs + " ms; retry" + kept(hint(origin, step)));
         }
         if (a.gone()) {
-          throw departed(step, origin);
+          throw departed(step, origin, hint(origin, step));
         }
         return null;
       });
     }
     live.remove(nodeId);
     if (live.isEmpty()) {
-      return CompletableFuture.failedFuture(notFound(step));
+      return CompletableFuture.failedFuture(notFound(step, hintForAny(step)));
     }
     return askAll(live, step);
+  }
+
+  /** Keeps a free for {@code origin}; true when it was kept. Other steps are not kept. */
+  private boolean hint(String origin, LifecycleStep step) {
+    return step instanceof LifecycleStep.Free && hints.forOrigin(origin, step.id(), System.nanoTime());
+  }
+
+  /** Keeps a free nobody reachable held for any node that comes back, while a member went missing within the TTL. */
+  private boolean hintForAny(LifecycleStep step) {
+    Long d = lastDeparture;
+    long now = System.nanoTime();
+    return step instanceof LifecycleStep.Free && d != null && now - d < HINT_TTL.toNanos()
+        && hints.forAnyReturning(step.id(), now);
+  }
+
+  private static String kept(boolean kept) {
+    return kept ? "; the free is kept and delivered to that node when it answers again" : "";
   }
 
   /** Asks every node in {@code others}: the first holder's answer wins; 404 when none holds it. */
@@ -136,6 +193,7 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
     CompletableFuture<Void> out = new CompletableFuture<>();
     AtomicInteger left = new AtomicInteger(others.size());
     AtomicBoolean silent = new AtomicBoolean();
+    List<String> unanswered = java.util.Collections.synchronizedList(new ArrayList<>());
     for (String peer : others) {
       ask(peer, step).whenComplete((a, err) -> {
         if (err == null && a.failure() == null && !a.timedOut() && !a.gone()) {
@@ -144,12 +202,23 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
           out.completeExceptionally(a.failure());
         } else if (err != null || a.timedOut()) {
           silent.set(true);
+          unanswered.add(peer);
+        } else if (a.gone()) {
+          // listed without a consumer: stopping, or just merged back before its registration
+          // spread; its answer is not "not held", so a free is kept for it
+          unanswered.add(peer);
         }
         if (left.decrementAndGet() == 0 && !out.isDone()) {
+          boolean kept = false;
+          for (String p : unanswered) {
+            kept |= hint(p, step);
+          }
+          kept |= hintForAny(step);
           out.completeExceptionally(silent.get()
               ? SelectionException.notReady("reservation " + step.id() + " was not found on the nodes that"
-                  + " answered, and not every node answered within " + timeoutMs + " ms; retry")
-              : notFound(step));
+                  + " answered, and not every node answered within " + timeoutMs + " ms; retry" + (kept
+                  ? "; the free is kept and delivered to a node that answers again or comes back" : ""))
+              : notFound(step, kept));
         }
       });
     }
@@ -206,13 +275,84 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
     }
   }
 
-  private static SelectionException notFound(LifecycleStep step) {
-    return SelectionException.notFound("reservation " + step.id() + " not found");
+  private static SelectionException notFound(LifecycleStep step, boolean kept) {
+    return SelectionException.notFound("reservation " + step.id() + " not found" + (kept
+        ? " (a member left the cluster lately: the free is kept and delivered to any node that comes back)" : ""));
   }
 
-  private static SelectionException departed(LifecycleStep step, String origin) {
+  private static SelectionException departed(LifecycleStep step, String origin, boolean kept) {
     return SelectionException.notFound("reservation " + step.id() + " not found: it was booked on node " + origin
-        + ", which has left the cluster (its reservations are released)");
+        + ", which has left the cluster (its reservations are released)" + (kept
+        ? "; the free is kept and delivered to that node if it comes back" : ""));
+  }
+
+  // ---- deferred frees ----
+
+  /** The hints' counters, for {@code GET /cluster}. */
+  public Map<String, Long> deferredFrees() {
+    return hints.snapshot(System.nanoTime());
+  }
+
+  /** Notices members that went missing or came back, then delivers the hints of every member that answers. */
+  void tick() {
+    long now = System.nanoTime();
+    Set<String> live = new HashSet<>(cluster.getNodes());
+    for (String n : lastLive) {
+      if (!live.contains(n)) {
+        lastDeparture = now;
+      }
+    }
+    for (String n : live) {
+      if (!lastLive.contains(n) && everSeen.contains(n) && !n.equals(nodeId)) {
+        hints.returned(n, now);
+      }
+    }
+    everSeen.addAll(live);
+    if (everSeen.size() > 4 * HINT_LIMIT) {
+      everSeen.retainAll(live);
+    }
+    lastLive = live;
+    for (String origin : hints.origins(now)) {
+      if (!live.contains(origin) || origin.equals(nodeId) || delivering.contains(origin)) {
+        continue;
+      }
+      Long until = silentUntil.get(origin);
+      if (until != null && now - until < 0) {
+        continue;
+      }
+      List<String> due = hints.due(origin, DELIVERY_BATCH, now);
+      if (!due.isEmpty()) {
+        deliver(origin, due);
+      }
+    }
+  }
+
+  /** Sends the frees of {@code ids} to {@code origin} at once; an answer ends a hint, no answer keeps it. */
+  private void deliver(String origin, List<String> ids) {
+    delivering.add(origin);
+    AtomicInteger left = new AtomicInteger(ids.size());
+    AtomicInteger freed = new AtomicInteger();
+    AtomicInteger unanswered = new AtomicInteger();
+    for (String id : ids) {
+      ask(origin, new LifecycleStep.Free(id)).whenComplete((a, err) -> {
+        if (err != null || a.timedOut() || a.gone()) {
+          unanswered.incrementAndGet();
+        } else {
+          hints.delivered(origin, id, a.failure() == null);
+          if (a.failure() == null) {
+            freed.incrementAndGet();
+          }
+        }
+        if (left.decrementAndGet() == 0) {
+          if (unanswered.get() > 0) {
+            silentUntil.put(origin, System.nanoTime() + SILENT_HOLD_NANOS);
+          }
+          LOG.info("deferred frees delivered to node {}: {} freed, {} not held there, {} unanswered (kept)", origin,
+              freed.get(), ids.size() - freed.get() - unanswered.get(), unanswered.get());
+          delivering.remove(origin);
+        }
+      });
+    }
   }
 
   // ---- serving ----

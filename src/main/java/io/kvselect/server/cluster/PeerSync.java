@@ -211,6 +211,7 @@ public final class PeerSync {
     }
     m.put("sent", sent());
     m.putAll(stats.snapshot());
+    m.put("deferred_frees", lifecycle.deferredFrees());
     return m;
   }
 

@@ -18,10 +18,28 @@ final class CallCounts {
 
   private final ConcurrentHashMap<String, ConcurrentHashMap<String, LongAdder>> byOp = new ConcurrentHashMap<>();
 
+  /** The first answer body of each {@code op: outcome}, cut at {@value #SAMPLE_CHARS} characters. */
+  private final ConcurrentHashMap<String, String> firstBody = new ConcurrentHashMap<>();
+  static final int SAMPLE_CHARS = 240;
+
   /** Counts one failed {@code op} with {@code outcome} (a status code or a label). */
   void fail(String op, String outcome) {
+    fail(op, outcome, null);
+  }
+
+  /** {@link #fail(String, String)}, keeping {@code body} when it is the first of its kind. */
+  void fail(String op, String outcome, String body) {
     byOp.computeIfAbsent(op, k -> new ConcurrentHashMap<>()).computeIfAbsent(outcome, k -> new LongAdder())
         .increment();
+    if (body != null && !body.isBlank()) {
+      String b = body.strip().replace('\n', ' ').replace('|', '/');
+      firstBody.putIfAbsent(op + ": " + outcome, b.length() > SAMPLE_CHARS ? b.substring(0, SAMPLE_CHARS) + "..." : b);
+    }
+  }
+
+  /** {@code op: outcome} -> the first answer body seen, sorted. */
+  Map<String, String> samples() {
+    return new TreeMap<>(firstBody);
   }
 
   /** Operation -> outcome -> count, both sorted. */

@@ -140,12 +140,12 @@ final class LifecycleLoad {
     }
     stats.selectLatency(t0, System.nanoTime() - t0);
     if (!select.ok()) {
-      stats.failures.fail("select", select.label);
+      stats.failures.fail("select", select.label, select.body);
       if (select.unanswered()) {
         stats.unsettled.add(selection);
         Outcome cleanup = call(rnd, "DELETE", "/reservations/" + selection, null);
         if (cleanup != null && !cleanup.ok() && !cleanup.label.equals("404")) {
-          stats.failures.fail("cleanup", cleanup.label);
+          stats.failures.fail("cleanup", cleanup.label, cleanup.body);
         }
       }
       return;
@@ -158,7 +158,7 @@ final class LifecycleLoad {
     Outcome prefill = call(rnd, "POST", "/reservations/" + selection + "/prefill_complete", null);
     boolean ok = prefill != null && prefill.ok();
     if (prefill != null && !ok) {
-      stats.failures.fail("prefill", prefill.label);
+      stats.failures.fail("prefill", prefill.label, prefill.body);
     }
     for (int attempt = 0; attempt < DELETE_TRIES; attempt++) {
       Outcome delete = call(rnd, "DELETE", "/reservations/" + selection, null);
@@ -171,7 +171,7 @@ final class LifecycleLoad {
         }
         return;
       }
-      stats.failures.fail("delete", delete.label);
+      stats.failures.fail("delete", delete.label, delete.body);
       if (!delete.retryable()) {
         if (attempt == 0 && delete.label.equals("404")) {
           stats.denied.add(selection);

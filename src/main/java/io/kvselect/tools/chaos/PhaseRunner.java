@@ -88,7 +88,8 @@ final class PhaseRunner {
     return new PhaseResult(p.name(), fault, null, loadSecs, stats.lifecycles.sum(), stats.failures.snapshot(),
         stats.allLatency(), stats.windowLatency(), stats.turns.sum(), stats.moves.sum(), activeAtStop,
         unsettled, leaked, denied, leakedAfterRetry, drainSecs,
-        fleet.catalogAgreement(), fleet.fallbacks(), fleet.membersSeen(), notes.toString());
+        fleet.catalogAgreement(), fleet.fallbacks(), fleet.membersSeen(), notes.toString(),
+        stats.failures.samples());
   }
 
   private void inject(Phase p, ChaosNode victim, PhaseStats stats, StringBuilder notes)

@@ -24,6 +24,7 @@ final class Report {
     row(out, "lifecycles completed", Long.toString(r.lifecycles()));
     row(out, "lifecycles per second", String.format(Locale.ROOT, "%.1f", r.lifecyclesPerSec()));
     row(out, "non-2xx and timeouts", CallCounts.format(r.failures()));
+    r.samples().forEach((kind, body) -> row(out, "first answer of " + kind, "`" + body.replace('`', '\'') + "`"));
     row(out, "select_and_reserve p50 / p99 / max ms, whole phase", r.latency().cell());
     row(out, "select_and_reserve p50 / p99 / max ms, fault window after its first 5 s",
         r.window() == null ? "no fault" : windowCell(r.window()));

@@ -20,7 +20,8 @@ class ReportTest {
     failures.put("delete", Map.of("404", 1L));
     return new PhaseResult("sigstop", "SIGSTOP node2", null, 20.0, 400, failures, new Latency(500, 1.25, 2001, 2017),
         new Latency(10, 150, 1999, 2000.4), 390, 2, "1/1/1", new TreeMap<>(Map.of("200", 1L, "404", 2L)), "0", Map.of(), null, 1.5,
-        "equal (4 workers on 3 nodes)", "n/a", "3/3/3", "a | note");
+        "equal (4 workers on 3 nodes)", "n/a", "3/3/3", "a | note",
+        Map.of("delete: 404", "{\"error\":\"reservation x not found\"}"));
   }
 
   private static String print(java.util.function.Consumer<PrintStream> body) {
@@ -47,6 +48,7 @@ class ReportTest {
     assertTrue(t.contains("| fallbacks used (kvselect_cluster_fallbacks_total) | n/a |"), t);
     assertTrue(t.contains("| members seen per node (GET /cluster) | 3/3/3 |"), t);
     assertTrue(t.contains("| notes | a \\| note |"), "a pipe in a cell is escaped: " + t);
+    assertTrue(t.contains("| first answer of delete: 404 | `{\"error\":\"reservation x not found\"}` |"), t);
   }
 
   @Test
@@ -70,7 +72,7 @@ class ReportTest {
     PhaseResult f = faulted();
     PhaseResult r = new PhaseResult(f.name(), f.fault(), null, f.loadSecs(), f.lifecycles(), f.failures(), f.latency(),
         f.window(), f.turns(), f.moves(), f.activeAtStop(), f.unsettled(), "node0: 7; node1: 7",
-        new TreeMap<>(Map.of("200", 7L, "404", 3L)), "0", f.drainSecs(), f.catalog(), f.fallbacks(), f.members(), "");
+        new TreeMap<>(Map.of("200", 7L, "404", 3L)), "0", f.drainSecs(), f.catalog(), f.fallbacks(), f.members(), "", f.samples());
     String t = print(out -> Report.phase(out, 5, r));
 
     assertTrue(t.contains("| leaked bookings after the phase | node0: 7; node1: 7 (drain 1.5 s) |"), t);
