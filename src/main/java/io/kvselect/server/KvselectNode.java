@@ -171,6 +171,10 @@ public final class KvselectNode {
             c.view().attachFallbacks(b::stats, b.budget());
             metrics.bindFallbacks(b);
           }
+          if (service.kvcState() instanceof io.kvselect.core.kvc.BudgetedKvcState k) {
+            metrics.bindKvcFallbacks(k);
+            c.view().attachKvcFallbacks(k);
+          }
           return deploy(c.vertx(), s, service, httpInstances, metrics, c.view())
               .compose(node -> sync.attach(service).map(o -> node.withPeerSync(sync))
                   .recover(e -> node.close().transform(x -> Future.<KvselectNode>failedFuture(e))));
@@ -279,6 +283,7 @@ public final class KvselectNode {
   private KvselectNode withPeerSync(io.kvselect.server.cluster.PeerSync sync) {
     this.peerSync = sync;
     cluster.attachSync(sync::json);
+    cluster.attachFence(sync::fenceReason);
     cluster.releaseReady();
     return this;
   }

@@ -60,6 +60,11 @@ final class KvcSelection {
   private final ConcurrentHashMap<String, Booked> booked = new ConcurrentHashMap<>();
   private final EligibilityFilter eligibility = new EligibilityFilter();
 
+  /** The KVC state the dispatcher works on (a cluster-wide one, or the local one). */
+  KvcState state() {
+    return dispatcher.state();
+  }
+
   KvcSelection(KvcState state, AdmissionClient client, RandomGenerator rng) {
     this.dispatcher = new KvcDispatcher(state);
     this.client = client;

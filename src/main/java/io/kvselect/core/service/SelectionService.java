@@ -70,6 +70,8 @@ public final class SelectionService {
   private final KvcSelection kvc;
   private final LifecycleForwarder lifecycle;
   private volatile boolean shuttingDown;
+  /** Why new selections are refused now, or null ({@link #hold}). */
+  private volatile java.util.function.Supplier<String> hold = () -> null;
 
   SelectionService(ServiceSettings settings, Clock clock, RandomGenerator rng, SelectionPipeline pipeline,
       SessionAffinity affinity, PendingStore<PendingKey, PendingSelection> pending, LoadSync loadSync,
@@ -181,10 +183,19 @@ public final class SelectionService {
     return registry.list(modelName, routingGroup);
   }
 
-  /** {@code GET /ready}: ready when not shutting down and at least one worker is schedulable. */
+  /** {@code GET /ready}: ready when not shutting down, not held, and at least one worker is schedulable. */
   public ReadyStatus ready() {
     int n = registry.schedulableCount();
-    return new ReadyStatus(!shuttingDown && n > 0, n, registry.all());
+    return new ReadyStatus(!shuttingDown && hold.get() == null && n > 0, n, registry.all());
+  }
+
+  /**
+   * Refuses new selections (503 with the reason) while {@code reason} answers non-null: a
+   * clustered node fenced after a pause ({@code io.kvselect.core.budget.PauseFence}). Lifecycle
+   * calls for existing bookings are not held. Set once by the node's wiring.
+   */
+  public void hold(java.util.function.Supplier<String> reason) {
+    this.hold = java.util.Objects.requireNonNull(reason);
   }
 
   /** Marks the service as shutting down: {@code /ready} turns false and selections fail with 503. */
@@ -268,6 +279,11 @@ public final class SelectionService {
   }
 
   /** KVC counters: requests by mode, rejects by reason, migrations, blacklist entries. */
+  /** The KVC-Router's state (the cluster's when clustered); for metrics and {@code /cluster}. */
+  public io.kvselect.core.kvc.KvcState kvcState() {
+    return kvc.state();
+  }
+
   public io.kvselect.core.kvc.KvcMetrics kvcMetrics() {
     return kvc.metrics();
   }
@@ -430,6 +446,10 @@ public final class SelectionService {
   Partition readyPartition(PartitionKey key) {
     if (shuttingDown) {
       throw SelectionException.notReady("selection service is shutting down");
+    }
+    String held = hold.get();
+    if (held != null) {
+      throw SelectionException.notReady(held);
     }
     Partition p = registry.partition(key);
     if (p == null || !p.members().ready()) {

@@ -73,6 +73,7 @@ public final class Kvselect {
     return deploy(vertx, settings, node.service(), 1, view, sync)
         .compose(k -> sync.attach(k.service).map(o -> {
           view.attachSync(sync::json);
+          view.attachFence(sync::fenceReason);
           view.releaseReady();
           return k;
         }).recover(e -> k.undeploy().transform(x -> Future.<Kvselect>failedFuture(e))));

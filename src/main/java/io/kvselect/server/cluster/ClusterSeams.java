@@ -49,7 +49,29 @@ public final class ClusterSeams {
     io.kvselect.core.service.SelectionService service = apply(builder, s, vertx, hz)
         .loadSync(io.kvselect.server.sync.replica.CompositeLoadSync.of(sync.loadSync(), alsoPublishTo))
         .catalogSync(sync.catalogSync()).lifecycleForwarder(sync.lifecycleForwarder()).build();
+    ClusterFence fence = new ClusterFence(hz, failureTimeout(hz, s));
+    sync.fence(fence);
+    service.hold(fence::reason);
     return new Node(service, sync);
+  }
+
+  /**
+   * The member's failure timeout: Hazelcast's {@code hazelcast.max.no.heartbeat.seconds} as the
+   * member was configured (an application's clustered Vert.x may set its own), else the node's.
+   */
+  static Duration failureTimeout(HazelcastInstance hz, NodeSettings s) {
+    String v = hz.getConfig().getProperty("hazelcast.max.no.heartbeat.seconds");
+    if (v == null) {
+      v = System.getProperty("hazelcast.max.no.heartbeat.seconds");
+    }
+    try {
+      if (v != null) {
+        return Duration.ofSeconds(Math.max(1, Long.parseLong(v.trim())));
+      }
+    } catch (NumberFormatException e) {
+      // fall through: the node's own setting
+    }
+    return Duration.ofSeconds(s.cluster().failureTimeoutSecs());
   }
 
   /**
@@ -92,7 +114,8 @@ public final class ClusterSeams {
     Duration pendingTtl = Duration.ofNanos((long) (s.selectionCacheTtlSecs() * 1e9));
     builder.pendingStore(new io.kvselect.core.pending.BudgetedPendingStore<>(new HazelcastPendingStore<>(hz,
         Clock.systemUTC(), pendingTtl, s.selectionCacheMaxBytes(), completions), budget));
-    builder.kvcState(new HazelcastKvcState(hz, blocking, completions));
+    builder.kvcState(new io.kvselect.core.kvc.BudgetedKvcState(new HazelcastKvcState(hz, blocking, completions),
+        budget, NEAR_CACHE_ENTRIES));
     return builder;
   }
 

@@ -45,8 +45,10 @@ public final class ClusterView {
   private volatile String notReady;
   /** What node-to-node sync reports under {@code sync}; set once the node is in step. */
   private volatile java.util.function.Supplier<Map<String, Object>> sync;
+  private volatile java.util.function.Supplier<String> fence;
   private volatile java.util.function.Supplier<io.kvselect.core.session.BudgetedSessionAffinity.Stats> fallbacks;
   private volatile io.kvselect.core.budget.CallBudget budget;
+  private volatile io.kvselect.core.kvc.BudgetedKvcState kvc;
 
   ClusterView(ClusterSettings settings, HazelcastInstance hazelcast, String nodeId) {
     this.settings = settings;
@@ -105,9 +107,21 @@ public final class ClusterView {
     this.notReady = null;
   }
 
-  /** The reason {@code /ready} must answer 503 now, or null. */
+  /** The reason {@code /ready} must answer 503 now (recovering, or fenced after a pause), or null. */
   public String notReadyReason() {
-    return notReady;
+    String r = notReady;
+    java.util.function.Supplier<String> f = fence;
+    return r != null || f == null ? r : f.get();
+  }
+
+  /** Adds the pause fence's reason ({@link PeerSync#fenceReason}) to {@link #notReadyReason}. */
+  public void attachFence(java.util.function.Supplier<String> reason) {
+    this.fence = reason;
+  }
+
+  /** Adds the KVC-Router state's fallbacks to {@code GET /cluster} under {@code fallbacks.kvc_state}. */
+  public void attachKvcFallbacks(io.kvselect.core.kvc.BudgetedKvcState k) {
+    this.kvc = k;
   }
 
   /** Adds node-to-node sync's report ({@link PeerSync#json}) to {@code GET /cluster} as {@code sync}. */
@@ -168,6 +182,10 @@ public final class ClusterView {
       fb.put("written_back", st.writeBacks());
       fb.put("write_back_conflicts", st.writeBackConflicts());
       fb.put("near_cache_entries", st.nearCacheSize());
+      io.kvselect.core.kvc.BudgetedKvcState k = kvc;
+      if (k != null) {
+        fb.put("kvc_state", k.fallbacks());
+      }
       io.kvselect.core.budget.CallBudget b = budget;
       if (b != null) {
         fb.put("breaker_trips", b.trips());

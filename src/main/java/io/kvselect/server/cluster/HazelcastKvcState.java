@@ -117,7 +117,7 @@ public final class HazelcastKvcState implements KvcState {
 
   /** The session key: the partition's length first, so no partition/session pair collides with another. */
   static String key(String partition, String sessionId) {
-    return partition.length() + ":" + partition + sessionId;
+    return io.kvselect.core.kvc.BudgetedKvcState.key(partition, sessionId);
   }
 
   @Override

@@ -131,6 +131,8 @@ public final class PeerSync {
   private final LinkedHashSet<String> departed = new LinkedHashSet<>();
   private final List<SyncCodec.Envelope> early = new ArrayList<>();
   private volatile boolean recovering = true;
+  /** The node's pause fence, set once before {@link #attach}; closed with this. */
+  private volatile ClusterFence fence;
   private volatile BusIndexRecovery.Outcome recovery;
   private SelectionService service;
   private BusIndexRecovery recoveryServer;
@@ -188,6 +190,17 @@ public final class PeerSync {
     return nodeId;
   }
 
+  /** Closes {@code f} with this sync and reports it under {@code fence} in {@link #json}. */
+  void fence(ClusterFence f) {
+    this.fence = f;
+  }
+
+  /** Why the node refuses new selections now (fenced after a pause), or null. */
+  public String fenceReason() {
+    ClusterFence f = fence;
+    return f == null ? null : f.reason();
+  }
+
   public Stats stats() {
     return stats;
   }
@@ -212,6 +225,10 @@ public final class PeerSync {
     m.put("sent", sent());
     m.putAll(stats.snapshot());
     m.put("deferred_frees", lifecycle.deferredFrees());
+    ClusterFence f = fence;
+    if (f != null) {
+      m.put("fence", f.json());
+    }
     return m;
   }
 
@@ -285,6 +302,10 @@ public final class PeerSync {
         f.add(nodeConsumer.unregister());
       }
       f.add(lifecycle.close());
+      ClusterFence fc = fence;
+      if (fc != null) {
+        fc.close();
+      }
       Future.join(f).<Void>mapEmpty().onComplete(done);
     });
     return done.future();

@@ -164,6 +164,14 @@ public final class ServiceMetrics {
    * {@code kvselect_cluster_write_back_conflicts_total} (a local binding the table had already
    * decided otherwise), and the gauge {@code kvselect_cluster_unconfirmed_bindings}.
    */
+  /** {@code kvselect_cluster_fallbacks_total{op="kvc_state"}}: KVC-Router state calls decided locally. */
+  public void bindKvcFallbacks(io.kvselect.core.kvc.BudgetedKvcState k) {
+    FunctionCounter.builder("kvselect_cluster_fallbacks", k, io.kvselect.core.kvc.BudgetedKvcState::fallbacks)
+        .tag("op", "kvc_state")
+        .description("requests that decided locally because the session table did not answer within the call budget")
+        .register(registry);
+  }
+
   public void bindFallbacks(io.kvselect.core.session.BudgetedSessionAffinity b) {
     FunctionCounter.builder("kvselect_cluster_fallbacks", b, x -> x.stats().lookupFallbacks()).tag("op", "session_lookup")
         .description("requests that decided locally because the session table did not answer within the call budget")

@@ -119,6 +119,25 @@ class ClusterProcessesIT {
         + " %d on the session's worker%n", (System.nanoTime() - stoppedAt) / 1e9, turns * SESSIONS,
         worstNanos / 1e6, kept);
     long wokenAt = System.nanoTime();
+    // woken after more than the failure timeout, it is fenced: no new selection, /ready 503, until
+    // it merged back
+    String[] fenced = {null};
+    await("the woken member answers /ready 503 as fenced").atMost(Duration.ofSeconds(5))
+        .pollInterval(Duration.ofMillis(100)).until(() -> {
+          Reply r = call(paused, "GET", "/ready", null, Duration.ofSeconds(2));
+          if (r.status() == 503 && r.body().path("reason").asText().contains("paused for")) {
+            fenced[0] = r.body().path("reason").asText();
+            return true;
+          }
+          return false;
+        });
+    Reply refused = call(paused, "POST", "/select", Map.of("session_id", "conv-0", "token_ids",
+        ClusterSharedStateTest.tokens(0, 32)), Duration.ofSeconds(5));
+    assertTrue(refused.status() == 503 || refused.status() == 200, "fenced, or already merged back: " + refused);
+    await("the woken member is ready again").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250))
+        .until(() -> call(paused, "GET", "/ready", null, Duration.ofSeconds(2)).status() == 200);
+    System.out.printf("the woken member was fenced (%s) and ready again %.1f s after SIGCONT%n", fenced[0],
+        (System.nanoTime() - wokenAt) / 1e9);
     for (Node n : nodes) {
       await("node " + n.port() + " back in a cluster of three").atMost(Duration.ofSeconds(60))
           .pollInterval(Duration.ofMillis(250)).until(() -> {

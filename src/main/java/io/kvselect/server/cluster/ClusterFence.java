@@ -1,0 +1,124 @@
+package io.kvselect.server.cluster;
+
+import com.hazelcast.cluster.MembershipEvent;
+import com.hazelcast.cluster.MembershipListener;
+import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.core.LifecycleEvent;
+import io.kvselect.core.budget.PauseFence;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Feeds a {@link PauseFence} on a clustered node: a daemon thread beats every
+ * {@value #BEAT_MS} ms (after a SIGSTOP or a frozen VM its first beat sees the whole pause),
+ * Hazelcast's lifecycle listener reports the merge back into the cluster and its membership
+ * listener the member count. A thread of its own, not a Vert.x timer, so that a blocked event loop
+ * is not mistaken for a pause.
+ *
+ * <p>Owner of the beat thread and the two listener registrations; {@link #close} ends all three.
+ * The fence itself is thread-safe.
+ */
+public final class ClusterFence implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ClusterFence.class);
+  static final long BEAT_MS = 100;
+  /** An unchanged member list with others on it for this long lifts a fence (the others kept this node). */
+  static final Duration SETTLE = Duration.ofSeconds(5);
+  /** The longest fence: without a merge by then, this node serves as its side of a split. */
+  static final Duration MAX = Duration.ofSeconds(30);
+
+  private final HazelcastInstance hz;
+  private final PauseFence fence;
+  private final Thread beat;
+  private final UUID lifecycleListener;
+  private final UUID membershipListener;
+  private volatile boolean closed;
+
+  /** Fences after a pause of at least {@code failureTimeout}. */
+  public ClusterFence(HazelcastInstance hz, Duration failureTimeout) {
+    this.hz = hz;
+    this.fence = new PauseFence(failureTimeout.toNanos(), SETTLE.toNanos(), MAX.toNanos());
+    fence.membership(hz.getCluster().getMembers().size(), System.nanoTime());
+    this.lifecycleListener = hz.getLifecycleService().addLifecycleListener(this::lifecycle);
+    this.membershipListener = hz.getCluster().addMembershipListener(new MembershipListener() {
+      @Override
+      public void memberAdded(MembershipEvent e) {
+        fence.membership(e.getMembers().size(), System.nanoTime());
+      }
+
+      @Override
+      public void memberRemoved(MembershipEvent e) {
+        fence.membership(e.getMembers().size(), System.nanoTime());
+      }
+    });
+    this.beat = new Thread(this::beat, "kvselect-pause-fence");
+    beat.setDaemon(true);
+    beat.start();
+  }
+
+  private void lifecycle(LifecycleEvent e) {
+    if (e.getState() == LifecycleEvent.LifecycleState.MERGED) {
+      String before = fence.reason(System.nanoTime());
+      fence.merged(System.nanoTime());
+      if (before != null) {
+        LOG.info("fence lifted: merged back into the cluster; taking selections again");
+      }
+    }
+  }
+
+  private void beat() {
+    boolean wasFenced = false;
+    while (!closed) {
+      long now = System.nanoTime();
+      fence.tick(now);
+      String reason = fence.reason(now);
+      if (reason != null && !wasFenced) {
+        LOG.warn("fenced: {}; new selections answer 503 and /ready 503 until the merge", reason);
+      } else if (reason == null && wasFenced) {
+        LOG.info("fence lifted: {}", fence.lastLift());
+      }
+      wasFenced = reason != null;
+      try {
+        Thread.sleep(BEAT_MS);
+      } catch (InterruptedException e) {
+        return;
+      }
+    }
+  }
+
+  /** Why new selections are refused now (the node is fenced), or null. */
+  public String reason() {
+    return fence.reason(System.nanoTime());
+  }
+
+  /** What {@code GET /cluster} shows under {@code sync.fence}. */
+  public Map<String, Object> json() {
+    Map<String, Object> m = new LinkedHashMap<>();
+    String reason = reason();
+    m.put("fenced", reason != null);
+    if (reason != null) {
+      m.put("reason", reason);
+    }
+    m.put("fences", fence.fences());
+    m.put("last_lift", fence.lastLift());
+    return m;
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    beat.interrupt();
+    try {
+      if (hz.getLifecycleService().isRunning()) {
+        hz.getLifecycleService().removeLifecycleListener(lifecycleListener);
+        hz.getCluster().removeMembershipListener(membershipListener);
+      }
+    } catch (RuntimeException e) {
+      LOG.debug("fence listeners not removed: {}", e.toString());
+    }
+  }
+}

@@ -1,0 +1,67 @@
+package io.kvselect.core.budget;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+class PauseFenceTest {
+
+  private static final long S = 1_000_000_000L;
+
+  /** Threshold 5 s, settle 5 s, at most 30 s; beats every 100 ms from 0 to {@code toSecs}. */
+  private static PauseFence beating(double toSecs) {
+    PauseFence f = new PauseFence(5 * S, 5 * S, 30 * S);
+    for (long t = 0; t <= (long) (toSecs * S); t += S / 10) {
+      f.tick(t);
+    }
+    return f;
+  }
+
+  @Test
+  void regularBeatsAndShortGapsNeverFence() {
+    PauseFence f = beating(10);
+    f.tick(10 * S + 4 * S); // a 4 s stall: under the failure timeout
+    assertNull(f.reason(14 * S));
+    assertEquals(0, f.fences());
+  }
+
+  @Test
+  void aPauseLongerThanTheFailureTimeoutFencesUntilTheMerge() {
+    PauseFence f = beating(10);
+    f.membership(3, 0);
+    f.tick(16 * S); // woken after 6 s
+    String reason = f.reason(16 * S);
+    assertNotNull(reason);
+    assertTrue(reason.contains("paused for 6.0 s"), reason);
+    f.membership(1, 17 * S); // the others removed it
+    assertNotNull(f.reason(19 * S));
+    f.merged(19 * S);
+    assertNull(f.reason(19 * S));
+    assertEquals("merged back into the cluster", f.lastLift());
+    assertEquals(1, f.fences());
+  }
+
+  @Test
+  void anUnchangedMemberListWithOthersLiftsTheFenceAfterTheSettleTime() {
+    PauseFence f = beating(10);
+    f.membership(3, 0);
+    f.tick(16 * S);
+    f.tick(20 * S + S / 2);
+    assertNotNull(f.reason(20 * S + S / 2), "4.5 s after the wake-up: still fenced");
+    f.tick(21 * S);
+    assertNull(f.reason(21 * S), "5 s with the same three members: the others kept it");
+  }
+
+  @Test
+  void aloneWithoutAMergeTheFenceEndsAtItsBound() {
+    PauseFence f = beating(10);
+    f.tick(16 * S);
+    f.membership(1, 17 * S);
+    assertNotNull(f.reason(45 * S));
+    assertNull(f.reason(46 * S), "30 s after it began: a split, served as its side");
+    assertTrue(f.lastLift().contains("split"), f.lastLift());
+  }
+}
