@@ -93,10 +93,13 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
 
   private final DeferredFrees hints = new DeferredFrees(HINT_LIMIT, HINT_TTL.toNanos());
   /** Members at the last tick, and every member any tick saw (a new node id is not a return). Tick context. */
-  private Set<String> lastLive = Set.of();
+  private volatile Set<String> lastLive = Set.of();
   private final Set<String> everSeen = new HashSet<>();
   /** When the last tick saw a member go missing (nanoTime), or null: hints for any node are kept until a TTL after. */
   private volatile Long lastDeparture;
+  /** Members that came back in the last {@link #RECENT_RETURN_NANOS} (nanoTime of the tick that saw it). */
+  private final Map<String, Long> recentReturns = new java.util.concurrent.ConcurrentHashMap<>();
+  static final long RECENT_RETURN_NANOS = 10_000_000_000L;
   /** Origins with a delivery in flight. */
   private final Set<String> delivering = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private long timer = -1;
@@ -112,7 +115,7 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
   public Future<Void> attach(SelectionService service) {
     MessageConsumer<Object> c = vertx.eventBus().consumer(SyncAddresses.lifecycle(nodeId), m -> serve(service, m));
     consumer = c;
-    lastLive = new HashSet<>(cluster.getNodes());
+    lastLive = Set.copyOf(cluster.getNodes());
     everSeen.addAll(lastLive);
     timer = vertx.setPeriodic(TICK_MS, t -> tick());
     return c.completion();
@@ -134,6 +137,7 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
   @Override
   public CompletionStage<Void> forward(String origin, LifecycleStep step) {
     List<String> live = new ArrayList<>(cluster.getNodes());
+    noteDepartures(live);
     if (origin != null && !origin.equals(nodeId)) {
       if (!live.contains(origin)) {
         silentUntil.remove(origin);
@@ -171,6 +175,20 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
     return askAll(live, step);
   }
 
+  /**
+   * A member of the last tick missing from {@code live} went away just now: a free nobody holds is
+   * kept from this moment on, not only from the next tick (a node woken from a pause is called
+   * at once, while its view is the one from before the pause).
+   */
+  private void noteDepartures(List<String> live) {
+    for (String n : lastLive) {
+      if (!live.contains(n)) {
+        lastDeparture = System.nanoTime();
+        return;
+      }
+    }
+  }
+
   /** Keeps a free for {@code origin}; true when it was kept. Other steps are not kept. */
   private boolean hint(String origin, LifecycleStep step) {
     return step instanceof LifecycleStep.Free && hints.forOrigin(origin, step.id(), System.nanoTime());
@@ -180,8 +198,16 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
   private boolean hintForAny(LifecycleStep step) {
     Long d = lastDeparture;
     long now = System.nanoTime();
-    return step instanceof LifecycleStep.Free && d != null && now - d < HINT_TTL.toNanos()
-        && hints.forAnyReturning(step.id(), now);
+    if (!(step instanceof LifecycleStep.Free) || d == null || now - d >= HINT_TTL.toNanos()) {
+      return false;
+    }
+    // a node that came back a moment ago was not asked if this call began before its return
+    recentReturns.forEach((node, at) -> {
+      if (now - at < RECENT_RETURN_NANOS) {
+        hints.forOrigin(node, step.id(), now);
+      }
+    });
+    return hints.forAnyReturning(step.id(), now);
   }
 
   private static String kept(boolean kept) {
@@ -302,8 +328,10 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
         lastDeparture = now;
       }
     }
+    recentReturns.values().removeIf(at -> now - at >= RECENT_RETURN_NANOS);
     for (String n : live) {
       if (!lastLive.contains(n) && everSeen.contains(n) && !n.equals(nodeId)) {
+        recentReturns.put(n, now);
         hints.returned(n, now);
       }
     }
@@ -311,7 +339,7 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
     if (everSeen.size() > 4 * HINT_LIMIT) {
       everSeen.retainAll(live);
     }
-    lastLive = live;
+    lastLive = Set.copyOf(live);
     for (String origin : hints.origins(now)) {
       if (!live.contains(origin) || origin.equals(nodeId) || delivering.contains(origin)) {
         continue;
