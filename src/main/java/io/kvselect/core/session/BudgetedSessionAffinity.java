@@ -54,7 +54,7 @@ public final class BudgetedSessionAffinity implements SessionAffinity {
 
   /** Fallback counts, for {@code /metrics} and {@code /cluster}. */
   public record Stats(long lookupFallbacks, long bindFallbacks, long releaseFallbacks, long writeBacks,
-      long writeBackConflicts, int unconfirmed, int nearCacheSize) {}
+      long writeBackConflicts, int unconfirmed, int nearCacheSize, long restoredLookups) {}
 
   private record Unconfirmed(String partition, String sessionId, WorkerRank target, String leaseId) {}
 
@@ -73,6 +73,12 @@ public final class BudgetedSessionAffinity implements SessionAffinity {
   private final LongAdder releaseFallbacks = new LongAdder();
   private final LongAdder writeBacks = new LongAdder();
   private final LongAdder conflicts = new LongAdder();
+  private final LongAdder restoredLookups = new LongAdder();
+  /**
+   * Sessions whose lookup answered a near-cache binding the table did not hold, until their next
+   * bind (key -> the rank answered). Bounded by the near cache: an entry is dropped with it.
+   */
+  private final Map<String, WorkerRank> restored = new ConcurrentHashMap<>();
 
   /**
    * @param shared the cluster-wide table
@@ -122,8 +128,23 @@ public final class BudgetedSessionAffinity implements SessionAffinity {
     }
     String k = key(partition, sessionId);
     CompletionStage<Optional<WorkerRank>> call = shared.lookup(partition, sessionId).thenApply(o -> {
-      remember(k, o.orElse(null));
-      return o;
+      if (o.isPresent()) {
+        remember(k, o.get());
+        return o;
+      }
+      // the table has no binding, this node saw one within the idle TTL: the table lost it (its
+      // side of a split held neither the partition nor its backup, or it merged back without
+      // it). Answer what this node saw; the next bind writes it where the table holds none.
+      WorkerRank seen = nearGet(k);
+      if (seen == null) {
+        return o;
+      }
+      if (restored.size() >= nearCapacity) {
+        restored.clear();
+      }
+      restored.put(k, seen);
+      restoredLookups.increment();
+      return Optional.of(seen);
     });
     return budget.within(k, call, () -> Optional.ofNullable(nearGet(k)), lookupFallbacks);
   }
@@ -141,7 +162,11 @@ public final class BudgetedSessionAffinity implements SessionAffinity {
     }
     String k = key(partition, sessionId);
     Unconfirmed mine = new Unconfirmed(partition, sessionId, target, leaseId);
-    CompletionStage<WorkerRank> call = shared.bindAndLease(partition, sessionId, expected, target, leaseId);
+    // a binding restored from the near cache is not in the table: bind it only where the table
+    // holds none (a binding made meanwhile by another node wins)
+    WorkerRank restoredRank = restored.remove(k);
+    WorkerRank tableExpected = restoredRank != null && restoredRank.equals(expected) ? null : expected;
+    CompletionStage<WorkerRank> call = shared.bindAndLease(partition, sessionId, tableExpected, target, leaseId);
     call.whenComplete((won, err) -> {
       if (err == null) {
         remember(k, won);
@@ -220,6 +245,7 @@ public final class BudgetedSessionAffinity implements SessionAffinity {
       near.values().removeIf(n -> n.rank() != null && n.rank().workerId() == workerId);
     }
     unconfirmed.values().removeIf(u -> u.target().workerId() == workerId);
+    restored.values().removeIf(r -> r.workerId() == workerId);
     return shared.removeWorker(workerId);
   }
 
@@ -235,7 +261,7 @@ public final class BudgetedSessionAffinity implements SessionAffinity {
       n = near.size();
     }
     return new Stats(lookupFallbacks.sum(), bindFallbacks.sum(), releaseFallbacks.sum(), writeBacks.sum(),
-        conflicts.sum(), unconfirmed.size(), n);
+        conflicts.sum(), unconfirmed.size(), n, restoredLookups.sum());
   }
 
   private void remember(String k, WorkerRank rank) {

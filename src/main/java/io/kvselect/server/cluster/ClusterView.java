@@ -182,6 +182,7 @@ public final class ClusterView {
       fb.put("written_back", st.writeBacks());
       fb.put("write_back_conflicts", st.writeBackConflicts());
       fb.put("near_cache_entries", st.nearCacheSize());
+      fb.put("restored_from_near_cache", st.restoredLookups());
       io.kvselect.core.kvc.BudgetedKvcState k = kvc;
       if (k != null) {
         fb.put("kvc_state", k.fallbacks());

@@ -118,7 +118,7 @@ class BudgetedSessionAffinityTest {
     assertEquals(A, get(sessions.bindAndLease("p", "s1", null, A, "r1")));
     assertEquals(A, get(sessions.bindAndLease("p", "s1", null, B, "r2")), "the table's compare-and-bind decides");
     assertEquals(Optional.of(A), get(sessions.lookup("p", "s1")));
-    assertEquals(new BudgetedSessionAffinity.Stats(0, 0, 0, 0, 0, 0, 1), sessions.stats());
+    assertEquals(new BudgetedSessionAffinity.Stats(0, 0, 0, 0, 0, 0, 1, 0), sessions.stats());
   }
 
   @Test
@@ -197,6 +197,62 @@ class BudgetedSessionAffinityTest {
     ExecutionException e = assertThrows(ExecutionException.class, () -> get(sessions.lookup("p", "")));
     assertTrue(e.getCause() instanceof SelectionException);
     assertEquals(0, sessions.stats().lookupFallbacks());
+  }
+
+  /** The table of a member that lost a binding: a split side that held neither its partition nor the backup. */
+  static Gate swappable(java.util.concurrent.atomic.AtomicReference<SessionAffinity> now) {
+    return new Gate(new SessionAffinity() {
+        @Override
+        public CompletionStage<Optional<WorkerRank>> lookup(String p, String s) {
+          return now.get().lookup(p, s);
+        }
+
+        @Override
+        public CompletionStage<WorkerRank> bindAndLease(String p, String s, WorkerRank e, WorkerRank t, String l) {
+          return now.get().bindAndLease(p, s, e, t, l);
+        }
+
+        @Override
+        public CompletionStage<Void> releaseLease(String p, String s, String l) {
+          return now.get().releaseLease(p, s, l);
+        }
+
+        @Override
+        public CompletionStage<Integer> sweep() {
+          return now.get().sweep();
+        }
+
+        @Override
+        public CompletionStage<Void> removeWorker(long w) {
+          return now.get().removeWorker(w);
+        }
+
+        @Override
+        public int size() {
+          return now.get().size();
+        }
+      });
+  }
+
+  @Test
+  void aBindingTheTableLostIsAnsweredFromTheNearCacheAndWrittenBackOnlyWhereTheTableHasNone() throws Exception {
+    var now = new java.util.concurrent.atomic.AtomicReference<SessionAffinity>(table);
+    BudgetedSessionAffinity s = new BudgetedSessionAffinity(swappable(now), budget, clock, Duration.ofSeconds(60),
+        1000);
+    assertEquals(A, get(s.bindAndLease("p", "kept", null, A, "r1")));
+    assertEquals(A, get(s.bindAndLease("p", "raced", null, A, "r2")));
+    LocalSessionAffinity lost = new LocalSessionAffinity(clock, Duration.ofSeconds(60));
+    now.set(lost);
+
+    assertEquals(Optional.of(A), get(s.lookup("p", "kept")), "the binding this node saw, not a new placement");
+    assertEquals(Optional.of(A), get(s.lookup("p", "raced")));
+    assertEquals(2, s.stats().restoredLookups());
+    assertEquals(A, get(s.bindAndLease("p", "kept", A, A, "r3")), "written where the table holds none");
+    assertEquals(Optional.of(A), get(lost.lookup("p", "kept")));
+
+    get(lost.bindAndLease("p", "raced", null, B, "another-node"));
+    assertEquals(B, get(s.bindAndLease("p", "raced", A, A, "r4")), "a binding made meanwhile wins");
+    assertEquals(Optional.of(B), get(s.lookup("p", "raced")));
   }
 
   @Test
