@@ -175,6 +175,8 @@ public final class KvselectNode {
             metrics.bindKvcFallbacks(k);
             c.view().attachKvcFallbacks(k);
           }
+          metrics.bindCluster(sync, () -> c.hazelcast().getLifecycleService().isRunning()
+              ? c.hazelcast().getCluster().getMembers().size() : 0);
           return deploy(c.vertx(), s, service, httpInstances, metrics, c.view())
               .compose(node -> sync.attach(service).map(o -> node.withPeerSync(sync))
                   .recover(e -> node.close().transform(x -> Future.<KvselectNode>failedFuture(e))));

@@ -195,6 +195,11 @@ public final class PeerSync {
     this.fence = f;
   }
 
+  /** The deferred frees' counters ({@link BusLifecycleForwarder#deferredFrees}). */
+  public Map<String, Long> deferredFrees() {
+    return lifecycle.deferredFrees();
+  }
+
   /** Why the node refuses new selections now (fenced after a pause), or null. */
   public String fenceReason() {
     ClusterFence f = fence;

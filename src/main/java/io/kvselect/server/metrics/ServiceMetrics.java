@@ -164,6 +164,32 @@ public final class ServiceMetrics {
    * {@code kvselect_cluster_write_back_conflicts_total} (a local binding the table had already
    * decided otherwise), and the gauge {@code kvselect_cluster_unconfirmed_bindings}.
    */
+  /**
+   * The cluster's own meters (clustered nodes): members seen, node-to-node sync gaps and
+   * malformed messages, peers and bookings released after a member left, deferred frees and the
+   * pause fence. {@code members} reads the local member list (no remote call).
+   */
+  public void bindCluster(io.kvselect.server.cluster.PeerSync sync, java.util.function.IntSupplier members) {
+    Gauge.builder("kvselect_cluster_members", members, m -> m.getAsInt())
+        .description("cluster members this node sees, itself included").register(registry);
+    io.kvselect.server.cluster.PeerSync.Stats st = sync.stats();
+    FunctionCounter.builder("kvselect_cluster_sync_gaps", st, x -> x.gaps.get())
+        .description("sync-stream gaps skipped after the gap timeout (a digest repairs them)").register(registry);
+    FunctionCounter.builder("kvselect_cluster_sync_malformed", st, x -> x.malformed.get() + x.unknownVersion.get())
+        .description("sync messages dropped as malformed or of an unknown version").register(registry);
+    FunctionCounter.builder("kvselect_cluster_peers_released", st, x -> x.peersReleased.get())
+        .description("peers whose bookings this node released after they left the membership").register(registry);
+    FunctionCounter.builder("kvselect_cluster_bookings_released", st, x -> x.bookingsReleased.get())
+        .description("bookings of departed peers this node stopped counting").register(registry);
+    Gauge.builder("kvselect_cluster_deferred_frees_pending", sync, x -> x.deferredFrees().get("pending"))
+        .description("frees kept for a node that could not be reached, not yet delivered").register(registry);
+    FunctionCounter.builder("kvselect_cluster_deferred_frees_delivered", sync, x -> x.deferredFrees().get("delivered"))
+        .description("kept frees delivered to the node that held the booking, which freed it").register(registry);
+    Gauge.builder("kvselect_cluster_fenced", sync, x -> x.fenceReason() == null ? 0 : 1)
+        .description("1 while this node refuses new selections after a pause longer than the failure timeout")
+        .register(registry);
+  }
+
   /** {@code kvselect_cluster_fallbacks_total{op="kvc_state"}}: KVC-Router state calls decided locally. */
   public void bindKvcFallbacks(io.kvselect.core.kvc.BudgetedKvcState k) {
     FunctionCounter.builder("kvselect_cluster_fallbacks", k, io.kvselect.core.kvc.BudgetedKvcState::fallbacks)

@@ -175,6 +175,22 @@ class ClusterProcessesIT {
       await("no booking left on " + n.port()).atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(250))
           .until(() -> activeRequests(n) == 0);
     }
+    // the same story in the cluster meters: whole again, nobody fenced, the kept frees delivered
+    double delivered = 0;
+    for (Node n : nodes) {
+      String metrics = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + n.port() + "/metrics"))
+          .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString()).body();
+      assertEquals(3.0, metric(metrics, "kvselect_cluster_members"), metrics);
+      assertEquals(0.0, metric(metrics, "kvselect_cluster_fenced"), metrics);
+      delivered += metric(metrics, "kvselect_cluster_deferred_frees_delivered_total");
+    }
+    assertTrue(delivered >= SESSIONS / 3, "the frees of the paused member's bookings were delivered: " + delivered);
+  }
+
+  /** The value of an unlabelled sample {@code name} in a Prometheus scrape. */
+  private static double metric(String scrape, String name) {
+    return scrape.lines().filter(l -> l.startsWith(name + " ")).mapToDouble(l -> Double.parseDouble(l.substring(
+        name.length() + 1).trim())).findFirst().orElseThrow(() -> new AssertionError(name + " not exported"));
   }
 
   /** Starts three clustered processes from the fat jar, registers workers 1..3 on each. */
