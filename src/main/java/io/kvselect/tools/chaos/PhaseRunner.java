@@ -60,7 +60,7 @@ final class PhaseRunner {
       } else {
         ChaosFleet.sleepSecs(o.leadSecs());
         inject(p, victim, stats, notes);
-        ChaosFleet.sleepSecs(o.recoverySecs());
+        recover(notes);
       }
     } finally {
       running.stop();
@@ -156,6 +156,33 @@ final class PhaseRunner {
         }
       }
       case NONE -> { }
+    }
+  }
+
+  /**
+   * The recovery after a fault was undone, {@code recoverySecs} long under load: meanwhile notes
+   * how long after the undo every node listed every member again (the merge, for a split), or
+   * that they did not within the recovery.
+   */
+  private void recover(StringBuilder notes) throws InterruptedException {
+    long undone = System.nanoTime();
+    long end = undone + Math.round(o.recoverySecs() * 1e9);
+    boolean whole = false;
+    while (!whole && System.nanoTime() - end < 0) {
+      whole = fleet.nodes.stream().allMatch(n -> fleet.members(n) == fleet.nodes.size());
+      if (whole) {
+        append(notes, String.format(Locale.ROOT, "every node listed %d members %.1f s after the fault was undone",
+            fleet.nodes.size(), (System.nanoTime() - undone) / 1e9));
+      } else {
+        Thread.sleep(250);
+      }
+    }
+    if (!whole) {
+      append(notes, "not every node listed every member by the end of the recovery");
+    }
+    long rest = end - System.nanoTime();
+    if (rest > 0) {
+      Thread.sleep(rest / 1_000_000);
     }
   }
 
