@@ -19,6 +19,7 @@ public final class EventBusLoadSync implements LoadSync {
 
   @Override
   public CompletionStage<Void> publish(LoadEvent event) {
-    return stream.publish(SyncCodec.kind(event), () -> SyncCodec.load(event));
+    String from = stream.nodeId();
+    return stream.publishEncoded(seq -> SyncCodec.loadEnvelope(event, from, seq));
   }
 }

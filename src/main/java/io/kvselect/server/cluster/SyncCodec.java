@@ -160,6 +160,56 @@ public final class SyncCodec {
     return o;
   }
 
+  /**
+   * {@code envelope(kind(e), from, seq, load(e))} written straight to bytes with a streaming
+   * generator: the same JSON, field for field, without building the tree (a booking carries up to
+   * hundreds of tracking hashes, and every booking and free of a clustered node is published).
+   */
+  public static Buffer loadEnvelope(LoadEvent e, String from, long seq) {
+    try {
+      com.fasterxml.jackson.core.util.ByteArrayBuilder out = new com.fasterxml.jackson.core.util.ByteArrayBuilder(
+          e instanceof LoadEvent.Booked b && b.trackingHashes() != null ? 256 + 21 * b.trackingHashes().length : 256);
+      try (com.fasterxml.jackson.core.JsonGenerator g = JSON.getFactory().createGenerator(out)) {
+        g.writeStartObject();
+        g.writeNumberField("v", VERSION);
+        g.writeStringField("kind", kind(e));
+        g.writeStringField("from", from);
+        g.writeNumberField("seq", seq);
+        g.writeObjectFieldStart("body");
+        g.writeObjectFieldStart("partition");
+        g.writeStringField("model", e.partition().modelName());
+        g.writeStringField("group", e.partition().routingGroup());
+        g.writeEndObject();
+        g.writeStringField("id", e.requestId());
+        if (e instanceof LoadEvent.Booked b) {
+          g.writeNumberField("worker", b.rank().workerId());
+          g.writeNumberField("dp_rank", b.rank().dpRank());
+          g.writeArrayFieldStart("hashes");
+          if (b.trackingHashes() != null) {
+            for (long x : b.trackingHashes()) {
+              g.writeNumber(x);
+            }
+          }
+          g.writeEndArray();
+          g.writeNumberField("isl", b.isl());
+          g.writeNumberField("block_size", b.blockSize());
+          if (b.expectedOutputTokens() == null) {
+            g.writeNullField("expected_output_tokens");
+          } else {
+            g.writeNumberField("expected_output_tokens", b.expectedOutputTokens());
+          }
+          g.writeBooleanField("track_prefill", b.trackPrefill());
+          g.writeNumberField("prefill_tokens", b.prefillTokens());
+        }
+        g.writeEndObject();
+        g.writeEndObject();
+      }
+      return Buffer.buffer(out.toByteArray());
+    } catch (IOException x) {
+      throw new IllegalStateException(x);
+    }
+  }
+
   /** Decodes a load step of {@code kind}; null when the kind is not a load step. */
   public static LoadEvent load(String kind, JsonNode body) throws IOException {
     switch (kind) {

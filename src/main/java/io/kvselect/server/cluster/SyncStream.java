@@ -57,6 +57,30 @@ final class SyncStream {
     }
   }
 
+  /**
+   * {@link #publish(String, Supplier)} for a message {@code encode} writes whole (envelope and
+   * body) from its sequence number.
+   */
+  CompletionStage<Void> publishEncoded(java.util.function.LongFunction<Buffer> encode) {
+    try {
+      synchronized (this) {
+        Buffer b = encode.apply(++seq);
+        context.runOnContext(v -> {
+          vertx.eventBus().publish(SyncAddresses.STREAM, b, from);
+          sent.incrementAndGet();
+        });
+      }
+      return CompletableFuture.completedFuture(null);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /** The node id this stream names as its sender. */
+  String nodeId() {
+    return nodeId;
+  }
+
   /** The last number given out. */
   synchronized long lastSeq() {
     return seq;

@@ -36,6 +36,27 @@ class SyncCodecTest {
   }
 
   @Test
+  void theStreamedLoadEnvelopeIsByteForByteTheTreeOne() throws IOException {
+    List<LoadEvent> events = List.of(
+        new LoadEvent.Booked(P, "r1", new WorkerRank(-2L, 3), new long[] {Long.MIN_VALUE, 5, -1, Long.MAX_VALUE},
+            2048, 16, 128, true, 2048),
+        new LoadEvent.Booked(P, "r\"2\u00e9", new WorkerRank(7, 0), new long[0], 0, 4, null, false, 0),
+        new LoadEvent.Booked(P, "r3", new WorkerRank(7, 1), null, 3, 4, null, false, 1),
+        new LoadEvent.PrefillCompleted(P, "r1"),
+        new LoadEvent.Freed(P, "r1"));
+    long seq = 41;
+    for (LoadEvent e : events) {
+      seq++;
+      Buffer tree = SyncCodec.envelope(SyncCodec.kind(e), "node-a", seq, SyncCodec.load(e));
+      Buffer streamed = SyncCodec.loadEnvelope(e, "node-a", seq);
+      assertEquals(tree.toString(), streamed.toString(), "same bytes for " + e);
+      SyncCodec.Envelope back = SyncCodec.envelope(streamed);
+      assertEquals(seq, back.seq());
+      assertEquals(SyncCodec.kind(e), back.kind());
+    }
+  }
+
+  @Test
   void loadStepsRoundTrip() throws IOException {
     LoadEvent.Booked b = new LoadEvent.Booked(P, "r1", new WorkerRank(-2L, 3), new long[] {Long.MIN_VALUE, 5, -1},
         12, 4, null, true, 9);
