@@ -252,7 +252,11 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
   }
 
   /** One node's answer: ok, its failure, no answer in time, or no consumer there (it is stopping). */
-  private record Answer(SelectionException failure, boolean timedOut, boolean gone) {}
+  private record Answer(SelectionException failure, boolean timedOut, boolean gone, boolean silent) {
+    Answer(SelectionException failure, boolean timedOut, boolean gone) {
+      this(failure, timedOut, gone, timedOut);
+    }
+  }
 
   private CompletionStage<Answer> ask(String node, LifecycleStep step) {
     ObjectNode d = SyncCodec.doc("lifecycle");
@@ -278,7 +282,10 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
               out.complete(new Answer(new SelectionException(ErrorCode.INTERNAL, "node " + node
                   + " refused the forwarded step: " + ar.cause().getMessage()), false, false));
             } else {
-              out.complete(new Answer(null, f != ReplyFailure.NO_HANDLERS, f == ReplyFailure.NO_HANDLERS));
+              // no answer: TIMEOUT is silence; ERROR (the connection failed: stopping, or dead)
+              // is answered like a timeout by forward(), but is no reason to wait the node out
+              out.complete(new Answer(null, f != ReplyFailure.NO_HANDLERS, f == ReplyFailure.NO_HANDLERS,
+                  f == ReplyFailure.TIMEOUT));
             }
             return;
           }
@@ -361,10 +368,16 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
     AtomicInteger left = new AtomicInteger(ids.size());
     AtomicInteger freed = new AtomicInteger();
     AtomicInteger unanswered = new AtomicInteger();
+    AtomicBoolean timedOut = new AtomicBoolean();
     for (String id : ids) {
       ask(origin, new LifecycleStep.Free(id)).whenComplete((a, err) -> {
         if (err != null || a.timedOut() || a.gone()) {
           unanswered.incrementAndGet();
+          // only silence is waited out: a member without a consumer (just merged back, or
+          // stopping) is asked again on the next tick without holding the others' calls
+          if (err == null && a.silent()) {
+            timedOut.set(true);
+          }
         } else {
           hints.delivered(origin, id, a.failure() == null);
           if (a.failure() == null) {
@@ -372,7 +385,7 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
           }
         }
         if (left.decrementAndGet() == 0) {
-          if (unanswered.get() > 0) {
+          if (timedOut.get()) {
             silentUntil.put(origin, System.nanoTime() + SILENT_HOLD_NANOS);
           }
           LOG.info("deferred frees delivered to node {}: {} freed, {} not held there, {} unanswered (kept)", origin,

@@ -49,6 +49,43 @@ class TtlBlockIndexTest extends BlockIndexContract {
   }
 
   @Test
+  void bookingOnePromptManyTimesKeepsOneExpiryRecordPerBlock() {
+    TtlBlockIndex idx = new TtlBlockIndex(Duration.ofSeconds(120), clock);
+    long[] local = new long[500];
+    for (int i = 0; i < local.length; i++) {
+      local[i] = 1_000 + i;
+    }
+    long[] seq = seq(local);
+    for (int n = 0; n < 10_000; n++) {
+      idx.record(A, local, seq);
+      clock.advanceSeconds(0.001);
+    }
+    assertEquals(500, idx.liveEntries());
+    assertEquals(500, idx.pendingDeadlines(), "one record per (rank, block), not one per booking (was 5,000,000)");
+    // past the first records' check time the refreshed entries stay, each with one record again
+    clock.advanceSeconds(115);
+    assertEquals(500, idx.findMatches(local).of(A).device());
+    assertEquals(500, idx.pendingDeadlines());
+    clock.advanceSeconds(10);
+    assertTrue(idx.findMatches(local).ranks().isEmpty(), "expired a TTL after the last booking");
+    assertEquals(0, idx.pendingDeadlines());
+    assertEquals(0, idx.liveEntries());
+  }
+
+  @Test
+  void recordsOfRemovedEntriesStayWithinTheBound() {
+    TtlBlockIndex idx = new TtlBlockIndex(Duration.ofHours(1), clock);
+    for (int n = 0; n < 50_000; n++) {
+      long[] local = {n};
+      idx.record(A, local, seq(local));
+      idx.removeRank(A);
+    }
+    assertEquals(0, idx.liveEntries());
+    assertTrue(idx.pendingDeadlines() <= TtlBlockIndex.STALE_SLACK + 1, "stale records bounded: "
+        + idx.pendingDeadlines());
+  }
+
+  @Test
   void expireDropsOnlyDueEntriesAndShrinksTheIndex() {
     TtlBlockIndex idx = new TtlBlockIndex(Duration.ofSeconds(10), clock);
     idx.record(A, new long[] {1, 2}, seq(new long[] {1, 2}));
