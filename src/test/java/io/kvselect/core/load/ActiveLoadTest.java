@@ -203,4 +203,34 @@ class ActiveLoadTest {
     assertEquals(RankLoad.ZERO, load.load(A));
     assertEquals(Set.of(A), load.ranks());
   }
+
+  @Test
+  void afterThousandsOfBookingsAllFreedEveryRankIsIdleAgain() {
+    long[] prompt = new long[256];
+    for (int i = 0; i < prompt.length; i++) {
+      prompt[i] = 10_000 + i;
+    }
+    java.util.List<WorkerRank> ranks = new java.util.ArrayList<>();
+    for (int w = 1; w <= 64; w++) {
+      ranks.add(new WorkerRank(w, 0));
+    }
+    for (int n = 0; n < 5_000; n++) {
+      WorkerRank r = ranks.get(n % ranks.size());
+      load.addRequest("c-" + n, r, prompt, 4096, 16, 128, true, 4096);
+      load.addOutputBlock("c-" + n, 0.5);
+      if (n >= 32) {
+        assertTrue(load.free("c-" + (n - 32)));
+      }
+    }
+    for (int n = 5_000 - 32; n < 5_000; n++) {
+      assertTrue(load.free("c-" + n));
+    }
+    for (WorkerRank r : ranks) {
+      assertEquals(0, load.load(r).activeDecodeBlocks(), r.toString());
+      assertEquals(0, load.load(r).activeRequests(), r.toString());
+      // an idle rank answers without probing a single hash (the O(1) path)
+      assertEquals(prompt.length + 1, load.potentialDecodeBlocks(r, prompt, prompt.length * 16L + 1, 16));
+    }
+    assertEquals(0, load.size());
+  }
 }
