@@ -39,6 +39,16 @@ class ReplicaSyncHttpTest {
   private static void awaitLink(NodeHarness from, NodeHarness to) {
     ReplicaSync rs = to.node.replicaSync();
     AtomicInteger i = new AtomicInteger();
+    try {
+      awaitLink(from, to, rs, i);
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      // the state in the failure itself, so a CI log that keeps only the report shows it
+      throw new AssertionError("replica link not up after " + i.get() + " probes: "
+          + LinkDiagnostics.describe("from", from.node.replicaSync()) + "; " + LinkDiagnostics.describe("to", rs), e);
+    }
+  }
+
+  private static void awaitLink(NodeHarness from, NodeHarness to, ReplicaSync rs, AtomicInteger i) {
     await().atMost(WAIT).pollInterval(Duration.ofMillis(50))
         .conditionEvaluationListener(LinkDiagnostics.onTimeout(() ->
             LinkDiagnostics.describe("from", from.node.replicaSync()) + "; " + LinkDiagnostics.describe("to", rs)))
