@@ -148,11 +148,16 @@ public final class DeferredFrees {
     return size;
   }
 
-  /** The counters, by snake_case name: pending, recorded, delivered, not_held, expired, refused. */
+  /**
+   * The counters, by snake_case name: pending (frees kept for a known node, not yet delivered),
+   * for_returning (frees kept for any node that comes back; they stay for their TTL, since another
+   * node may still return), recorded, delivered, not_held, expired, refused.
+   */
   public synchronized Map<String, Long> snapshot(long now) {
     expire(now);
     Map<String, Long> m = new LinkedHashMap<>();
-    m.put("pending", (long) size);
+    m.put("pending", (long) (size - forAny.size()));
+    m.put("for_returning", (long) forAny.size());
     m.put("recorded", recorded);
     m.put("delivered", delivered);
     m.put("not_held", notHeld);

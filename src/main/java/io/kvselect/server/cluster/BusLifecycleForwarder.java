@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvselect.core.error.ErrorCode;
 import io.kvselect.core.error.SelectionException;
-import io.kvselect.core.service.DeferredFrees;
 import io.kvselect.core.service.LifecycleForwarder;
 import io.kvselect.core.service.LifecycleStep;
 import io.kvselect.core.service.SelectionService;
@@ -19,10 +18,8 @@ import io.vertx.core.spi.cluster.ClusterManager;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -48,12 +45,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Deferred frees (hinted handoff, {@link DeferredFrees}). A free that could not reach its
  * holder (the holder left the membership, timed out, or is in its silent hold; or nobody held the
- * id while a member was missing) is kept for {@link #HINT_TTL} and delivered once the holder is a
+ * id while a member was missing) is kept for {@link FreeHandoff#HINT_TTL} and delivered once the holder is a
  * member again and answers: a member removed after a pause or a partition merges back with its
  * node id and its bookings, and these frees release what its clients freed meanwhile. The
  * caller's answer is unchanged (404 or 503 as above); the message says the free is kept.
- * {@link #tick} (every {@value #TICK_MS} ms on the attaching context) notices members that came
- * back and delivers at most {@value #DELIVERY_BATCH} hints per member at a time.
+ * {@link FreeHandoff} notices members that came back and delivers their frees, from a timer on the
+ * attaching context.
  *
  * <p>Wire form: {@code {"v": 1, "kind": "lifecycle", "from", "step": "prefill_complete" |
  * "output_block" | "free", "id", "decay_fraction"}}; the reply {@code {"v": 1, "kind":
@@ -61,12 +58,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Thread-safe: the consumer and timer are set once by {@link #attach} (on the caller's context)
  * and removed by {@link #close}; {@link #forward} keeps its state in the stage it returns; the
- * membership seen by the last tick is owned by the attaching context; the hints are owned by
- * {@link #hints} (synchronized).
+ * kept frees and the membership they follow are owned by {@link FreeHandoff}.
  */
 public final class BusLifecycleForwarder implements LifecycleForwarder {
 
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(BusLifecycleForwarder.class);
 
   /** The send timeout of a forwarded step. */
   public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(5);
@@ -85,23 +80,7 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
   private final java.util.Map<String, Long> silentUntil = new java.util.concurrent.ConcurrentHashMap<>();
   static final long SILENT_HOLD_NANOS = 2_000_000_000L;
 
-  /** How long a deferred free is kept for its holder to come back. */
-  public static final Duration HINT_TTL = Duration.ofMinutes(10);
-  static final int HINT_LIMIT = 100_000;
-  static final long TICK_MS = 1_000;
-  static final int DELIVERY_BATCH = 256;
-
-  private final DeferredFrees hints = new DeferredFrees(HINT_LIMIT, HINT_TTL.toNanos());
-  /** Members at the last tick, and every member any tick saw (a new node id is not a return). Tick context. */
-  private volatile Set<String> lastLive = Set.of();
-  private final Set<String> everSeen = new HashSet<>();
-  /** When the last tick saw a member go missing (nanoTime), or null: hints for any node are kept until a TTL after. */
-  private volatile Long lastDeparture;
-  /** Members that came back in the last {@link #RECENT_RETURN_NANOS} (nanoTime of the tick that saw it). */
-  private final Map<String, Long> recentReturns = new java.util.concurrent.ConcurrentHashMap<>();
-  static final long RECENT_RETURN_NANOS = 10_000_000_000L;
-  /** Origins with a delivery in flight. */
-  private final Set<String> delivering = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private final FreeHandoff handoff;
   private long timer = -1;
 
   public BusLifecycleForwarder(Vertx vertx, ClusterManager cluster, Duration timeout) {
@@ -109,15 +88,36 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
     this.cluster = cluster;
     this.nodeId = cluster.getNodeId();
     this.timeoutMs = Math.max(1, timeout.toMillis());
+    this.handoff = new FreeHandoff(nodeId, new FreeHandoff.Courier() {
+      @Override
+      public CompletionStage<FreeHandoff.Delivery> free(String node, String id) {
+        return ask(node, new LifecycleStep.Free(id)).thenApply(a -> a.failure() != null
+            ? FreeHandoff.Delivery.NOT_HELD
+            : a.gone() ? FreeHandoff.Delivery.NO_CONSUMER
+            : a.silent() ? FreeHandoff.Delivery.SILENT
+            : a.timedOut() ? FreeHandoff.Delivery.NO_CONSUMER
+            : FreeHandoff.Delivery.FREED);
+      }
+
+      @Override
+      public boolean silent(String node, long now) {
+        Long until = silentUntil.get(node);
+        return until != null && now - until < 0;
+      }
+
+      @Override
+      public void silence(String node) {
+        silentUntil.put(node, System.nanoTime() + SILENT_HOLD_NANOS);
+      }
+    });
   }
 
   /** Serves steps forwarded to this node with {@code service}; completes once registered cluster-wide. */
   public Future<Void> attach(SelectionService service) {
     MessageConsumer<Object> c = vertx.eventBus().consumer(SyncAddresses.lifecycle(nodeId), m -> serve(service, m));
     consumer = c;
-    lastLive = Set.copyOf(cluster.getNodes());
-    everSeen.addAll(lastLive);
-    timer = vertx.setPeriodic(TICK_MS, t -> tick());
+    handoff.start(cluster.getNodes());
+    timer = vertx.setPeriodic(FreeHandoff.TICK_MS, t -> handoff.tick(cluster.getNodes()));
     return c.completion();
   }
 
@@ -137,7 +137,7 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
   @Override
   public CompletionStage<Void> forward(String origin, LifecycleStep step) {
     List<String> live = new ArrayList<>(cluster.getNodes());
-    noteDepartures(live);
+    handoff.noteDepartures(live);
     if (origin != null && !origin.equals(nodeId)) {
       if (!live.contains(origin)) {
         silentUntil.remove(origin);
@@ -175,39 +175,13 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
     return askAll(live, step);
   }
 
-  /**
-   * A member of the last tick missing from {@code live} went away just now: a free nobody holds is
-   * kept from this moment on, not only from the next tick (a node woken from a pause is called
-   * at once, while its view is the one from before the pause).
-   */
-  private void noteDepartures(List<String> live) {
-    for (String n : lastLive) {
-      if (!live.contains(n)) {
-        lastDeparture = System.nanoTime();
-        return;
-      }
-    }
-  }
-
-  /** Keeps a free for {@code origin}; true when it was kept. Other steps are not kept. */
+  /** Keeps a free for {@code origin}; true when it was kept. */
   private boolean hint(String origin, LifecycleStep step) {
-    return step instanceof LifecycleStep.Free && hints.forOrigin(origin, step.id(), System.nanoTime());
+    return handoff.keepFor(origin, step);
   }
 
-  /** Keeps a free nobody reachable held for any node that comes back, while a member went missing within the TTL. */
   private boolean hintForAny(LifecycleStep step) {
-    Long d = lastDeparture;
-    long now = System.nanoTime();
-    if (!(step instanceof LifecycleStep.Free) || d == null || now - d >= HINT_TTL.toNanos()) {
-      return false;
-    }
-    // a node that came back a moment ago was not asked if this call began before its return
-    recentReturns.forEach((node, at) -> {
-      if (now - at < RECENT_RETURN_NANOS) {
-        hints.forOrigin(node, step.id(), now);
-      }
-    });
-    return hints.forAnyReturning(step.id(), now);
+    return handoff.keepForAny(step);
   }
 
   private static String kept(boolean kept) {
@@ -321,79 +295,9 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
 
   // ---- deferred frees ----
 
-  /** The hints' counters, for {@code GET /cluster}. */
+  /** The deferred frees' counters, for {@code GET /cluster} and the meters. */
   public Map<String, Long> deferredFrees() {
-    return hints.snapshot(System.nanoTime());
-  }
-
-  /** Notices members that went missing or came back, then delivers the hints of every member that answers. */
-  void tick() {
-    long now = System.nanoTime();
-    Set<String> live = new HashSet<>(cluster.getNodes());
-    for (String n : lastLive) {
-      if (!live.contains(n)) {
-        lastDeparture = now;
-      }
-    }
-    recentReturns.values().removeIf(at -> now - at >= RECENT_RETURN_NANOS);
-    for (String n : live) {
-      if (!lastLive.contains(n) && everSeen.contains(n) && !n.equals(nodeId)) {
-        recentReturns.put(n, now);
-        hints.returned(n, now);
-      }
-    }
-    everSeen.addAll(live);
-    if (everSeen.size() > 4 * HINT_LIMIT) {
-      everSeen.retainAll(live);
-    }
-    lastLive = Set.copyOf(live);
-    for (String origin : hints.origins(now)) {
-      if (!live.contains(origin) || origin.equals(nodeId) || delivering.contains(origin)) {
-        continue;
-      }
-      Long until = silentUntil.get(origin);
-      if (until != null && now - until < 0) {
-        continue;
-      }
-      List<String> due = hints.due(origin, DELIVERY_BATCH, now);
-      if (!due.isEmpty()) {
-        deliver(origin, due);
-      }
-    }
-  }
-
-  /** Sends the frees of {@code ids} to {@code origin} at once; an answer ends a hint, no answer keeps it. */
-  private void deliver(String origin, List<String> ids) {
-    delivering.add(origin);
-    AtomicInteger left = new AtomicInteger(ids.size());
-    AtomicInteger freed = new AtomicInteger();
-    AtomicInteger unanswered = new AtomicInteger();
-    AtomicBoolean timedOut = new AtomicBoolean();
-    for (String id : ids) {
-      ask(origin, new LifecycleStep.Free(id)).whenComplete((a, err) -> {
-        if (err != null || a.timedOut() || a.gone()) {
-          unanswered.incrementAndGet();
-          // only silence is waited out: a member without a consumer (just merged back, or
-          // stopping) is asked again on the next tick without holding the others' calls
-          if (err == null && a.silent()) {
-            timedOut.set(true);
-          }
-        } else {
-          hints.delivered(origin, id, a.failure() == null);
-          if (a.failure() == null) {
-            freed.incrementAndGet();
-          }
-        }
-        if (left.decrementAndGet() == 0) {
-          if (timedOut.get()) {
-            silentUntil.put(origin, System.nanoTime() + SILENT_HOLD_NANOS);
-          }
-          LOG.info("deferred frees delivered to node {}: {} freed, {} not held there, {} unanswered (kept)", origin,
-              freed.get(), ids.size() - freed.get() - unanswered.get(), unanswered.get());
-          delivering.remove(origin);
-        }
-      });
-    }
+    return handoff.counters();
   }
 
   // ---- serving ----

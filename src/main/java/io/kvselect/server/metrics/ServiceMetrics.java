@@ -170,7 +170,8 @@ public final class ServiceMetrics {
    * pause fence. {@code members} reads the local member list (no remote call).
    */
   public void bindCluster(io.kvselect.server.cluster.PeerSync sync, java.util.function.IntSupplier members) {
-    Gauge.builder("kvselect_cluster_members", members, m -> m.getAsInt())
+    // strongly held: the supplier is a lambda nothing else references (a weakly held gauge reads NaN once collected)
+    Gauge.builder("kvselect_cluster_members", members, m -> m.getAsInt()).strongReference(true)
         .description("cluster members this node sees, itself included").register(registry);
     io.kvselect.server.cluster.PeerSync.Stats st = sync.stats();
     FunctionCounter.builder("kvselect_cluster_sync_gaps", st, x -> x.gaps.get())
@@ -181,11 +182,11 @@ public final class ServiceMetrics {
         .description("peers whose bookings this node released after they left the membership").register(registry);
     FunctionCounter.builder("kvselect_cluster_bookings_released", st, x -> x.bookingsReleased.get())
         .description("bookings of departed peers this node stopped counting").register(registry);
-    Gauge.builder("kvselect_cluster_deferred_frees_pending", sync, x -> x.deferredFrees().get("pending"))
+    Gauge.builder("kvselect_cluster_deferred_frees_pending", sync, x -> x.deferredFrees().get("pending")).strongReference(true)
         .description("frees kept for a node that could not be reached, not yet delivered").register(registry);
     FunctionCounter.builder("kvselect_cluster_deferred_frees_delivered", sync, x -> x.deferredFrees().get("delivered"))
         .description("kept frees delivered to the node that held the booking, which freed it").register(registry);
-    Gauge.builder("kvselect_cluster_fenced", sync, x -> x.fenceReason() == null ? 0 : 1)
+    Gauge.builder("kvselect_cluster_fenced", sync, x -> x.fenceReason() == null ? 0 : 1).strongReference(true)
         .description("1 while this node refuses new selections after a pause longer than the failure timeout")
         .register(registry);
   }
