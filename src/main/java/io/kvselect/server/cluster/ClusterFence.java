@@ -19,7 +19,8 @@ import org.slf4j.LoggerFactory;
  * listener the member count. A thread of its own, not a Vert.x timer, so that a blocked event loop
  * is not mistaken for a pause.
  *
- * <p>Owner of the beat thread and the two listener registrations; {@link #close} ends all three.
+ * <p>Owner of the beat thread and the two listener registrations; {@link #close} ends all three
+ * (the thread also ends once the Hazelcast member is shut down).
  * The fence itself is thread-safe.
  */
 public final class ClusterFence implements AutoCloseable {
@@ -72,7 +73,9 @@ public final class ClusterFence implements AutoCloseable {
 
   private void beat() {
     boolean wasFenced = false;
-    while (!closed) {
+    // ends with close(), or by itself once the member is shut down (a start that failed after the
+    // fence was built never closes it)
+    while (!closed && hz.getLifecycleService().isRunning()) {
       long now = System.nanoTime();
       fence.tick(now);
       String reason = fence.reason(now);
