@@ -43,18 +43,7 @@ final class SyncStream {
    * stage is complete on return: the message is handed to the event bus, never awaited.
    */
   CompletionStage<Void> publish(String kind, Supplier<JsonNode> body) {
-    try {
-      synchronized (this) {
-        Buffer b = SyncCodec.envelope(kind, nodeId, ++seq, body.get());
-        context.runOnContext(v -> {
-          vertx.eventBus().publish(SyncAddresses.STREAM, b, from);
-          sent.incrementAndGet();
-        });
-      }
-      return CompletableFuture.completedFuture(null);
-    } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(e);
-    }
+    return publishEncoded(seq -> SyncCodec.envelope(kind, nodeId, seq, body.get()));
   }
 
   /**
