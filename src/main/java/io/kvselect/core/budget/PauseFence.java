@@ -52,9 +52,14 @@ public final class PauseFence {
     this.maxNanos = maxNanos;
   }
 
-  /** The ticking thread's beat at {@code now}; a gap of at least the threshold since the last one fences. */
+  /**
+   * The ticking thread's beat at {@code now}; a gap of at least the threshold since the last one
+   * fences, when the member list last seen had other members on it. A member that was alone (or
+   * has not seen its member list yet) is not fenced: nobody could have removed it or released its
+   * view meanwhile, and fencing it would stop a lone node for the fence's whole bound.
+   */
   public synchronized void tick(long now) {
-    if (ticked && now - lastTick >= thresholdNanos) {
+    if (ticked && now - lastTick >= thresholdNanos && lastMembers > 1) {
       fenced = true;
       since = now;
       pausedNanos = now - lastTick;

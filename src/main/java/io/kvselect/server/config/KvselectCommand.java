@@ -42,7 +42,7 @@ public final class KvselectCommand {
   List<String> indexerPeers;
 
   @Option(names = "--replica-sync-port", paramLabel = "PORT",
-      description = "Local replica-sync PUB port, 1..65535.")
+      description = "Local replica-sync PUB port, 0..65535 (0: a free port, logged at start-up).")
   Integer replicaSyncPort;
 
   @Option(names = "--replica-sync-peers", paramLabel = "ENDPOINT", split = ",",

@@ -16,7 +16,7 @@ import picocli.CommandLine;
  * dotted field. The {@code --replica-sync-*} settings are only validated here.
  *
  * <p>Invariants after {@code parse}: {@code port} in 0..65535 (0 = ephemeral), {@code threads >=
- * 1}, {@code replicaSyncPort} null or 1..65535 and non-null whenever {@code replicaSyncPeers} is
+ * 1}, {@code replicaSyncPort} null or 0..65535 (0: a free port) and non-null whenever {@code replicaSyncPeers} is
  * non-empty, {@code sessionAffinityTtlSecs} null (disabled) or 1..31,536,000, cache TTL > 0 and
  * limits >= 1, peers well-formed; keyed tracking has a readable 32-byte key file and a key id.
  * Lists are immutable. When {@code help} or {@code version} is true the other fields are the built-in defaults.

@@ -190,7 +190,7 @@ final class SettingsDraft {
     if (sync.containsKey("port")) {
       Object v = sync.get("port");
       String label = "config field replica_sync.port";
-      replicaSyncPort = v == null ? null : (int) range(label, integer(label, v), 1, 65535);
+      replicaSyncPort = v == null ? null : (int) range(label, integer(label, v), 0, 65535);
     }
     if (sync.containsKey("peers")) {
       replicaSyncPeers = tcpEndpoints("config field replica_sync.peers",
@@ -241,7 +241,7 @@ final class SettingsDraft {
       indexerPeers = httpUrls("--indexer-peers", c.indexerPeers);
     }
     if (c.replicaSyncPort != null) {
-      replicaSyncPort = (int) range("--replica-sync-port", c.replicaSyncPort, 1, 65535);
+      replicaSyncPort = (int) range("--replica-sync-port", c.replicaSyncPort, 0, 65535);
     }
     if (c.replicaSyncPeers != null) {
       replicaSyncPeers = tcpEndpoints("--replica-sync-peers", c.replicaSyncPeers);

@@ -58,10 +58,22 @@ class PauseFenceTest {
   @Test
   void aloneWithoutAMergeTheFenceEndsAtItsBound() {
     PauseFence f = beating(10);
+    f.membership(3, 0);
     f.tick(16 * S);
     f.membership(1, 17 * S);
     assertNotNull(f.reason(45 * S));
     assertNull(f.reason(46 * S), "30 s after it began: a split, served as its side");
     assertTrue(f.lastLift().contains("split"), f.lastLift());
+  }
+
+  @Test
+  void aMemberThatWasAloneIsNeverFenced() {
+    PauseFence f = beating(10);
+    f.tick(16 * S); // no member list seen yet
+    assertNull(f.reason(16 * S));
+    f.membership(1, 17 * S);
+    f.tick(30 * S); // a 13 s pause of a lone member: nobody could have removed it
+    assertNull(f.reason(30 * S));
+    assertEquals(0, f.fences());
   }
 }

@@ -46,21 +46,29 @@ class ReplicaSyncClusteredTest {
     int clusterPort = ReplicaSyncHttpTest.freePort();
     NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0", "--cluster",
         "--cluster-name", "kvs-test-" + UUID.randomUUID(), "--cluster-members", "127.0.0.1:" + clusterPort,
-        "--cluster-port", Integer.toString(clusterPort), "--replica-sync-port",
-        Integer.toString(ReplicaSyncHttpTest.freePort())}, Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
+        "--cluster-port", Integer.toString(clusterPort), "--replica-sync-port", "0"}, Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
     KvselectNode a = KvselectNode.start(s).toCompletionStage().toCompletableFuture().get(90, TimeUnit.SECONDS);
-    try (NodeHarness b = NodeHarness.approximate("--replica-sync-port", Integer.toString(ReplicaSyncHttpTest.freePort()),
+    try (NodeHarness b = NodeHarness.approximate("--replica-sync-port", "0",
         "--replica-sync-peers", "tcp://127.0.0.1:" + a.replicaSync().port())) {
       String worker = "{\"worker_id\":1,\"endpoint\":\"http://w1:8000\",\"block_size\":4}";
       assertEquals(201, call(a, "POST", "/workers", worker));
       b.worker(1);
       AtomicInteger i = new AtomicInteger();
-      await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).until(() -> {
-        String id = "probe-" + i.incrementAndGet();
-        call(a, "POST", "/select_and_reserve", "{\"selection_id\":\"" + id + "\",\"token_ids\":[7,7,7,7]}");
-        call(a, "DELETE", "/reservations/" + id, null);
-        return b.node.replicaSync().count("in", ReplicaWire.SEQUENCE_TOPIC, "applied") > 0;
-      });
+      java.util.List<Integer> statuses = new java.util.concurrent.CopyOnWriteArrayList<>();
+      java.util.function.Supplier<String> state = () -> "probes " + i.get() + ", last statuses "
+          + statuses.subList(Math.max(0, statuses.size() - 4), statuses.size()) + "; "
+          + LinkDiagnostics.describe("a", a.replicaSync()) + "; " + LinkDiagnostics.describe("b", b.node.replicaSync());
+      try {
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+            .conditionEvaluationListener(LinkDiagnostics.onTimeout(state)).until(() -> {
+          String id = "probe-" + i.incrementAndGet();
+          statuses.add(call(a, "POST", "/select_and_reserve", "{\"selection_id\":\"" + id + "\",\"token_ids\":[7,7,7,7]}"));
+          statuses.add(call(a, "DELETE", "/reservations/" + id, null));
+          return b.node.replicaSync().count("in", ReplicaWire.SEQUENCE_TOPIC, "applied") > 0;
+        });
+      } catch (org.awaitility.core.ConditionTimeoutException e) {
+        throw new AssertionError("replica link from the clustered node not up: " + state.get(), e);
+      }
       await().atMost(Duration.ofSeconds(20)).until(() -> b.load(1, 0).get("active_requests").asLong() == 0);
       assertEquals(200, call(a, "POST", "/select_and_reserve", "{\"selection_id\":\"c-1\",\"token_ids\":[1,2,3,4]}"));
       await().atMost(Duration.ofSeconds(20)).until(() -> b.load(1, 0).get("active_requests").asLong() == 1);

@@ -62,8 +62,8 @@ class ReplicaSyncHttpTest {
 
   @Test
   void bookingLifecyclePropagatesBothWays() throws Exception {
-    try (NodeHarness a = NodeHarness.approximate("--replica-sync-port", Integer.toString(freePort()));
-        NodeHarness b = NodeHarness.approximate("--replica-sync-port", Integer.toString(freePort()),
+    try (NodeHarness a = NodeHarness.approximate("--replica-sync-port", "0");
+        NodeHarness b = NodeHarness.approximate("--replica-sync-port", "0",
             "--replica-sync-peers", endpoint(a))) {
       a.worker(1);
       b.worker(1);
@@ -104,9 +104,9 @@ class ReplicaSyncHttpTest {
   @Test
   void sessionBoundOnOneNodeIsHonouredOnTheOther() throws Exception {
     try (NodeHarness a = NodeHarness.approximate("--session-affinity-ttl-secs", "600",
-            "--replica-sync-port", Integer.toString(freePort()));
+            "--replica-sync-port", "0");
         NodeHarness b = NodeHarness.approximate("--session-affinity-ttl-secs", "600",
-            "--replica-sync-port", Integer.toString(freePort()), "--replica-sync-peers", endpoint(a))) {
+            "--replica-sync-port", "0", "--replica-sync-peers", endpoint(a))) {
       for (NodeHarness n : new NodeHarness[] {a, b}) {
         n.worker(1);
         n.worker(2);
@@ -131,7 +131,7 @@ class ReplicaSyncHttpTest {
 
   @Test
   void peerRoutesAnswerAsDynamo() throws Exception {
-    try (NodeHarness n = NodeHarness.approximate("--replica-sync-port", Integer.toString(freePort()),
+    try (NodeHarness n = NodeHarness.approximate("--replica-sync-port", "0",
         "--replica-sync-peers", "tcp://127.0.0.1:9,tcp://127.0.0.1:7")) {
       assertEquals("[\"tcp://127.0.0.1:7\",\"tcp://127.0.0.1:9\"]", n.get("/replica_sync/peers").raw().strip());
       assertEquals(200, n.post("/replica_sync/register_peer", "{\"endpoint\":\"tcp://127.0.0.1:9\"}").status());
@@ -171,7 +171,7 @@ class ReplicaSyncHttpTest {
 
   @Test
   void stoppedPeerManagerIs503() throws Exception {
-    try (NodeHarness n = NodeHarness.approximate("--replica-sync-port", Integer.toString(freePort()))) {
+    try (NodeHarness n = NodeHarness.approximate("--replica-sync-port", "0")) {
       n.node.replicaSync().stop().get(10, java.util.concurrent.TimeUnit.SECONDS);
       NodeHarness.Reply r = n.post("/replica_sync/register_peer", "{\"endpoint\":\"tcp://127.0.0.1:8\"}");
       assertEquals(503, r.status(), r.raw());

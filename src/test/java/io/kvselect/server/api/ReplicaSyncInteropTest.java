@@ -58,7 +58,7 @@ class ReplicaSyncInteropTest {
   void start() throws Exception {
     requirePythonZmq();
     node = NodeHarness.approximate("--session-affinity-ttl-secs", "600",
-        "--replica-sync-port", Integer.toString(ReplicaSyncHttpTest.freePort()));
+        "--replica-sync-port", "0");
     node.worker(1);
     node.worker(2);
     Path script = Path.of(getClass().getResource("/interop/replica_peer.py").toURI());

@@ -66,7 +66,8 @@ public final class ReplicaSync implements AutoCloseable {
   /** Rank and block size of a booking this node published, for its later Free or completion. */
   private record Booking(PartitionKey partition, WorkerRank rank, int blockSize) {}
 
-  private final int port;
+  /** The configured port until the PUB is bound, then the bound one; written by the sync thread before {@link #bound}. */
+  private volatile int port;
   private final String bindHost;
   private final boolean affinityEnabled;
   private final long routerId;
@@ -89,7 +90,7 @@ public final class ReplicaSync implements AutoCloseable {
   private volatile Thread thread;
 
   /**
-   * @param port the PUB port (1..65535)
+   * @param port the PUB port (1..65535), or 0 for a free one ({@link #port} reads it once started)
    * @param host the node's {@code --host}: the PUB binds to it, or to {@code *} for a wildcard
    * @param initialPeers {@code --replica-sync-peers}
    * @param affinityEnabled whether bindings are exchanged (session affinity is on)
@@ -149,6 +150,7 @@ public final class ReplicaSync implements AutoCloseable {
     return routerId;
   }
 
+  /** The PUB's port: the bound one once {@link #start} has completed (the configured one before). */
   public int port() {
     return port;
   }
@@ -347,7 +349,10 @@ public final class ReplicaSync implements AutoCloseable {
         if (bindHost.startsWith("[")) {
           pub.setIPv6(true);
         }
-        pub.bind("tcp://" + bindHost + ":" + port);
+        pub.bind("tcp://" + bindHost + ":" + (port == 0 ? "*" : Integer.toString(port)));
+        if (port == 0) {
+          port = boundPort(pub.getLastEndpoint());
+        }
         sub = ctx.createSocket(SocketType.SUB);
         sub.setLinger(0);
         sub.setRcvHWM(SEQUENCE_QUEUE);
@@ -391,6 +396,15 @@ public final class ReplicaSync implements AutoCloseable {
       wakeup.close();
       closed.complete(null);
     }
+  }
+
+  /** The port of a bound endpoint such as {@code tcp://127.0.0.1:40123}. */
+  static int boundPort(String endpoint) {
+    int colon = endpoint == null ? -1 : endpoint.lastIndexOf(':');
+    if (colon < 0) {
+      throw new IllegalStateException("no bound endpoint reported: " + endpoint);
+    }
+    return Integer.parseInt(endpoint.substring(colon + 1));
   }
 
   private void connect(String endpoint) {
