@@ -71,8 +71,8 @@ public final class KvselectNode {
     return service;
   }
 
-  /** Dynamo's replica sync when {@code --replica-sync-port} is set, else null. */
-  private static io.kvselect.server.sync.replica.ReplicaSync replicaSync(NodeSettings s) {
+  /** Dynamo's replica sync when {@code --replica-sync-port} is set, else null (not started). */
+  public static io.kvselect.server.sync.replica.ReplicaSync replicaSync(NodeSettings s) {
     return s.replicaSyncPort() == null ? null : new io.kvselect.server.sync.replica.ReplicaSync(
         s.replicaSyncPort(), s.host(), s.replicaSyncPeers(), s.sessionAffinityTtlSecs() != null);
   }

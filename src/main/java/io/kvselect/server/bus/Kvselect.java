@@ -8,6 +8,7 @@ import io.kvselect.server.cluster.ClusterView;
 import io.kvselect.server.cluster.PeerSync;
 import io.kvselect.server.config.NodeSettings;
 import io.kvselect.server.metrics.ServiceMetrics;
+import io.kvselect.server.sync.replica.ReplicaSync;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -21,6 +22,7 @@ import io.vertx.core.Vertx;
  * kvselect deployments of the cluster exactly as {@code bin/kvselect --cluster} nodes join each
  * other: shared session table and pending selections in Hazelcast, load, catalog and lifecycle
  * calls in step over the event bus (the cluster manager must be Vert.x's Hazelcast one).
+ * With {@code --replica-sync-port} it also runs Dynamo's replica sync, as {@code bin/kvselect} does.
  * Undeploying (or closing the application's Vert.x) stops it; it never closes the Vert.x instance
  * it was given.
  *
@@ -39,13 +41,17 @@ public final class Kvselect {
   private final String deploymentId;
   /** Node-to-node sync on a clustered Vert.x; null otherwise. */
   private final PeerSync sync;
+  /** Dynamo's replica sync with {@code --replica-sync-port}; null otherwise. Started and stopped by this handle. */
+  private final ReplicaSync replica;
 
-  private Kvselect(Vertx vertx, SelectionService service, MainVerticle main, String deploymentId, PeerSync sync) {
+  private Kvselect(Vertx vertx, SelectionService service, MainVerticle main, String deploymentId, PeerSync sync,
+      ReplicaSync replica) {
     this.vertx = vertx;
     this.service = service;
     this.main = main;
     this.deploymentId = deploymentId;
     this.sync = sync;
+    this.replica = replica;
   }
 
   /**
@@ -63,7 +69,12 @@ public final class Kvselect {
     ClusterView view;
     try {
       com.hazelcast.core.HazelcastInstance hz = ClusterSeams.hazelcast(vertx);
-      node = ClusterSeams.build(KvselectNode.builder(settings), settings, vertx, hz);
+      ReplicaSync replica = KvselectNode.replicaSync(settings);
+      node = ClusterSeams.build(KvselectNode.builder(settings), settings, vertx, hz,
+          replica == null ? null : replica.loadSync());
+      if (replica != null) {
+        ReplicaSync.register(node.service(), replica);
+      }
       view = ClusterView.embedded(hz, node.sync().nodeId());
     } catch (RuntimeException e) {
       return Future.failedFuture(e);
@@ -98,10 +109,20 @@ public final class Kvselect {
         httpInstances, settings.threads(), settings.indexerPeers(), settings.configJson(),
         io.kvselect.server.security.HttpGuards.of(settings.operations(), new io.kvselect.server.drain.RequestGate()),
         view);
-    return vertx.deployVerticle(main, new DeploymentOptions())
+    // the replica sync KvselectNode.service (or the clustered build above) made for this service,
+    // as bin/kvselect starts it: PUB bound before the verticles deploy, stopped with the handle
+    ReplicaSync replica = ReplicaSync.claim(service);
+    main.replicaSync(replica);
+    Future<Void> bound = replica == null ? Future.succeededFuture() : Future.fromCompletionStage(replica.start(service));
+    return bound.compose(b -> vertx.deployVerticle(main, new DeploymentOptions()))
         .compose(id -> io.kvselect.server.Operations.deploy(vertx, settings.operations(), service, main.events())
-            .map(v -> new Kvselect(vertx, service, main, id, sync)))
-        .onFailure(e -> service.shutdown());
+            .map(v -> new Kvselect(vertx, service, main, id, sync, replica)))
+        .onFailure(e -> {
+          service.shutdown();
+          if (replica != null) {
+            replica.stop();
+          }
+        });
   }
 
   public SelectionService service() {
@@ -122,6 +143,11 @@ public final class Kvselect {
     return deploymentId;
   }
 
+  /** Dynamo's replica sync when the settings have {@code --replica-sync-port}, else null. */
+  public ReplicaSync replicaSync() {
+    return replica;
+  }
+
   /** Node-to-node sync when deployed on a clustered Vert.x by {@link #deploy(Vertx, NodeSettings)}, else null. */
   public PeerSync peerSync() {
     return sync;
@@ -134,6 +160,7 @@ public final class Kvselect {
   public Future<Void> undeploy() {
     service.shutdown();
     Future<Void> stopped = sync == null ? Future.succeededFuture() : sync.close();
-    return stopped.eventually(() -> vertx.undeploy(deploymentId));
+    return stopped.eventually(() -> vertx.undeploy(deploymentId)).eventually(() -> replica == null
+        ? Future.succeededFuture() : Future.fromCompletionStage(replica.stop()));
   }
 }
