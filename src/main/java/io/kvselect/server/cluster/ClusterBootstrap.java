@@ -194,6 +194,7 @@ public final class ClusterBootstrap {
             return;
           }
           HazelcastInstance hz = manager.getHazelcastInstance();
+          SubscriptionRepair.start(ar.result(), manager);
           hz.getCluster().addMembershipListener(new com.hazelcast.cluster.MembershipListener() {
             @Override
             public void memberAdded(com.hazelcast.cluster.MembershipEvent e) {
