@@ -82,6 +82,12 @@ class EmbeddedClusterTest {
       assertEquals(cluster, view.path("name").asText(), String.valueOf(view));
       assertEquals(2, view.path("members").size(), String.valueOf(view));
 
+      // a catalog change published before the peer's subscription to the sync stream has reached
+      // this node is lost for good (catalog changes carry no digest: a known hole in
+      // docs/cluster.md, seen here once in a fresh-clone run): wait until each node has heard the
+      // other's stream (the periodic digests) before changing the catalog
+      await().atMost(Duration.ofSeconds(TIMEOUT_S)).until(() -> a.peerSync().stats().received.get() > 0
+          && b.peerSync().stats().received.get() > 0);
       for (int w = 1; w <= 2; w++) {
         assertEquals(201, call(a, "POST", "/workers", Map.of("worker_id", w, "endpoint", "http://worker-" + w + ":8000",
             "block_size", 16)).status());
