@@ -71,8 +71,23 @@ public final class KvselectNode {
     return service;
   }
 
+  /**
+   * The service and node-to-node sync of a clustered node over {@code hz}, with Dynamo's replica
+   * sync built (not started) and registered for the service when {@code --replica-sync-port} is
+   * set: the one clustered assembly {@code bin/kvselect} and {@code Kvselect.deploy} share.
+   */
+  public static ClusterSeams.Node clusteredNode(NodeSettings s, io.vertx.core.Vertx vertx,
+      com.hazelcast.core.HazelcastInstance hz) {
+    io.kvselect.server.sync.replica.ReplicaSync replica = replicaSync(s);
+    ClusterSeams.Node built = ClusterSeams.build(builder(s), s, vertx, hz, replica == null ? null : replica.loadSync());
+    if (replica != null) {
+      io.kvselect.server.sync.replica.ReplicaSync.register(built.service(), replica);
+    }
+    return built;
+  }
+
   /** Dynamo's replica sync when {@code --replica-sync-port} is set, else null (not started). */
-  public static io.kvselect.server.sync.replica.ReplicaSync replicaSync(NodeSettings s) {
+  private static io.kvselect.server.sync.replica.ReplicaSync replicaSync(NodeSettings s) {
     return s.replicaSyncPort() == null ? null : new io.kvselect.server.sync.replica.ReplicaSync(
         s.replicaSyncPort(), s.host(), s.replicaSyncPeers(), s.sessionAffinityTtlSecs() != null);
   }
@@ -153,14 +168,9 @@ public final class KvselectNode {
           SelectionService service;
           io.kvselect.server.cluster.PeerSync sync;
           try {
-            io.kvselect.server.sync.replica.ReplicaSync replica = replicaSync(s);
-            ClusterSeams.Node built = ClusterSeams.build(builder(s), s, c.vertx(), c.hazelcast(),
-                replica == null ? null : replica.loadSync());
+            ClusterSeams.Node built = clusteredNode(s, c.vertx(), c.hazelcast());
             service = built.service();
             sync = built.sync();
-            if (replica != null) {
-              io.kvselect.server.sync.replica.ReplicaSync.register(service, replica);
-            }
           } catch (RuntimeException e) {
             return c.vertx().close().transform(x -> Future.<KvselectNode>failedFuture(e));
           }

@@ -69,12 +69,7 @@ public final class Kvselect {
     ClusterView view;
     try {
       com.hazelcast.core.HazelcastInstance hz = ClusterSeams.hazelcast(vertx);
-      ReplicaSync replica = KvselectNode.replicaSync(settings);
-      node = ClusterSeams.build(KvselectNode.builder(settings), settings, vertx, hz,
-          replica == null ? null : replica.loadSync());
-      if (replica != null) {
-        ReplicaSync.register(node.service(), replica);
-      }
+      node = KvselectNode.clusteredNode(settings, vertx, hz);
       view = ClusterView.embedded(hz, node.sync().nodeId());
     } catch (RuntimeException e) {
       return Future.failedFuture(e);
