@@ -14,12 +14,12 @@ import org.awaitility.core.TimeoutEvent;
  * peers, and where every {@code kvselect-replica-sync} thread of this JVM stands, so an
  * intermittent failure leaves enough behind to find its cause.
  */
-final class LinkDiagnostics {
+public final class LinkDiagnostics {
 
   private LinkDiagnostics() {}
 
   /** A listener that prints {@code state} and the sync threads' stacks on timeout. */
-  static ConditionEvaluationListener<Boolean> onTimeout(Supplier<String> state) {
+  public static ConditionEvaluationListener<Boolean> onTimeout(Supplier<String> state) {
     return new ConditionEvaluationListener<>() {
       @Override
       public void conditionEvaluated(EvaluatedCondition<Boolean> c) {}
@@ -31,7 +31,7 @@ final class LinkDiagnostics {
     };
   }
 
-  static String describe(String name, ReplicaSync rs) {
+  public static String describe(String name, ReplicaSync rs) {
     return name + " router " + Long.toUnsignedString(rs.routerId()) + " port " + rs.port() + " peers "
         + rs.peers() + " counters " + rs.countersText();
   }

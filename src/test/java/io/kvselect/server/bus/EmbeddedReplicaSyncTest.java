@@ -6,14 +6,19 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.kvselect.server.api.LinkDiagnostics;
 import io.kvselect.server.sync.replica.ReplicaSync;
 import io.kvselect.server.sync.replica.ReplicaWire;
 import io.vertx.core.json.JsonObject;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -39,14 +44,23 @@ class EmbeddedReplicaSyncTest {
         b.ok(BusAddresses.WORKERS_CREATE, BusHarness.worker(1));
         ReplicaSync in = b.kvselect.replicaSync();
         AtomicInteger probe = new AtomicInteger();
+        List<Integer> statuses = new CopyOnWriteArrayList<>();
+        Supplier<String> state = () -> "probes " + probe.get() + ", last statuses "
+            + statuses.subList(Math.max(0, statuses.size() - 4), statuses.size()) + "; "
+            + LinkDiagnostics.describe("a", rs) + "; " + LinkDiagnostics.describe("b", in);
         // past the PUB/SUB slow-joiner window: book and free on A until B has applied one step
-        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).until(() -> {
-          String id = "probe-" + probe.incrementAndGet();
-          a.http("POST", "/select_and_reserve", new JsonObject().put("selection_id", id)
-              .put("token_ids", new io.vertx.core.json.JsonArray().add(7).add(7).add(7).add(7)).encode());
-          a.http("DELETE", "/reservations/" + id, null);
-          return in.count("in", ReplicaWire.SEQUENCE_TOPIC, "applied") > 0;
-        });
+        try {
+          await().atMost(Duration.ofSeconds(40)).pollInterval(Duration.ofMillis(50))
+              .conditionEvaluationListener(LinkDiagnostics.onTimeout(state)).until(() -> {
+            String id = "probe-" + probe.incrementAndGet();
+            statuses.add(a.http("POST", "/select_and_reserve", new JsonObject().put("selection_id", id)
+                .put("token_ids", new io.vertx.core.json.JsonArray().add(7).add(7).add(7).add(7)).encode()).status());
+            statuses.add(a.http("DELETE", "/reservations/" + id, null).status());
+            return in.count("in", ReplicaWire.SEQUENCE_TOPIC, "applied") > 0;
+          });
+        } catch (ConditionTimeoutException e) {
+          throw new AssertionError("replica link between the embedded nodes not up: " + state.get(), e);
+        }
       }
       a.kvselect.undeploy().toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
     }
