@@ -20,13 +20,37 @@ public interface CatalogSync {
 
   CompletionStage<Void> publish(CatalogChange change);
 
-  /** One applied catalog change. */
+  /**
+   * One applied catalog change, with the version it was made at ({@link CatalogVersion}): a
+   * receiver applies it only when it is newer than what it holds for the worker.
+   */
   sealed interface CatalogChange {
 
+    long workerId();
+
+    CatalogVersion version();
+
     /** A worker record was inserted or replaced (POST or PATCH); {@code spec} is the new one. */
-    record Upserted(WorkerSpec spec) implements CatalogChange {}
+    record Upserted(WorkerSpec spec, CatalogVersion version) implements CatalogChange {
+
+      /** An unstamped upsert ({@link CatalogVersion#ZERO}: older than every stamped change). */
+      public Upserted(WorkerSpec spec) {
+        this(spec, CatalogVersion.ZERO);
+      }
+
+      @Override
+      public long workerId() {
+        return spec.workerId();
+      }
+    }
 
     /** A worker was removed. */
-    record Removed(long workerId) implements CatalogChange {}
+    record Removed(long workerId, CatalogVersion version) implements CatalogChange {
+
+      /** An unstamped removal ({@link CatalogVersion#ZERO}'s stamp, the removal tie). */
+      public Removed(long workerId) {
+        this(workerId, new CatalogVersion(0, CatalogVersion.REMOVAL_TIE));
+      }
+    }
   }
 }

@@ -205,26 +205,13 @@ final class PeerState {
 
   /** See {@link SelectionService#applyPeerCatalog}. */
   CompletionStage<Boolean> applyCatalog(CatalogSync.CatalogChange change) {
-    if (change instanceof CatalogSync.CatalogChange.Upserted u) {
-      WorkerRecord current = registry.worker(u.spec().workerId());
-      if (current != null && current.spec().equals(u.spec())) {
-        return CompletableFuture.completedFuture(false);
-      }
-      registry.upsert(u.spec(), droppedBookings.get());
-      drainAll.run();
-      return CompletableFuture.completedFuture(true);
-    }
-    long id = ((CatalogSync.CatalogChange.Removed) change).workerId();
-    if (registry.worker(id) == null) {
-      return CompletableFuture.completedFuture(false);
-    }
-    try {
-      registry.remove(id, droppedBookings.get());
-    } catch (io.kvselect.core.error.SelectionException gone) {
+    if (!registry.applyPeer(change, droppedBookings.get())) {
       return CompletableFuture.completedFuture(false);
     }
     drainAll.run();
-    return affinity == null ? CompletableFuture.completedFuture(true)
-        : affinity.removeWorker(id).thenApply(v -> true);
+    if (change instanceof CatalogSync.CatalogChange.Removed && affinity != null) {
+      return affinity.removeWorker(change.workerId()).thenApply(v -> true);
+    }
+    return CompletableFuture.completedFuture(true);
   }
 }

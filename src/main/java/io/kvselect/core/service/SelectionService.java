@@ -126,9 +126,9 @@ public final class SelectionService {
   /** {@code POST /workers}: inserts or fully replaces a worker record. */
   public CompletionStage<WorkerRecord> upsertWorker(WorkerSpec spec) {
     return attempt(() -> {
-      WorkerRecord r = registry.upsert(spec, droppedBookings());
+      WorkerRegistry.Applied a = registry.upsertLocal(spec, droppedBookings());
       drainAll();
-      return published(r, new CatalogSync.CatalogChange.Upserted(spec));
+      return published(a.record(), a.change());
     });
   }
 
@@ -139,21 +139,21 @@ public final class SelectionService {
    */
   public CompletionStage<WorkerRecord> patchWorker(long workerId, UnaryOperator<WorkerSpec> patch) {
     return attempt(() -> {
-      WorkerRecord w = registry.patch(workerId, patch, droppedBookings());
+      WorkerRegistry.Applied a = registry.patchLocal(workerId, patch, droppedBookings());
       drainAll();
-      return published(w, new CatalogSync.CatalogChange.Upserted(w.spec()));
+      return published(a.record(), a.change());
     });
   }
 
   /** {@code DELETE /workers/{id}}: removes the worker, its blocks and its bookings. */
   public CompletionStage<WorkerRecord> deleteWorker(long workerId) {
     return attempt(() -> {
-      WorkerRecord removed = registry.remove(workerId, droppedBookings());
-      kvc.removeWorker(removed);
+      WorkerRegistry.Applied a = registry.removeLocal(workerId, droppedBookings());
+      kvc.removeWorker(a.record());
       drainAll();
       CompletionStage<Void> unbound = affinity == null
           ? CompletableFuture.completedFuture(null) : affinity.removeWorker(workerId);
-      return unbound.thenCompose(v -> published(removed, new CatalogSync.CatalogChange.Removed(workerId)));
+      return unbound.thenCompose(v -> published(a.record(), a.change()));
     });
   }
 
@@ -723,12 +723,33 @@ public final class SelectionService {
   /**
    * Applies a catalog change a peer published (its {@code POST/PATCH/DELETE /workers}) through
    * the catalog writer, without publishing it again: listeners (KV-event subscriptions) follow,
-   * bookings on dropped ranks are released, router queues are served. An upsert identical to the
-   * current registration and the removal of an unknown worker change nothing. Completes with
+   * bookings on dropped ranks are released, router queues are served. A change not newer than the
+   * version this node holds for the worker ({@link io.kvselect.core.catalog.CatalogVersion}: last
+   * writer wins, a removal is remembered for 10 min) is ignored; an upsert identical to the
+   * current registration and the removal of an unknown worker record the version and change
+   * nothing else. Completes with
    * whether the catalog changed; fails (changing nothing) when the spec is refused here.
    */
   public CompletionStage<Boolean> applyPeerCatalog(CatalogSync.CatalogChange change) {
     return attempt(() -> peers.applyCatalog(change));
+  }
+
+  /**
+   * An order-independent hash of the catalog's workers and their versions: equal on two nodes
+   * that hold the same registrations at the same versions (a peer's differing digest means one
+   * of them missed a change; see {@link #catalogState}).
+   */
+  public long catalogDigest() {
+    return registry.catalogDigest();
+  }
+
+  /**
+   * The whole catalog as versioned changes (an upsert per worker, a removal per one removed in
+   * the last 10 min), for a peer whose digest differs: applying them with {@link
+   * #applyPeerCatalog} keeps, per worker, the newer of the two nodes' versions.
+   */
+  public java.util.List<CatalogSync.CatalogChange> catalogState() {
+    return registry.catalogState();
   }
 
   /** Serves what a partition's freed capacity allows from its router queue. */

@@ -1,6 +1,9 @@
 package io.kvselect.core.service;
 
 import io.kvselect.core.catalog.CatalogListener;
+import io.kvselect.core.catalog.CatalogSync;
+import io.kvselect.core.catalog.CatalogVersion;
+import io.kvselect.core.catalog.CatalogVersions;
 import io.kvselect.core.catalog.Lifecycle;
 import io.kvselect.core.catalog.PartitionKey;
 import io.kvselect.core.catalog.Schedulability;
@@ -46,6 +49,15 @@ final class WorkerRegistry {
   private final java.util.Map<Long, String> unreachable = new java.util.concurrent.ConcurrentHashMap<>();
 
   private final QueueConfig queueConfig;
+  /** The entries' versions and remembered removals: written under the catalog lock. */
+  private final CatalogVersions versions = new CatalogVersions(TOMBSTONE_TTL_MS, TOMBSTONE_LIMIT);
+
+  /** How long a removal is remembered against late, older upserts of the worker. */
+  static final long TOMBSTONE_TTL_MS = 600_000;
+  static final int TOMBSTONE_LIMIT = 100_000;
+
+  /** A local catalog change: the new record and the change to publish (with its version). */
+  record Applied(WorkerRecord record, CatalogSync.CatalogChange change) {}
 
   WorkerRegistry(ServiceSettings settings, Clock clock, QueueConfig queueConfig) {
     this.settings = settings;
@@ -230,6 +242,88 @@ final class WorkerRegistry {
         l.workerRemoved(w);
       }
     }
+  }
+
+  // ---- versioned changes: local ones are stamped, a peer's applies only when newer ----
+
+  /** {@link #upsert} made here: stamps a new version. */
+  synchronized Applied upsertLocal(WorkerSpec spec, BiConsumer<Partition, String> freed) {
+    WorkerRecord r = upsert(spec, freed);
+    return new Applied(r, stampUpsert(r.spec()));
+  }
+
+  /** {@link #patch} made here: stamps a new version. */
+  synchronized Applied patchLocal(long workerId, java.util.function.UnaryOperator<WorkerSpec> patch,
+      BiConsumer<Partition, String> freed) {
+    WorkerRecord r = patch(workerId, patch, freed);
+    return new Applied(r, stampUpsert(r.spec()));
+  }
+
+  /** {@link #remove} made here: stamps a new version and remembers the removal. */
+  synchronized Applied removeLocal(long workerId, BiConsumer<Partition, String> freed) {
+    WorkerRecord r = remove(workerId, freed);
+    long now = clock.millis();
+    CatalogVersion v = new CatalogVersion(versions.nextStamp(now), CatalogVersion.REMOVAL_TIE);
+    versions.removed(workerId, v, now);
+    return new Applied(r, new CatalogSync.CatalogChange.Removed(workerId, v));
+  }
+
+  private CatalogSync.CatalogChange stampUpsert(WorkerSpec spec) {
+    long now = clock.millis();
+    CatalogVersion v = new CatalogVersion(versions.nextStamp(now), CatalogVersion.upsertTie(spec));
+    versions.upserted(spec.workerId(), v, now);
+    return new CatalogSync.CatalogChange.Upserted(spec, v);
+  }
+
+  /**
+   * A peer's change: applied when its version is newer than what this node holds for the worker
+   * (live or remembered removal), ignored otherwise. An upsert of the spec already registered, or
+   * the removal of a worker not registered, only records the version. Returns whether the catalog
+   * changed; a refused spec throws and records nothing.
+   */
+  synchronized boolean applyPeer(CatalogSync.CatalogChange change, BiConsumer<Partition, String> freed) {
+    long id = change.workerId();
+    if (!versions.accepts(id, change.version())) {
+      return false;
+    }
+    long now = clock.millis();
+    boolean changed;
+    if (change instanceof CatalogSync.CatalogChange.Upserted u) {
+      WorkerRecord current = workers.get(id);
+      changed = current == null || !current.spec().equals(u.spec());
+      if (changed) {
+        upsert(u.spec(), freed);
+      }
+      versions.upserted(id, change.version(), now);
+    } else {
+      changed = workers.containsKey(id);
+      if (changed) {
+        remove(id, freed);
+      }
+      versions.removed(id, change.version(), now);
+    }
+    return changed;
+  }
+
+  /** An order-independent hash of the registered workers and their versions ({@link CatalogVersions#digest}). */
+  synchronized long catalogDigest() {
+    return versions.digest();
+  }
+
+  /**
+   * The whole catalog as changes a peer can apply: an upsert per registered worker at its version
+   * ({@link CatalogVersion#ZERO} when it has none) and a removal per remembered one.
+   */
+  synchronized List<CatalogSync.CatalogChange> catalogState() {
+    List<CatalogSync.CatalogChange> out = new ArrayList<>();
+    for (WorkerRecord w : workers.values()) {
+      CatalogVersion v = versions.current(w.workerId());
+      out.add(new CatalogSync.CatalogChange.Upserted(w.spec(), v == null ? CatalogVersion.ZERO : v));
+    }
+    for (var t : versions.tombstones(clock.millis())) {
+      out.add(new CatalogSync.CatalogChange.Removed(t.getKey(), t.getValue()));
+    }
+    return out;
   }
 
   /** The reason a worker was made unschedulable as unreachable, or null. */

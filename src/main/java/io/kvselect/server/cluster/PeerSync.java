@@ -48,6 +48,9 @@ import org.slf4j.LoggerFactory;
  * load converges by the next digest (within two intervals). A peer gone from the cluster
  * membership for {@code deadGrace} has its bookings released; its late messages are dropped until
  * it is a member again (a partition that healed), when its next message or digest restores them.
+ * Catalog changes carry versions (last writer wins) and every digest carries the hash of the
+ * sender's catalog; a receiver whose hash differs pulls the sender's catalog ({@link
+ * CatalogRepair}), so a missed catalog change is repaired by the next digest.
  *
  * <p>Ownership: everything mutable here (the per-sender streams, the departed set, the messages
  * held during recovery, timers, the recovery snapshots) is owned by one event-loop context,
@@ -136,6 +139,7 @@ public final class PeerSync {
   private volatile BusIndexRecovery.Outcome recovery;
   private SelectionService service;
   private BusIndexRecovery recoveryServer;
+  private volatile CatalogRepair catalogRepair;
   private MessageConsumer<Object> streamConsumer;
   private MessageConsumer<Object> nodeConsumer;
   private long digestTimer = -1;
@@ -230,6 +234,10 @@ public final class PeerSync {
     m.put("sent", sent());
     m.putAll(stats.snapshot());
     m.put("deferred_frees", lifecycle.deferredFrees());
+    CatalogRepair cr = catalogRepair;
+    if (cr != null) {
+      m.put("catalog_repair", cr.snapshot());
+    }
     ClusterFence f = fence;
     if (f != null) {
       m.put("fence", f.json());
@@ -259,6 +267,7 @@ public final class PeerSync {
       this.service = service;
       this.recoveryServer = new BusIndexRecovery(vertx, service, options.chunkBlocks(), options.requestTimeout(),
           () -> !recovering);
+      this.catalogRepair = new CatalogRepair(vertx, service, options.requestTimeout());
       streamConsumer = vertx.eventBus().consumer(SyncAddresses.STREAM, this::onStream);
       nodeConsumer = vertx.eventBus().consumer(SyncAddresses.node(nodeId), this::onNode);
       Future.all(streamConsumer.completion(), nodeConsumer.completion(), lifecycle.attach(service))
@@ -433,6 +442,7 @@ public final class PeerSync {
         LoadDigest.Outcome o = service.reconcile(e.from(), SyncCodec.digest(e.body()));
         stats.digestsApplied.incrementAndGet();
         stats.corrections.addAndGet(o.added() + o.dropped() + o.prefillsCompleted());
+        catalogRepair.check(e.from(), e.body());
         return;
       }
       CatalogSync.CatalogChange c = SyncCodec.catalog(e.kind(), e.body());
@@ -476,6 +486,8 @@ public final class PeerSync {
     if (kind.equals("digest_request")) {
       stats.digestRequests.incrementAndGet();
       scheduleDigest();
+    } else if (kind.equals(CatalogRepair.REQUEST)) {
+      catalogRepair.serve(m);
     } else if (!recoveryServer.handle(kind, doc, m)) {
       stats.malformed.incrementAndGet();
       failIfRequest(m, 400, "unknown kind `" + kind + "`");
@@ -501,7 +513,11 @@ public final class PeerSync {
       return;
     }
     lastDigestMs = System.nanoTime() / 1_000_000;
-    Supplier<com.fasterxml.jackson.databind.JsonNode> body = () -> SyncCodec.digest(service.loadDigest());
+    Supplier<com.fasterxml.jackson.databind.JsonNode> body = () -> {
+      ObjectNode b = SyncCodec.digest(service.loadDigest());
+      catalogRepair.stamp(b);
+      return b;
+    };
     stream.publish("digest", body);
     stats.digestsSent.incrementAndGet();
   }

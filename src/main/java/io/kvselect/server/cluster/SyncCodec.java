@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvselect.core.catalog.CatalogSync;
+import io.kvselect.core.catalog.CatalogVersion;
 import io.kvselect.core.catalog.PartitionKey;
 import io.kvselect.core.catalog.WorkerSpec;
 import io.kvselect.core.index.WorkerRank;
@@ -279,16 +280,31 @@ public final class SyncCodec {
     } else {
       o.put("worker_id", ((CatalogSync.CatalogChange.Removed) c).workerId());
     }
+    o.putArray("version").add(c.version().stamp()).add(c.version().tie());
     return o;
+  }
+
+  /** A change's {@code "version": [stamp, tie]}; absent (an older writer) is {@code absent}. */
+  private static CatalogVersion version(JsonNode body, CatalogVersion absent) throws IOException {
+    JsonNode v = body.get("version");
+    if (v == null || v.isNull()) {
+      return absent;
+    }
+    if (!v.isArray() || v.size() != 2 || !v.get(0).canConvertToLong() || !v.get(1).canConvertToLong()
+        || !v.get(0).isIntegralNumber() || !v.get(1).isIntegralNumber()) {
+      throw new IOException("version must be [stamp, tie] integers");
+    }
+    return new CatalogVersion(v.get(0).asLong(), v.get(1).asLong());
   }
 
   /** Decodes a catalog change of {@code kind}; null when the kind is not a catalog change. */
   public static CatalogSync.CatalogChange catalog(String kind, JsonNode body) throws IOException {
     switch (kind) {
       case "upserted":
-        return new CatalogSync.CatalogChange.Upserted(spec(body.get("spec")));
+        return new CatalogSync.CatalogChange.Upserted(spec(body.get("spec")), version(body, CatalogVersion.ZERO));
       case "removed":
-        return new CatalogSync.CatalogChange.Removed(integral(body.get("worker_id"), "worker_id"));
+        return new CatalogSync.CatalogChange.Removed(integral(body.get("worker_id"), "worker_id"),
+            version(body, new CatalogVersion(0, CatalogVersion.REMOVAL_TIE)));
       default:
         return null;
     }

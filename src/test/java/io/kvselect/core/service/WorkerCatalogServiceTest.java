@@ -73,7 +73,7 @@ class WorkerCatalogServiceTest {
     assertEquals(ErrorCode.NOT_FOUND, failure(() -> join(svc.free("b"))).code());
     assertEquals(ErrorCode.NOT_FOUND, failure(() -> join(svc.prefillComplete("b"))).code());
     assertEquals(ErrorCode.NOT_FOUND, failure(() -> join(svc.outputBlock("b", null))).code());
-    assertEquals(List.of(new CatalogChange.Removed(1)), f.catalogChanges.subList(2, 3));
+    assertEquals(1, ((CatalogChange.Removed) f.catalogChanges.get(2)).workerId());
     join(svc.free("c"));
     assertEquals(List.of(new LoadEvent.Freed(P, "c")), f.loadEvents);
     assertEquals(ErrorCode.NOT_FOUND, failure(() -> join(svc.deleteWorker(1))).code());
@@ -107,8 +107,14 @@ class WorkerCatalogServiceTest {
     assertSame(patched, svc.worker(1));
     WorkerRecord gone = join(svc.deleteWorker(1));
     assertEquals("http://new", gone.spec().endpoint());
-    assertEquals(List.of(new CatalogChange.Upserted(worker(1, 4)), new CatalogChange.Upserted(patched.spec()),
-        new CatalogChange.Removed(1)), f.catalogChanges);
+    assertEquals(List.of(worker(1, 4), patched.spec()), f.catalogChanges.subList(0, 2).stream()
+        .map(c -> ((CatalogChange.Upserted) c).spec()).toList());
+    assertEquals(1, ((CatalogChange.Removed) f.catalogChanges.get(2)).workerId());
+    for (int i = 1; i < 3; i++) {
+      assertTrue(f.catalogChanges.get(i).version().newerThan(f.catalogChanges.get(i - 1).version()),
+          "each local change is stamped newer than the one before: " + f.catalogChanges);
+    }
+    assertEquals(io.kvselect.core.catalog.CatalogVersion.REMOVAL_TIE, f.catalogChanges.get(2).version().tie());
     SelectionException e = failure(() -> join(svc.patchWorker(1, s -> s)));
     assertEquals(ErrorCode.NOT_FOUND, e.code());
     assertEquals("worker 1 not found", e.getMessage());

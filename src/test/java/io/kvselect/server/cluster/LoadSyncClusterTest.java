@@ -21,6 +21,7 @@ import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -51,6 +52,9 @@ class LoadSyncClusterTest {
   /** Load steps node A still has to drop. */
   private final AtomicInteger toDrop = new AtomicInteger();
   private final AtomicInteger dropped = new AtomicInteger();
+  /** Catalog changes node A still has to drop, and how many it dropped. */
+  private final AtomicInteger catalogToDrop = new AtomicInteger();
+  private final AtomicInteger catalogDropped = new AtomicInteger();
 
   @BeforeAll
   void startCluster() throws Exception {
@@ -64,6 +68,11 @@ class LoadSyncClusterTest {
       if (SyncAddresses.STREAM.equals(ctx.message().address()) && isLoadStep(ctx.body())
           && toDrop.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
         dropped.incrementAndGet();
+        return;
+      }
+      if (SyncAddresses.STREAM.equals(ctx.message().address()) && isCatalogChange(ctx.body())
+          && catalogToDrop.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+        catalogDropped.incrementAndGet();
         return;
       }
       ctx.next();
@@ -86,6 +95,15 @@ class LoadSyncClusterTest {
     String s = buf.toString();
     return s.contains("\"kind\":\"booked\"") || s.contains("\"kind\":\"freed\"")
         || s.contains("\"kind\":\"prefill_completed\"");
+  }
+
+  private static boolean isCatalogChange(Object body) {
+    return body instanceof Buffer buf && (buf.toString().contains("\"kind\":\"upserted\"")
+        || buf.toString().contains("\"kind\":\"removed\""));
+  }
+
+  private static long repaired(SyncTestNode n) {
+    return ((Map<?, ?>) n.sync.json().get("catalog_repair")).get("workers_repaired") instanceof Long l ? l : -1;
   }
 
   /** A worker of block size 4; {@code maxBatched} null means a capacity no test reaches. */
@@ -197,6 +215,48 @@ class LoadSyncClusterTest {
       await().atMost(CONVERGED).until(() -> n.service.worker(301) == null);
     }
     assertNull(b.service.worker(301));
+  }
+
+  @Test
+  void catalogChangesAPeerMissedAreRepairedFromTheDigest() throws Exception {
+    long repairedB = repaired(b);
+    long repairedC = repaired(c);
+    int before = catalogDropped.get();
+    catalogToDrop.set(1);
+    join(a.service.upsertWorker(worker(601, "missed", null)));
+    await().atMost(CONVERGED).until(() -> catalogDropped.get() - before == 1);
+    for (SyncTestNode n : List.of(b, c)) {
+      await().atMost(CONVERGED).until(() -> n.service.worker(601) != null);
+    }
+    assertTrue(repaired(b) > repairedB && repaired(c) > repairedC, "b and c pulled the upsert they never got: "
+        + b.sync.json().get("catalog_repair") + " " + c.sync.json().get("catalog_repair"));
+
+    catalogToDrop.set(1);
+    join(a.service.deleteWorker(601));
+    await().atMost(CONVERGED).until(() -> catalogDropped.get() - before == 2);
+    for (SyncTestNode n : List.of(b, c)) {
+      await().atMost(CONVERGED).until(() -> n.service.worker(601) == null);
+    }
+    await().atMost(CONVERGED).until(() -> a.service.catalogDigest() == b.service.catalogDigest()
+        && b.service.catalogDigest() == c.service.catalogDigest());
+  }
+
+  @Test
+  void twoNodesChangingOneWorkerAtOnceEndWithTheSameCatalog() throws Exception {
+    registerEverywhere(worker(701, "race", null));
+    for (int round = 0; round < 5; round++) {
+      long x = 1000 + round * 2;
+      CompletionStage<?> onA = a.service.patchWorker(701, w -> worker(701, "race", x));
+      CompletionStage<?> onB = b.service.patchWorker(701, w -> worker(701, "race", x + 1));
+      join(onA);
+      join(onB);
+      await().atMost(CONVERGED).until(() -> a.service.worker(701).spec().equals(b.service.worker(701).spec())
+          && b.service.worker(701).spec().equals(c.service.worker(701).spec()));
+      Long won = a.service.worker(701).spec().maxNumBatchedTokens();
+      assertTrue(won == x || won == x + 1, "one of the two patches won: " + won);
+    }
+    await().atMost(CONVERGED).until(() -> a.service.catalogDigest() == b.service.catalogDigest()
+        && b.service.catalogDigest() == c.service.catalogDigest());
   }
 
   @Test

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.kvselect.core.catalog.CatalogSync;
+import io.kvselect.core.catalog.CatalogVersion;
 import io.kvselect.core.catalog.PartitionKey;
 import io.kvselect.core.catalog.WorkerSpec;
 import io.kvselect.core.index.WorkerRank;
@@ -100,6 +101,24 @@ class SyncCodecTest {
     assertEquals(new CatalogSync.CatalogChange.Upserted(s), SyncCodec.catalog(e.kind(), e.body()));
     SyncCodec.Envelope r = roundTrip("removed", SyncCodec.catalog(new CatalogSync.CatalogChange.Removed(-5L)));
     assertEquals(new CatalogSync.CatalogChange.Removed(-5L), SyncCodec.catalog(r.kind(), r.body()));
+    CatalogVersion v = new CatalogVersion(1_790_000_000_123L, CatalogVersion.upsertTie(s));
+    SyncCodec.Envelope ev = roundTrip("upserted", SyncCodec.catalog(new CatalogSync.CatalogChange.Upserted(s, v)));
+    assertEquals(new CatalogSync.CatalogChange.Upserted(s, v), SyncCodec.catalog(ev.kind(), ev.body()));
+    CatalogVersion rv = new CatalogVersion(-1L, CatalogVersion.REMOVAL_TIE);
+    SyncCodec.Envelope er = roundTrip("removed", SyncCodec.catalog(new CatalogSync.CatalogChange.Removed(7L, rv)));
+    assertEquals(new CatalogSync.CatalogChange.Removed(7L, rv), SyncCodec.catalog(er.kind(), er.body()));
+  }
+
+  @Test
+  void catalogVersionsAbsentAreOldestAndMalformedAreRefused() throws IOException {
+    com.fasterxml.jackson.databind.node.ObjectNode removed = SyncCodec.catalog(new CatalogSync.CatalogChange.Removed(3L));
+    removed.remove("version");
+    assertEquals(new CatalogVersion(0, CatalogVersion.REMOVAL_TIE), SyncCodec.catalog("removed", removed).version(),
+        "a removal from a sender that does not stamp");
+    for (String bad : List.of("[1]", "[1,2,3]", "\"x\"", "[1.5,2]", "[\"1\",2]", "{}")) {
+      removed.set("version", new com.fasterxml.jackson.databind.ObjectMapper().readTree(bad));
+      assertThrows(IOException.class, () -> SyncCodec.catalog("removed", removed), bad);
+    }
   }
 
   @Test
