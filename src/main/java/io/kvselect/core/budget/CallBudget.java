@@ -15,12 +15,22 @@ import java.util.function.Supplier;
 
 /**
  * The latency budget of calls to shared cluster state: a request waits for a call at most
- * {@code budget}, then takes a local fallback. A breaker per owner member keeps a paused or
- * cut-off member from costing every request a budget: the first call to time out on one of its
- * keys <em>trips</em> it, and from then on calls on its keys take their fallback at once (the call
- * itself is still made: its late answer is what closes the breaker again, as does any call on its
- * keys completing). A member removed from the cluster no longer owns keys, so its breaker stops
- * mattering without being closed.
+ * {@code budget}, then takes a local fallback. A breaker per <em>route</em> (the members a call
+ * must hear from, {@link Routes}) keeps a paused or cut-off member from costing every request a
+ * budget: the first call on a route to time out <em>trips</em> it, and from then on calls on that
+ * route take their fallback at once. The call itself is still made, and the first one on the
+ * route answered within the budget (counted from when it was made) closes the breaker again; an
+ * answer that comes later proves nothing about the next call and leaves it open.
+ *
+ * <p>Reads and writes have different routes because they wait for different members: a read of a
+ * key waits for its partition's owner only; a write also waits for the synchronous backups. With
+ * one route per owner (as before 2026-12-02) a paused <em>backup</em> stalled every write whose
+ * owner was healthy until the cluster library's backup timeout (5 s), and each late write, and
+ * every fast read of the same owner, closed the breaker again, so calls kept paying the budget
+ * while a member was paused (the fault window's p99 sat at the budget plus ~10 ms).
+ *
+ * <p>A route not tripped again nor slow for {@link #FORGET_AFTER} is forgotten (a member that left
+ * the cluster owns no keys, so its routes are never used again).
  *
  * <p>A failure of the call that is a request error ({@link SelectionException}) is passed on; any
  * other failure (the member left, the operation timed out inside the cluster library) takes the
@@ -32,24 +42,67 @@ import java.util.function.Supplier;
  */
 public final class CallBudget {
 
+  /** How long a tripped route with no new sign of slowness is kept. */
+  public static final Duration FORGET_AFTER = Duration.ofSeconds(60);
+
+  /**
+   * The members a call on a key waits for, as any value with equality (null when unknown: such a
+   * call waits its budget every time). Implementations read local tables only: no remote call.
+   */
+  public interface Routes {
+
+    /** What a read of {@code key} waits for: its owner. */
+    Object read(Object key);
+
+    /** What a write of {@code key} waits for: its owner and its synchronous backups. */
+    Object write(Object key);
+
+    /** Reads and writes of a key wait for the same member, {@code ownerOf(key)}. */
+    static Routes byOwner(Function<Object, Object> ownerOf) {
+      Objects.requireNonNull(ownerOf, "ownerOf");
+      return new Routes() {
+        @Override
+        public Object read(Object key) {
+          return ownerOf.apply(key);
+        }
+
+        @Override
+        public Object write(Object key) {
+          return ownerOf.apply(key);
+        }
+      };
+    }
+  }
+
   private final long budgetNanos;
   private final Executor completions;
-  private final Function<Object, Object> ownerOf;
-  private final Map<Object, Boolean> tripped = new ConcurrentHashMap<>();
+  private final Routes routes;
+  /** Tripped route to the {@link System#nanoTime} of its last sign of slowness. */
+  private final Map<Object, Long> tripped = new ConcurrentHashMap<>();
   private final LongAdder trips = new LongAdder();
 
   /**
    * @param budget how long a request waits; positive
    * @param completions where fallbacks complete
-   * @param ownerOf the member owning a key of the shared state, or null when unknown
+   * @param ownerOf the member owning a key of the shared state, or null when unknown; reads and
+   *     writes share its route ({@link Routes#byOwner})
    */
   public CallBudget(Duration budget, Executor completions, Function<Object, Object> ownerOf) {
+    this(budget, completions, Routes.byOwner(ownerOf));
+  }
+
+  /**
+   * @param budget how long a request waits; positive
+   * @param completions where fallbacks complete
+   * @param routes what the calls on a key wait for
+   */
+  public CallBudget(Duration budget, Executor completions, Routes routes) {
     if (budget == null || budget.isNegative() || budget.isZero()) {
       throw new IllegalArgumentException("budget must be positive: " + budget);
     }
     this.budgetNanos = budget.toNanos();
     this.completions = Objects.requireNonNull(completions, "completions");
-    this.ownerOf = Objects.requireNonNull(ownerOf, "ownerOf");
+    this.routes = Objects.requireNonNull(routes, "routes");
   }
 
   /** The budget in milliseconds. */
@@ -62,24 +115,36 @@ public final class CallBudget {
     return trips.sum();
   }
 
-  /** Members whose breaker is tripped now. */
+  /** Routes whose breaker is tripped now. */
   public int tripped() {
+    long now = System.nanoTime();
+    tripped.entrySet().removeIf(e -> now - e.getValue() > FORGET_AFTER.toNanos());
     return tripped.size();
   }
 
-  /** Whether calls on {@code key} take their fallback without waiting. */
+  /** Whether a write of {@code key} would take its fallback without waiting. */
   public boolean isTripped(Object key) {
-    Object owner = ownerOf.apply(key);
-    return owner != null && tripped.containsKey(owner);
+    Object route = routes.write(key);
+    return route != null && tripped.containsKey(route);
   }
 
   /**
-   * {@code call}'s outcome if it completes within the budget (at once while the key's owner is
-   * tripped); else {@code fallback}'s, and {@code counted} is incremented. A fallback that throws
-   * fails the answer.
+   * A read's outcome if it completes within the budget (at once while its route is tripped);
+   * else {@code fallback}'s, and {@code counted} is incremented. A fallback that throws fails the
+   * answer.
    */
-  public <T> CompletionStage<T> within(Object key, CompletionStage<T> call, Supplier<T> fallback, LongAdder counted) {
-    Object owner = ownerOf.apply(key);
+  public <T> CompletionStage<T> read(Object key, CompletionStage<T> call, Supplier<T> fallback, LongAdder counted) {
+    return within(routes.read(key), call, fallback, counted);
+  }
+
+  /** As {@link #read}, for a call that changes {@code key} (and so waits for its backups too). */
+  public <T> CompletionStage<T> write(Object key, CompletionStage<T> call, Supplier<T> fallback, LongAdder counted) {
+    return within(routes.write(key), call, fallback, counted);
+  }
+
+  private <T> CompletionStage<T> within(Object route, CompletionStage<T> call, Supplier<T> fallback,
+      LongAdder counted) {
+    long start = System.nanoTime();
     CompletableFuture<T> out = new CompletableFuture<>();
     Runnable fall = () -> {
       if (!out.isDone()) {
@@ -98,12 +163,18 @@ public final class CallBudget {
       }
     };
     call.whenComplete((v, err) -> {
-      if (err == null) {
-        if (owner != null) {
-          tripped.remove(owner);
+      boolean requestError = err != null && isRequestError(err);
+      if (route != null) {
+        long now = System.nanoTime();
+        if ((err == null || requestError) && now - start <= budgetNanos) {
+          tripped.remove(route);
+        } else {
+          tripped.computeIfPresent(route, (r, t) -> now);
         }
+      }
+      if (err == null) {
         out.complete(v);
-      } else if (isRequestError(err)) {
+      } else if (requestError) {
         out.completeExceptionally(err);
       } else {
         completions.execute(fall);
@@ -112,12 +183,12 @@ public final class CallBudget {
     if (out.isDone()) {
       return out;
     }
-    if (owner != null && tripped.containsKey(owner)) {
+    if (route != null && tripped.containsKey(route)) {
       fall.run();
       return out;
     }
     CompletableFuture.delayedExecutor(budgetNanos, TimeUnit.NANOSECONDS, completions).execute(() -> {
-      if (!out.isDone() && owner != null && tripped.putIfAbsent(owner, Boolean.TRUE) == null) {
+      if (!out.isDone() && route != null && tripped.put(route, System.nanoTime()) == null) {
         trips.increment();
       }
       fall.run();

@@ -78,13 +78,13 @@ public final class BudgetedKvcState implements KvcState {
       remember(k, s);
       return s;
     });
-    return budget.within(k, call, () -> cached(k), fallbacks);
+    return budget.read(k, call, () -> cached(k), fallbacks);
   }
 
   @Override
   public CompletionStage<Void> rejected(String partition, String sessionId, WorkerRank d) {
     String k = key(partition, sessionId);
-    return budget.within(k, delegate.rejected(partition, sessionId, d), () -> null, fallbacks);
+    return budget.write(k, delegate.rejected(partition, sessionId, d), () -> null, fallbacks);
   }
 
   @Override
@@ -93,28 +93,28 @@ public final class BudgetedKvcState implements KvcState {
     KvcSnapshot before = cached(k);
     CompletionStage<WorkerRank> call = delegate.admitted(partition, sessionId, d, scope);
     remember(k, new KvcSnapshot(d, Map.of(), before.inflight(), before.assigned(), before.turns() + 1));
-    return budget.within(k, call, before::pin, fallbacks);
+    return budget.write(k, call, before::pin, fallbacks);
   }
 
   @Override
   public CompletionStage<Void> fallback(String partition, String sessionId, WorkerRank d) {
     String k = key(partition, sessionId);
-    return budget.within(k, delegate.fallback(partition, sessionId, d), () -> null, fallbacks);
+    return budget.write(k, delegate.fallback(partition, sessionId, d), () -> null, fallbacks);
   }
 
   @Override
   public CompletionStage<Void> finished(String partition, WorkerRank d) {
-    return budget.within(partition, delegate.finished(partition, d), () -> null, fallbacks);
+    return budget.write(partition, delegate.finished(partition, d), () -> null, fallbacks);
   }
 
   @Override
   public CompletionStage<Long> nextRoundRobin(String partition, String pool) {
-    return budget.within(partition, delegate.nextRoundRobin(partition, pool), localCursor::getAndIncrement, fallbacks);
+    return budget.write(partition, delegate.nextRoundRobin(partition, pool), localCursor::getAndIncrement, fallbacks);
   }
 
   @Override
   public CompletionStage<Void> removeWorker(long workerId) {
-    return budget.within("kvc-workers", delegate.removeWorker(workerId), () -> null, fallbacks);
+    return budget.write("kvc-workers", delegate.removeWorker(workerId), () -> null, fallbacks);
   }
 
   @Override

@@ -35,12 +35,12 @@ public final class BudgetedPendingStore<K, V> implements PendingStore<K, V> {
 
   @Override
   public CompletionStage<Long> put(K key, V value, long bytes) {
-    return budget.within(key, shared.put(key, value, bytes), () -> -1L, fallbacks);
+    return budget.write(key, shared.put(key, value, bytes), () -> -1L, fallbacks);
   }
 
   @Override
   public CompletionStage<PendingEntry<V>> peek(K key) {
-    return budget.within(key, shared.peek(key), () -> {
+    return budget.read(key, shared.peek(key), () -> {
       throw SelectionException.notReady("the pending-selection store did not answer within "
           + budget.budgetMillis() + " ms (a cluster member is unreachable); retry, or select again");
     }, fallbacks);
@@ -48,12 +48,12 @@ public final class BudgetedPendingStore<K, V> implements PendingStore<K, V> {
 
   @Override
   public CompletionStage<Boolean> removeIfGeneration(K key, long generation) {
-    return budget.within(key, shared.removeIfGeneration(key, generation), () -> true, fallbacks);
+    return budget.write(key, shared.removeIfGeneration(key, generation), () -> true, fallbacks);
   }
 
   @Override
   public CompletionStage<Void> remove(K key) {
-    return budget.within(key, shared.remove(key), () -> null, fallbacks);
+    return budget.write(key, shared.remove(key), () -> null, fallbacks);
   }
 
   @Override

@@ -146,7 +146,7 @@ public final class BudgetedSessionAffinity implements SessionAffinity {
       restoredLookups.increment();
       return Optional.of(seen);
     });
-    return budget.within(k, call, () -> Optional.ofNullable(nearGet(k)), lookupFallbacks);
+    return budget.read(k, call, () -> Optional.ofNullable(nearGet(k)), lookupFallbacks);
   }
 
   @Override
@@ -179,7 +179,7 @@ public final class BudgetedSessionAffinity implements SessionAffinity {
         }
       }
     });
-    return budget.within(k, call, () -> {
+    return budget.write(k, call, () -> {
       unconfirmed.put(k, mine);
       remember(k, target);
       return target;
@@ -203,7 +203,7 @@ public final class BudgetedSessionAffinity implements SessionAffinity {
             failedReleases.put(k + "|" + leaseId, new String[] {partition, sessionId, leaseId});
           }
         });
-    return budget.within(k, call, () -> null, releaseFallbacks);
+    return budget.write(k, call, () -> null, releaseFallbacks);
   }
 
   /**

@@ -194,7 +194,7 @@ public final class ClusterBootstrap {
             return;
           }
           HazelcastInstance hz = manager.getHazelcastInstance();
-          SubscriptionRepair.start(ar.result(), manager);
+          java.util.Optional<SubscriptionRepair> repair = SubscriptionRepair.start(ar.result(), manager);
           hz.getCluster().addMembershipListener(new com.hazelcast.cluster.MembershipListener() {
             @Override
             public void memberAdded(com.hazelcast.cluster.MembershipEvent e) {
@@ -206,6 +206,7 @@ public final class ClusterBootstrap {
           });
           hz.getCluster().getMembers().forEach(ClusterBootstrap::warnIfForeignDataMember);
           ClusterView view = new ClusterView(s, hz, manager.getNodeId());
+          repair.ifPresent(view::subscriptionRepair);
           view.logMembership();
           for (String line : view.startLines()) {
             LOG.info(line);

@@ -104,7 +104,8 @@ public final class ClusterSeams {
     // not waited for on the other
     io.kvselect.core.budget.CallBudget budget = new io.kvselect.core.budget.CallBudget(
         Duration.ofMillis(s.cluster().callBudgetMillis()), completions,
-        ownerIn(hz, k -> k instanceof String str ? str : HazelcastPendingStore.key(k)));
+        new HazelcastRoutes(hz, k -> k instanceof String str ? str : HazelcastPendingStore.key(k),
+            hz.getConfig().getMapConfig(ClusterBootstrap.SESSIONS_MAP).getBackupCount()));
     if (s.sessionAffinityTtlSecs() != null) {
       Duration ttl = Duration.ofSeconds(s.sessionAffinityTtlSecs());
       builder.sessionAffinity(clock -> new io.kvselect.core.session.BudgetedSessionAffinity(
@@ -117,18 +118,6 @@ public final class ClusterSeams {
     builder.kvcState(new io.kvselect.core.kvc.BudgetedKvcState(new HazelcastKvcState(hz, blocking, completions),
         budget, NEAR_CACHE_ENTRIES));
     return builder;
-  }
-
-  /**
-   * The member owning a key of a Hazelcast map ({@code mapKey} turns the seam's key into the map's
-   * key; the session table's keys are the map's already), or null while its partition has no owner: local partition-table reads, no remote call.
-   */
-  static java.util.function.Function<Object, Object> ownerIn(HazelcastInstance hz,
-      java.util.function.Function<Object, String> mapKey) {
-    return key -> {
-      com.hazelcast.partition.Partition part = hz.getPartitionService().getPartition(mapKey.apply(key));
-      return part == null ? null : part.getOwner();
-    };
   }
 
   /**

@@ -49,6 +49,8 @@ public final class ClusterView {
   private volatile java.util.function.Supplier<io.kvselect.core.session.BudgetedSessionAffinity.Stats> fallbacks;
   private volatile io.kvselect.core.budget.CallBudget budget;
   private volatile io.kvselect.core.kvc.BudgetedKvcState kvc;
+  /** The repair of this member's event-bus registrations, or null (an embedded node has none). */
+  private volatile SubscriptionRepair subscriptionRepair;
 
   ClusterView(ClusterSettings settings, HazelcastInstance hazelcast, String nodeId) {
     this.settings = settings;
@@ -194,11 +196,20 @@ public final class ClusterView {
       }
       m.put("fallbacks", fb);
     }
+    SubscriptionRepair repair = subscriptionRepair;
+    if (repair != null) {
+      m.put("subscription_repair", Map.of("republished", repair.republished()));
+    }
     java.util.function.Supplier<Map<String, Object>> report = sync;
     if (report != null) {
       m.put("sync", report.get());
     }
     return m;
+  }
+
+  /** Reports {@code repair}'s re-puts under {@code subscription_repair}; set once at start-up. */
+  void subscriptionRepair(SubscriptionRepair repair) {
+    this.subscriptionRepair = repair;
   }
 
   /** The {@code cluster} field of {@code /ready}: enabled, state and member count. */

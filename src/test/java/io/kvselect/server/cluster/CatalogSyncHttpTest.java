@@ -55,6 +55,10 @@ class CatalogSyncHttpTest {
       assertEquals("done", sync.path("recovery").path("state").asText(), String.valueOf(sync));
       assertEquals(1.0, sync.path("reconcile_interval_secs").asDouble());
       assertEquals(0, sync.path("unknown_version").asLong());
+      assertTrue(sync.path("catalog_repair").has("workers_repaired"), String.valueOf(sync));
+      // a member joined a's cluster twice: a put its own bus registrations back 2 s after each
+      await().atMost(CONVERGED).until(() -> h.get(a, "/cluster").body().path("subscription_repair")
+          .path("republished").asLong() >= 1);
 
       assertEquals(201, h.post(a, "/workers", Map.of("worker_id", 9, "endpoint", "http://w9:8000",
           "block_size", 16)).status());

@@ -287,4 +287,22 @@ class HazelcastSeamsTest {
     assertThrows(java.io.UncheckedIOException.class, () -> RecordCodec.decode(forged));
     assertThrows(IllegalArgumentException.class, () -> RecordCodec.encode(new Object()));
   }
+
+  @Test
+  void aWriteRouteNamesTheOwnerAndItsBackupAndAReadRouteTheOwnerOnly() {
+    await().atMost(Duration.ofSeconds(30)).until(() -> one.getPartitionService().isClusterSafe());
+    HazelcastRoutes routes = new HazelcastRoutes(one, k -> (String) k,
+        one.getConfig().getMapConfig(ClusterBootstrap.SESSIONS_MAP).getBackupCount());
+    java.util.Set<UUID> members = new java.util.HashSet<>();
+    one.getCluster().getMembers().forEach(m -> members.add(m.getUuid()));
+    for (int i = 0; i < 20; i++) {
+      String key = "p/session-" + i;
+      com.hazelcast.cluster.Member owner = (com.hazelcast.cluster.Member) routes.read(key);
+      assertEquals(one.getPartitionService().getPartition(key).getOwner(), owner);
+      List<?> write = (List<?>) routes.write(key);
+      assertEquals(2, write.size(), "owner and one synchronous backup: " + write);
+      assertEquals(owner.getUuid(), write.get(0));
+      assertEquals(members, new java.util.HashSet<>(write), "two members: the backup is the other one");
+    }
+  }
 }
