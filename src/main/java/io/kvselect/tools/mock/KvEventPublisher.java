@@ -174,12 +174,14 @@ public final class KvEventPublisher implements AutoCloseable {
       for (int r = 0; r < pubs.length; r++) {
         pubs[r] = owner.context().createSocket(SocketType.PUB);
         pubs[r].setSndHWM(HWM);
+        pubs[r].setHandshakeIvl(io.kvselect.server.events.KvEventIngestOptions.HANDSHAKE_IVL_MS);
         endpoints.add(bind(pubs[r], pubPorts[r]));
       }
       String replay = null;
       if (replayPort != null) {
         router = owner.context().createSocket(SocketType.ROUTER);
         router.setSndHWM(HWM);
+        router.setHandshakeIvl(io.kvselect.server.events.KvEventIngestOptions.HANDSHAKE_IVL_MS);
         replay = bind(router, replayPort);
         owner.watch(this);
       }

@@ -23,6 +23,7 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import io.kvselect.server.events.KvEventIngestOptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zeromq.SocketType;
@@ -346,6 +347,9 @@ public final class ReplicaSync implements AutoCloseable {
         pub = ctx.createSocket(SocketType.PUB);
         pub.setLinger(0);
         pub.setSndHWM(SEQUENCE_QUEUE);
+        // JeroMQ 0.6.0 leaves a few fresh connections without a handshake until this timer fires
+        // (30 s by default): see KvEventIngestOptions.HANDSHAKE_IVL_MS
+        pub.setHandshakeIvl(KvEventIngestOptions.HANDSHAKE_IVL_MS);
         if (bindHost.startsWith("[")) {
           pub.setIPv6(true);
         }
@@ -356,6 +360,7 @@ public final class ReplicaSync implements AutoCloseable {
         sub = ctx.createSocket(SocketType.SUB);
         sub.setLinger(0);
         sub.setRcvHWM(SEQUENCE_QUEUE);
+        sub.setHandshakeIvl(KvEventIngestOptions.HANDSHAKE_IVL_MS);
         sub.subscribe(ReplicaWire.SEQUENCE_TOPIC.getBytes(StandardCharsets.UTF_8));
         if (affinity != null) {
           sub.subscribe(ReplicaWire.AFFINITY_TOPIC.getBytes(StandardCharsets.UTF_8));
