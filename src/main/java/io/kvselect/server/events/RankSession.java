@@ -24,7 +24,8 @@ import org.zeromq.ZMQ;
  *
  * <p>Ordering: while a replay is in flight, the batch that triggered it is held and later live
  * messages are buffered undecided; when the outcome arrives the rank delivers, in order, the reset
- * (if the replay fell short), the replayed batches, the held batch, and then runs the buffered
+ * (if a gap's or restart's replay fell short; not for the first batch's catch-up from 0, which
+ * keeps what the index holds, as Dynamo does), the replayed batches, the held batch, and then runs the buffered
  * messages through the cursor as if they had just arrived (which can start the next replay).
  */
 final class RankSession {
@@ -45,6 +46,8 @@ final class RankSession {
   private ZMQ.Socket socket;
   private Batch held;
   private boolean replaying;
+  /** Whether the replay in flight is the first batch's catch-up {@code [0, seq)} (see onReplayDone). */
+  private boolean initialReplay;
   private boolean closed;
   private long retryDelayNanos;
   private long nextAttemptNanos;
@@ -189,7 +192,10 @@ final class RankSession {
     switch (d.kind()) {
       case STALE -> stale++;
       case APPLY -> deliver(batch);
-      case REPLAY -> recover(d, batch);
+      case REPLAY -> {
+        initialReplay = true;
+        recover(d, batch);
+      }
       case GAP -> {
         gaps++;
         recover(d, batch);
@@ -223,8 +229,17 @@ final class RankSession {
       return;
     }
     if (!outcome.complete()) {
-      reset(outcome.reason());
+      if (initialReplay) {
+        // the catch-up of a fresh subscription: nothing this subscription delivered was lost, and
+        // what the rank's index holds came from a peer's snapshot (a joiner) or nowhere; dropping
+        // it would wipe a joiner's copied blocks whenever the engine's replay ring no longer
+        // reaches 0. Keep it and apply the recovered tail (Dynamo: best-effort, logged)
+        LOG.warn("rank {}: catch-up replay incomplete ({}); keeping the rank's blocks", rank, outcome.reason());
+      } else {
+        reset(outcome.reason());
+      }
     }
+    initialReplay = false;
     for (Batch b : outcome.deliverable()) {
       deliver(b);
     }
