@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.kvselect.core.catalog.PartitionKey;
 import io.kvselect.core.catalog.WorkerSpec;
 import io.kvselect.core.config.RouterConfig;
+import io.kvselect.core.events.BlockRemoved;
 import io.kvselect.core.events.BlockStored;
 import io.kvselect.core.events.KvEventBatch;
 import io.kvselect.core.hash.BlockHasher;
@@ -16,6 +17,8 @@ import io.kvselect.core.service.PromptInput;
 import io.kvselect.core.service.SelectRequest;
 import io.kvselect.core.service.SelectionService;
 import io.kvselect.tools.mock.KvEventEncoder;
+import io.kvselect.tools.mock.KvEventPublisher;
+import io.kvselect.tools.mock.ReplayLayout;
 import io.kvselect.tools.mock.WireFormat;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -52,6 +55,12 @@ class IndexRecoveryOverBusTest {
         BlockHasher.saltSeed(null, null), false, null));
     BlockStored s = new BlockStored(chain, false, 0, tokens, BS, "GPU", null, null, null, null, null, null);
     return KvEventEncoder.encode(new KvEventBatch(1.0, List.of(s), null), WireFormat.MAP);
+  }
+
+  /** A batch that changes nothing: the removal of a block nobody stored. */
+  private static byte[] filler() {
+    return KvEventEncoder.encode(new KvEventBatch(1.0,
+        List.of(new BlockRemoved(new long[] {0x5eed_5eedL}, "GPU", null, null)), null), WireFormat.MAP);
   }
 
   private static int deviceDepth(SelectionService s, long worker) {
@@ -100,6 +109,51 @@ class IndexRecoveryOverBusTest {
     }
   }
 
+  /**
+   * A joiner facing an engine with a replay endpoint that has published more batches than its
+   * replay ring keeps: the index it copied survives its first live batch, whose catch-up replay
+   * from 0 comes back incomplete (it used to reset the rank: 12 blocks copied, 0 after).
+   */
+  @Test
+  void theCopiedIndexSurvivesAnIncompleteReplayOnTheJoinersFirstBatch() throws Exception {
+    SyncTestNode.Cluster cluster = SyncTestNode.Cluster.random();
+    PeerSyncOptions opts = PeerSyncOptions.withInterval(Duration.ofSeconds(1));
+    try (KvEventPublisher engine = new KvEventPublisher("joiner-replay-engine", "127.0.0.1", new int[1], 0, "",
+        ReplayLayout.TOPIC)) {
+      KvEventPublisher.Endpoints ep = engine.ready().get(30, TimeUnit.SECONDS);
+      WorkerSpec w = new WorkerSpec(8, null, null, "http://w8", ep.publishers().get(0), null, ep.replay(), BS, 0, 1,
+          null, null, null, false, null, null, null, null, null, null, null, null);
+      try (SyncTestNode a = SyncTestNode.start(cluster, opts, ROUTER, true)) {
+        a.service.upsertWorker(w).toCompletableFuture().get(30, TimeUnit.SECONDS);
+        byte[] prompt = batch(prompt());
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).until(() -> {
+          engine.publish(0, prompt);
+          return deviceDepth(a.service, 8) == BLOCKS;
+        });
+        // push the prompt's batches out of the engine's replay ring
+        byte[] filler = filler();
+        for (int i = 0; i < KvEventPublisher.BUFFER_STEPS + 100; i++) {
+          engine.publish(0, filler);
+        }
+        long target = KvEventPublisher.BUFFER_STEPS + 100;
+        await().atMost(Duration.ofSeconds(60)).until(() -> engine.lastSeq(0) >= target);
+
+        try (SyncTestNode b = SyncTestNode.start(cluster, opts, ROUTER, true)) {
+          assertEquals("done", b.sync.recovery().state());
+          assertEquals(BLOCKS, deviceDepth(b.service, 8), "the copied index");
+          long before = engine.lastSeq(0);
+          // live batches until the joiner's listener has taken one (and replayed what it could)
+          await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() -> {
+            engine.publish(0, filler);
+            return b.main.events().stats().values().stream().anyMatch(r -> r.lastSeq() > before);
+          });
+          Thread.sleep(500);
+          assertEquals(BLOCKS, deviceDepth(b.service, 8),
+              "the joiner kept the copied blocks after its first live batch: " + b.main.events().stats());
+        }
+      }
+    }
+  }
   @Test
   void theFirstNodeOfAClusterHasNoPeerToRecoverFrom() throws Exception {
     SyncTestNode.Cluster cluster = SyncTestNode.Cluster.random();
