@@ -135,10 +135,22 @@ public final class RouterQueue {
    * order; stops when the queue is empty or every non-empty class is blocked.
    */
   public List<QueuedRequest> drain(Predicate<QueuedRequest> admit) {
+    return drain(admit, Integer.MAX_VALUE);
+  }
+
+  /**
+   * {@link #drain(Predicate)} that also stops once {@code max} requests are admitted. The turn
+   * and deficits persist, so serving a backlog in slices of any size keeps the shares of one
+   * drain ({@code RouterQueueModelTest}).
+   */
+  public List<QueuedRequest> drain(Predicate<QueuedRequest> admit, int max) {
     Objects.requireNonNull(admit, "admit");
+    if (max < 1) {
+      throw new IllegalArgumentException("max must be >= 1, got " + max);
+    }
     List<QueuedRequest> out = new ArrayList<>();
     boolean[] blocked = new boolean[classes.size()];
-    while (!entries.isEmpty()) {
+    while (!entries.isEmpty() && out.size() < max) {
       int h = cursor;
       TreeSet<Entry> q = queues.get(h);
       if (q.isEmpty()) {

@@ -64,6 +64,8 @@ final class Partition {
   /** Requests waiting for capacity, in policy order, and how each resumes. Owned by {@link #lock}. */
   final RouterQueue queue;
   final Map<QueuedRequest, RouterQueueing.Waiter> waiters = new HashMap<>();
+  /** A continuation of this queue's drain is scheduled ({@link RouterQueueing}). Owned by {@link #lock}. */
+  boolean drainScheduled;
   private volatile Members members;
 
   Partition(PartitionKey key, ServiceSettings s, Clock clock, QueueConfig queueConfig) {

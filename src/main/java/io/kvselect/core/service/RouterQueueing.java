@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -28,8 +29,8 @@ import java.util.function.Supplier;
  * values. A request that waits longer than the timeout, or is refused by a queue limit, fails
  * with 429 and Dynamo's {@code details}; a request whose caller went away leaves the queue.
  *
- * <p>Ownership: the queue and the waiters of a partition are owned by its lock. Waiters are
- * completed outside the lock. Timeouts fire on the JDK's delayed executor (plain Java, no
+ * <p>Ownership: the queue, the waiters and the "continuation scheduled" mark of a partition are
+ * owned by its lock. Waiters are completed outside the lock. Timeouts fire on the JDK's delayed executor (plain Java, no
  * scheduler of ours), take the lock, and fail the waiter only if it is still queued.
  */
 final class RouterQueueing {
@@ -48,7 +49,17 @@ final class RouterQueueing {
     }
   }
 
+  /**
+   * The most requests one slice of a drain serves: 64 selections (each re-run under the lock)
+   * plus 64 answers take a few milliseconds at most, and 10,000 parked requests become about
+   * 160 short tasks instead of one of about a second ({@code bin/kvselect-queueload
+   * wakeup}, docs/benchmarks.md).
+   */
+  static final int SLICE = 64;
+
   private final Duration timeout;
+  /** Where drains continue after their first slice; null: on the caller's thread. Set once by the wiring. */
+  private volatile Executor continuation;
   private final List<QueueObserver> observers = new java.util.concurrent.CopyOnWriteArrayList<>();
   private final QueueObserver observer = (partition, cls, waited, outcome) -> {
     for (QueueObserver o : observers) {
@@ -58,6 +69,11 @@ final class RouterQueueing {
 
   RouterQueueing(Duration timeout) {
     this.timeout = timeout;
+  }
+
+  /** Where a drain's further slices run (see {@link #drain}); null runs them on the caller's thread. */
+  void continueOn(Executor e) {
+    this.continuation = e;
   }
 
   void addObserver(QueueObserver o) {
@@ -162,15 +178,58 @@ final class RouterQueueing {
     return out.size();
   }
 
-  /** Serves what the freed capacity allows, in policy order; completes the waiters outside the lock. */
+  /**
+   * Serves what the freed capacity allows, in policy order, at most {@link #SLICE} requests per
+   * slice; completes the waiters outside the lock. The first slice runs on the caller's thread (a
+   * single freed request is served at once); while a full slice leaves requests waiting, the rest
+   * continue as further slices on the {@link #continueOn continuation executor}, one at a time per
+   * partition, so that no caller (an event loop answering a {@code PATCH}, a free, a peer's
+   * digest) serves a whole backlog in one task. Without a continuation executor the slices run in
+   * a loop on the caller's thread.
+   */
   void drain(Partition p, long nowNanos) {
     if (p == null) {
       return;
     }
+    Executor next = continuation;
+    if (next == null) {
+      while (slice(p, nowNanos, false)) {
+        nowNanos = System.nanoTime();
+      }
+      return;
+    }
+    if (slice(p, nowNanos, true)) {
+      try {
+        next.execute(() -> {
+          synchronized (p.lock) {
+            p.drainScheduled = false;
+          }
+          drain(p, System.nanoTime());
+        });
+      } catch (RuntimeException e) {
+        // the executor refused (it is closing): finish here rather than strand the waiters
+        synchronized (p.lock) {
+          p.drainScheduled = false;
+        }
+        while (slice(p, System.nanoTime(), false)) {
+          // bounded by the queue's size
+        }
+      }
+    }
+  }
+
+  /**
+   * Serves one slice of {@code p}'s queue and completes its waiters. Returns true when the slice
+   * was full, requests still wait and (with {@code schedule}) no continuation was scheduled yet:
+   * the caller must continue, and with {@code schedule} this call has marked the partition as
+   * having one scheduled.
+   */
+  private boolean slice(Partition p, long nowNanos, boolean schedule) {
     List<Waiter> ready = new ArrayList<>();
+    boolean more;
     synchronized (p.lock) {
       if (p.queue.size() == 0) {
-        return;
+        return false;
       }
       for (QueuedRequest q : p.queue.drain(q -> {
         Waiter w = p.waiters.get(q);
@@ -181,8 +240,13 @@ final class RouterQueueing {
           return true;
         }
         return w.choice != null;
-      })) {
+      }, SLICE)) {
         ready.add(p.waiters.remove(q));
+      }
+      more = ready.size() == SLICE && p.queue.size() > 0;
+      if (more && schedule) {
+        more = !p.drainScheduled;
+        p.drainScheduled = true;
       }
     }
     for (Waiter w : ready) {
@@ -194,6 +258,7 @@ final class RouterQueueing {
         w.served.complete(w.choice);
       }
     }
+    return more;
   }
 
   /** Completes when the waiter is served (with its choice) or fails. */

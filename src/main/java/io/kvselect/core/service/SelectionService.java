@@ -198,6 +198,17 @@ public final class SelectionService {
     this.hold = java.util.Objects.requireNonNull(reason);
   }
 
+  /**
+   * Where a router queue's drain continues after its first {@value RouterQueueing#SLICE} served
+   * requests: a node gives an executor off its event loops (the worker pool), so a capacity
+   * change that wakes thousands of parked requests never holds, or starves, an event loop for
+   * the whole backlog. Without one (embedding), the slices run in a loop on the calling thread. Set
+   * once by the node's wiring, before requests arrive.
+   */
+  public void continueQueuesOn(java.util.concurrent.Executor executor) {
+    queueing.continueOn(java.util.Objects.requireNonNull(executor));
+  }
+
   /** Marks the service as shutting down: {@code /ready} turns false and selections fail with 503. */
   public void shutdown() {
     shuttingDown = true;

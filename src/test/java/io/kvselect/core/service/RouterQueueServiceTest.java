@@ -180,4 +180,37 @@ class RouterQueueServiceTest {
     assertEquals(0, svc.bookingCount());
     assertNull(svc.worker(2));
   }
+
+  @Test
+  void aLongQueueIsServedSliceBySliceOnTheContinuationExecutor() {
+    SelectionService svc = service(null, Duration.ofMinutes(5));
+    java.util.ArrayDeque<Runnable> continuations = new java.util.ArrayDeque<>();
+    svc.continueQueuesOn(continuations::add);
+    join(svc.select(req("first", 0, null, null, null), true));
+    List<CompletableFuture<Selection>> parked = new ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      parked.add(svc.select(req("p" + i, 1_000 + 64 * i, null, null, null), true).toCompletableFuture());
+    }
+    assertEquals(200, pending(svc));
+    // a larger batch wakes the queue: the caller's thread serves one slice and hands on the rest
+    join(svc.upsertWorker(new WorkerSpec(1, null, null, "http://w1", null, null, null, 4, 0, 1, 1_000_000L, null,
+        null, false, null, null, null, null, null, null, null, null)));
+    for (int i = 0; i < parked.size(); i++) {
+      // equal prompts, equal priority: the oldest slice is served first
+      assertEquals(i < RouterQueueing.SLICE, parked.get(i).isDone(), "p" + i + " after the first slice");
+    }
+    assertEquals(1, continuations.size(), "one continuation per partition");
+    int slices = 1;
+    while (!continuations.isEmpty()) {
+      continuations.poll().run();
+      slices++;
+      assertTrue(continuations.size() <= 1, "never two continuations of one partition at once");
+    }
+    assertEquals(4, slices, "200 requests in slices of " + RouterQueueing.SLICE);
+    assertEquals(0, pending(svc));
+    for (int i = 0; i < parked.size(); i++) {
+      assertTrue(parked.get(i).isDone() && !parked.get(i).isCompletedExceptionally(), "p" + i + " served");
+    }
+    assertEquals(201, svc.bookingCount());
+  }
 }
