@@ -176,7 +176,7 @@ public final class ClusterBootstrap {
     } catch (RuntimeException e) {
       return Future.failedFuture(e);
     }
-    HazelcastClusterManager manager = new HazelcastClusterManager(config);
+    HazelcastClusterManager manager = new MembershipHandoffClusterManager(config);
     options.getEventBusOptions().setHost(s.host()).setPort(s.busPort());
     busTls(options.getEventBusOptions(), s.busSecurity());
     LOG.info("cluster: starting clustered as '{}' on {} (member port {} or the next free one), members to try: {}",
