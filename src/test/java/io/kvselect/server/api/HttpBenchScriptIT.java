@@ -49,9 +49,10 @@ class HttpBenchScriptIT {
     assertTrue(text.contains("| tokens | workload | bare Vert.x req/s (p99) | standalone req/s (p99) | ratio |"
         + " clustered (1 member) req/s (p99) | ratio |"), text);
     List<String> rows = text.lines().filter(l -> l.startsWith("| 64 |")).toList();
-    assertEquals(2, rows.size(), text);
+    assertEquals(3, rows.size(), text);
     assertTrue(rows.get(0).startsWith("| 64 | POST /select |"), text);
     assertTrue(rows.get(1).startsWith("| 64 | reserve + DELETE cycles/s |"), text);
+    assertTrue(rows.get(2).startsWith("| 64 | POST /select after the cycles |"), text);
     for (String row : rows) {
       assertFalse(row.contains("errors"), row);
       Matcher m = FIGURE.matcher(row);
@@ -67,4 +68,17 @@ class HttpBenchScriptIT {
     }
   }
 
+  @Test
+  void badArgumentsExitWithTwoAndHelpPrintsTheUsage() throws Exception {
+    Process bad = new ProcessBuilder("bin/kvselect-httpbench", "--bogus").redirectErrorStream(true).start();
+    String said = new String(bad.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    assertTrue(bad.waitFor(30, TimeUnit.SECONDS));
+    assertEquals(2, bad.exitValue(), said);
+    assertTrue(said.contains("seconds and connections are positive integers"), said);
+    Process help = new ProcessBuilder("bin/kvselect-httpbench", "--help").redirectErrorStream(true).start();
+    String usage = new String(help.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    assertTrue(help.waitFor(30, TimeUnit.SECONDS));
+    assertEquals(0, help.exitValue(), usage);
+    assertTrue(usage.contains("Usage: bin/kvselect-httpbench [seconds=10]"), usage);
+  }
 }
