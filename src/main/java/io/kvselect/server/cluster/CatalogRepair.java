@@ -9,6 +9,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.ReplyException;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.HashMap;
@@ -32,23 +33,30 @@ import org.slf4j.LoggerFactory;
  * moment on two nodes converge within one reconcile interval of the next digest; the side that
  * held the newer version pulls nothing back, the other pulls it.
  *
- * <p>At most one pull per peer is in flight, and a peer is asked at most once a second; a pull
- * that fails or times out ({@code timeout}) is counted and retried at the peer's next digest.
+ * <p>At most one pull per peer is in flight, and a peer is asked at most once a second. A pull
+ * whose request fails (timed out, no handler: {@code timeout}) is counted and retried at the
+ * peer's next digest. A pull that was answered but left the two catalogs different (an entry this
+ * node refuses or cannot read, say from a newer version) is not repeated while both hashes stay
+ * as they were: it would fetch the same answer, be refused the same way and log it again, once a
+ * second for as long as the two nodes run; either side's next catalog change allows a new pull.
  *
- * <p>Ownership: the pull bookkeeping is owned by the sync context (the {@link PeerSync} context
+ * <p>Ownership: the pull bookkeeping (in-flight, spacing, the settled hashes) is owned by the sync context (the {@link PeerSync} context
  * that delivers digests); the counters are atomics, read anywhere.
  */
 final class CatalogRepair {
 
   private static final Logger LOG = LoggerFactory.getLogger(CatalogRepair.class);
   static final String REQUEST = "catalog_request";
-  private static final long MIN_SPACING_MS = 1000;
+  private static final Duration MIN_SPACING = Duration.ofSeconds(1);
 
   private final Vertx vertx;
   private final SelectionService service;
   private final Duration timeout;
   private final Set<String> inFlight = new HashSet<>();
+  private final long minSpacingMs;
   private final Map<String, Long> lastPullMs = new HashMap<>();
+  /** Per peer: its hash and this node's after the last answered pull that left them different. */
+  private final Map<String, long[]> settled = new HashMap<>();
 
   final AtomicLong pulls = new AtomicLong();
   final AtomicLong pullFailures = new AtomicLong();
@@ -56,9 +64,14 @@ final class CatalogRepair {
   final AtomicLong served = new AtomicLong();
 
   CatalogRepair(Vertx vertx, SelectionService service, Duration timeout) {
+    this(vertx, service, timeout, MIN_SPACING);
+  }
+
+  CatalogRepair(Vertx vertx, SelectionService service, Duration timeout, Duration minSpacing) {
     this.vertx = vertx;
     this.service = service;
     this.timeout = timeout;
+    this.minSpacingMs = minSpacing.toMillis();
   }
 
   /** Adds this node's catalog hash to an outgoing digest {@code body}. */
@@ -75,9 +88,14 @@ final class CatalogRepair {
     if (h == null || !h.isIntegralNumber() || h.asLong() == service.catalogDigest() || inFlight.contains(peer)) {
       return;
     }
+    long theirs = h.asLong();
+    long[] was = settled.get(peer);
+    if (was != null && was[0] == theirs && was[1] == service.catalogDigest()) {
+      return;
+    }
     long now = System.nanoTime() / 1_000_000;
     Long last = lastPullMs.get(peer);
-    if (last != null && now - last < MIN_SPACING_MS) {
+    if (last != null && now - last < minSpacingMs) {
       return;
     }
     lastPullMs.put(peer, now);
@@ -88,6 +106,14 @@ final class CatalogRepair {
         .compose(reply -> applyAll(peer, reply.body()))
         .onComplete(ar -> {
           inFlight.remove(peer);
+          long ours = service.catalogDigest();
+          if ((ar.succeeded() || !(ar.cause() instanceof ReplyException)) && ours != theirs) {
+            settled.put(peer, new long[] {theirs, ours});
+            LOG.info("catalog of peer {} still differs after a pull{}; not pulling again until either catalog "
+                + "changes", peer, ar.failed() ? " (its answer was refused: " + ar.cause().getMessage() + ")" : "");
+          } else {
+            settled.remove(peer);
+          }
           if (ar.failed()) {
             pullFailures.incrementAndGet();
             LOG.debug("catalog pull from {} failed: {}", peer, ar.cause().toString());
