@@ -141,7 +141,7 @@ public final class RouterQueue {
   /**
    * {@link #drain(Predicate)} that also stops once {@code max} requests are admitted. The turn
    * and deficits persist, so serving a backlog in slices of any size keeps the shares of one
-   * drain ({@code RouterQueueModelTest}).
+   * drain ({@code RouterQueueSliceTest}).
    */
   public List<QueuedRequest> drain(Predicate<QueuedRequest> admit, int max) {
     Objects.requireNonNull(admit, "admit");

@@ -40,6 +40,12 @@ public final class ApplicationCluster {
     return c;
   }
 
+  /** A member of {@code cluster} on a free port that joins {@code first} at the member port it bound. */
+  public static Config joining(String cluster, HazelcastClusterManager first) throws java.io.IOException {
+    int actual = first.getHazelcastInstance().getCluster().getLocalMember().getAddress().getPort();
+    return hazelcast(cluster, ClusterHarness.freePort(), "127.0.0.1:" + actual);
+  }
+
   /** A clustered Vert.x over {@code mgr}, its event bus on 127.0.0.1 and an ephemeral port. */
   public static Vertx vertx(HazelcastClusterManager mgr) throws Exception {
     VertxOptions o = new VertxOptions();

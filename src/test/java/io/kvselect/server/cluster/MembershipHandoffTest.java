@@ -35,9 +35,7 @@ class MembershipHandoffTest {
         ApplicationCluster.hazelcast(cluster, port, "127.0.0.1:" + port));
     Vertx a = ApplicationCluster.vertx(aMgr);
     try {
-      int actual = aMgr.getHazelcastInstance().getCluster().getLocalMember().getAddress().getPort();
-      HazelcastClusterManager bMgr = new HazelcastClusterManager(
-          ApplicationCluster.hazelcast(cluster, ClusterHarness.freePort(), "127.0.0.1:" + actual));
+      HazelcastClusterManager bMgr = new HazelcastClusterManager(ApplicationCluster.joining(cluster, aMgr));
       Vertx b = ApplicationCluster.vertx(bMgr);
       await().atMost(Duration.ofSeconds(30)).until(() -> aMgr.getNodes().size() == 2);
       CountDownLatch heard = new CountDownLatch(1);

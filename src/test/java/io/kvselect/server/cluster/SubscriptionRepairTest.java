@@ -46,9 +46,7 @@ class SubscriptionRepairTest {
     HazelcastClusterManager aMgr = new HazelcastClusterManager(ApplicationCluster.hazelcast(cluster, port, "127.0.0.1:" + port));
     Vertx a = ApplicationCluster.vertx(aMgr);
     try {
-      int actual = aMgr.getHazelcastInstance().getCluster().getLocalMember().getAddress().getPort();
-      HazelcastClusterManager bMgr = new HazelcastClusterManager(
-          ApplicationCluster.hazelcast(cluster, ClusterHarness.freePort(), "127.0.0.1:" + actual));
+      HazelcastClusterManager bMgr = new HazelcastClusterManager(ApplicationCluster.joining(cluster, aMgr));
       Vertx b = ApplicationCluster.vertx(bMgr);
       try {
         await().atMost(Duration.ofSeconds(30)).until(() -> aMgr.getNodes().size() == 2 && bMgr.getNodes().size() == 2);
