@@ -123,9 +123,11 @@ public final class HazelcastKvcState implements KvcState {
   @Override
   public CompletionStage<KvcSnapshot> snapshot(String partition, String sessionId) {
     try {
-      CompletableFuture<Session> s = sessions.getAsync(key(partition, sessionId)).toCompletableFuture();
-      CompletableFuture<Counters> c = workers.getAsync(partition).toCompletableFuture();
-      return hop(s.thenCombine(c, HazelcastKvcState::toSnapshot));
+      // each read handed over first: a stage combined on Hazelcast's futures would run on its
+      // default executor (ClusterStages)
+      CompletionStage<Session> s = hop(sessions.getAsync(key(partition, sessionId)));
+      CompletionStage<Counters> c = hop(workers.getAsync(partition));
+      return s.thenCombine(c, HazelcastKvcState::toSnapshot);
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }

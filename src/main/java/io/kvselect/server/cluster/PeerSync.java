@@ -154,7 +154,7 @@ public final class PeerSync {
     this.nodeId = cluster.getNodeId();
     this.context = vertx.getOrCreateContext();
     this.stream = new SyncStream(vertx, context, nodeId);
-    this.loadSync = new EventBusLoadSync(stream);
+    this.loadSync = new EventBusLoadSync(stream, () -> cluster.getNodes().size() > 1);
     this.catalogSync = new EventBusCatalogSync(stream);
     this.lifecycle = new BusLifecycleForwarder(vertx, cluster, BusLifecycleForwarder.DEFAULT_TIMEOUT);
   }
@@ -232,6 +232,7 @@ public final class PeerSync {
       m.put("recovery", r);
     }
     m.put("sent", sent());
+    m.put("load_steps_not_sent_alone", loadSync.notSentAlone.get());
     m.putAll(stats.snapshot());
     m.put("deferred_frees", lifecycle.deferredFrees());
     CatalogRepair cr = catalogRepair;
