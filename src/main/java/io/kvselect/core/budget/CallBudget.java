@@ -9,6 +9,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -18,9 +19,18 @@ import java.util.function.Supplier;
  * {@code budget}, then takes a local fallback. A breaker per <em>route</em> (the members a call
  * must hear from, {@link Routes}) keeps a paused or cut-off member from costing every request a
  * budget: the first call on a route to time out <em>trips</em> it, and from then on calls on that
- * route take their fallback at once. The call itself is still made, and the first one on the
- * route answered within the budget (counted from when it was made) closes the breaker again; an
- * answer that comes later proves nothing about the next call and leaves it open.
+ * route take their fallback at once. The call itself is still made, and every call still
+ * unanswered when its budget runs out, or answered after it, is a new sign of slowness, tripped
+ * or not. The breaker closes at the first answer within the budget (counted from when the call
+ * was made) once the route has shown no sign of slowness for {@link #quietMillis} (by default
+ * {@link #MIN_QUIET}, or twice the budget if that is longer).
+ *
+ * <p>Why the quiet period: calls on one route are not all alike. While a backup member is
+ * paused, a write that changes nothing sends no backup and answers at once, and so does a write
+ * whose partition moved; with a breaker closed by any fast answer, each such answer let the next
+ * write wait its whole budget again (chaos runs of 2026-12-04: 10-20 writes per second per node
+ * paid the full 250 ms while a member was paused, and the fault window's p99 sat at the budget
+ * plus a few milliseconds whatever the budget).
  *
  * <p>Reads and writes have different routes because they wait for different members: a read of a
  * key waits for its partition's owner only; a write also waits for the synchronous backups. With
@@ -44,6 +54,9 @@ public final class CallBudget {
 
   /** How long a tripped route with no new sign of slowness is kept. */
   public static final Duration FORGET_AFTER = Duration.ofSeconds(60);
+
+  /** The shortest time a tripped route must show no sign of slowness before an answer closes it. */
+  public static final Duration MIN_QUIET = Duration.ofSeconds(1);
 
   /**
    * The members a call on a key waits for, as any value with equality (null when unknown: such a
@@ -75,6 +88,7 @@ public final class CallBudget {
   }
 
   private final long budgetNanos;
+  private final long quietNanos;
   private final Executor completions;
   private final Routes routes;
   /** Tripped route to the {@link System#nanoTime} of its last sign of slowness. */
@@ -97,10 +111,26 @@ public final class CallBudget {
    * @param routes what the calls on a key wait for
    */
   public CallBudget(Duration budget, Executor completions, Routes routes) {
+    this(budget, null, completions, routes);
+  }
+
+  /**
+   * @param budget how long a request waits; positive
+   * @param quiet how long a tripped route must show no sign of slowness before an answer within
+   *     the budget closes it; zero closes it at the first such answer; null for the default
+   *     (the longer of {@link #MIN_QUIET} and twice the budget)
+   * @param completions where fallbacks complete
+   * @param routes what the calls on a key wait for
+   */
+  public CallBudget(Duration budget, Duration quiet, Executor completions, Routes routes) {
     if (budget == null || budget.isNegative() || budget.isZero()) {
       throw new IllegalArgumentException("budget must be positive: " + budget);
     }
+    if (quiet != null && quiet.isNegative()) {
+      throw new IllegalArgumentException("quiet must not be negative: " + quiet);
+    }
     this.budgetNanos = budget.toNanos();
+    this.quietNanos = quiet != null ? quiet.toNanos() : Math.max(MIN_QUIET.toNanos(), 2 * budgetNanos);
     this.completions = Objects.requireNonNull(completions, "completions");
     this.routes = Objects.requireNonNull(routes, "routes");
   }
@@ -108,6 +138,11 @@ public final class CallBudget {
   /** The budget in milliseconds. */
   public long budgetMillis() {
     return TimeUnit.NANOSECONDS.toMillis(budgetNanos);
+  }
+
+  /** How long a tripped route must be quiet before an answer within the budget closes it. */
+  public long quietMillis() {
+    return TimeUnit.NANOSECONDS.toMillis(quietNanos);
   }
 
   /** How many times a breaker tripped. */
@@ -162,12 +197,15 @@ public final class CallBudget {
         }
       }
     };
+    AtomicBoolean answered = new AtomicBoolean();
     call.whenComplete((v, err) -> {
+      answered.set(true);
       boolean requestError = err != null && isRequestError(err);
       if (route != null) {
         long now = System.nanoTime();
         if ((err == null || requestError) && now - start <= budgetNanos) {
-          tripped.remove(route);
+          // closes the breaker only once the route has been quiet long enough
+          tripped.computeIfPresent(route, (r, lastSlow) -> now - lastSlow >= quietNanos ? null : lastSlow);
         } else {
           tripped.computeIfPresent(route, (r, t) -> now);
         }
@@ -185,10 +223,10 @@ public final class CallBudget {
     }
     if (route != null && tripped.containsKey(route)) {
       fall.run();
-      return out;
     }
+    // tripped or not, a call still unanswered at its budget is a sign of slowness
     CompletableFuture.delayedExecutor(budgetNanos, TimeUnit.NANOSECONDS, completions).execute(() -> {
-      if (!out.isDone() && route != null && tripped.put(route, System.nanoTime()) == null) {
+      if (!answered.get() && route != null && tripped.put(route, System.nanoTime()) == null) {
         trips.increment();
       }
       fall.run();

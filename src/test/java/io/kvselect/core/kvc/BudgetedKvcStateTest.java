@@ -26,7 +26,9 @@ class BudgetedKvcStateTest {
 
   private final LocalKvcState table = new LocalKvcState();
   private final Gate gate = new Gate(table);
-  private final CallBudget budget = new CallBudget(Duration.ofMillis(30), Runnable::run, k -> "the-owner");
+  // no quiet period: these tests are about the KVC state, not about when the breaker closes
+  private final CallBudget budget = new CallBudget(Duration.ofMillis(30), Duration.ZERO, Runnable::run,
+      CallBudget.Routes.byOwner(k -> "the-owner"));
   private final BudgetedKvcState state = new BudgetedKvcState(gate, budget, 100);
 
   /** Passes calls to the state, or holds them until {@link #open}. */
