@@ -60,6 +60,7 @@ public final class ClusterBootstrap {
     c.setClusterName(s.name());
     c.setProperty("hazelcast.phone.home.enabled", "false");
     failureDetection(c, s.failureTimeoutSecs());
+    outputThreads(c);
     c.getMemberAttributeConfig().setAttribute(ROLE_ATTRIBUTE, ROLE_NODE);
     NetworkConfig n = c.getNetworkConfig();
     n.setPort(s.port()).setPortAutoIncrement(true);
@@ -99,6 +100,31 @@ public final class ClusterBootstrap {
     setDefault(c, "hazelcast.merge.next.run.delay.seconds", "5");
     setDefault(c, "hazelcast.shutdownhook.policy", "GRACEFUL");
     setDefault(c, "hazelcast.graceful.shutdown.max.wait", "30");
+  }
+
+  /** Hazelcast's output threads on a node unless set: {@value}. */
+  static final int OUTPUT_THREADS = 8;
+
+  /**
+   * More output threads than Hazelcast's default 3, so that one connection that cannot make
+   * progress rarely holds back another. Each member connection is served by one output thread,
+   * given round-robin as connections are made, and {@code NioThread} drains its task queue before
+   * it selects again. While a member was paused (SIGSTOP runs of 2026-12-04, {@code jstack} of
+   * the survivors every 0.5 s), one output thread of each survivor ran without pause in
+   * {@code processTaskQueue -> NioOutboundPipeline.process -> postProcessClean -> addTask} (a
+   * pipeline that finds nothing to encode yet has frames queued, so it queues itself again),
+   * while the survivors' input threads received nothing from each other: the link between them
+   * stopped until the paused member woke. With 3 threads that happened in about half the runs,
+   * for longer than the 5 s failure timeout, so the survivors removed each other and split; with
+   * 8 threads none of 3 runs stalled or split (docs/benchmarks.md, "Cluster: the SIGSTOP
+   * phase"). Reading Hazelcast 5.3.8's sources, the one encoder that answers "clean" with frames
+   * still queued is {@code UnifiedProtocolEncoder} before the peer's protocol header arrived;
+   * which connection that is was not established. The spinning thread still costs CPU until the
+   * member wakes. {@code -Dhazelcast.io.output.thread.count} or the property in
+   * {@code cluster.xml} takes precedence.
+   */
+  static void outputThreads(Config c) {
+    setDefault(c, "hazelcast.io.output.thread.count", Integer.toString(OUTPUT_THREADS));
   }
 
   private static void setDefault(Config c, String name, String value) {

@@ -86,6 +86,18 @@ class HazelcastSeamsTest {
     return new HazelcastSessionAffinity(hz, clock, TTL, max, DIRECT, DIRECT);
   }
 
+  /**
+   * A node's member runs {@value ClusterBootstrap#OUTPUT_THREADS} output threads, not Hazelcast's 3:
+   * a connection stuck behind a paused member then rarely shares its thread with a healthy one
+   * ({@link ClusterBootstrap#outputThreads}).
+   */
+  @Test
+  void aNodeRunsMoreOutputThreadsThanHazelcastsDefault() {
+    String prefix = "hz." + one.getName() + ".IO.thread-out-";
+    long out = Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().startsWith(prefix)).count();
+    assertEquals(ClusterBootstrap.OUTPUT_THREADS, out, "output threads named " + prefix + "*");
+  }
+
   @Test
   void compareAndBindHasOneWinnerWhicheverMemberAsks() throws Exception {
     MutableClock clock = new MutableClock();
