@@ -1,0 +1,121 @@
+package io.kvselect.core.service;
+
+import io.kvselect.core.catalog.PartitionKey;
+import io.kvselect.core.catalog.WorkerSpec;
+import io.kvselect.core.config.RouterConfig;
+import io.kvselect.core.config.RouterConfigLoader;
+import io.kvselect.core.index.WorkerRank;
+import io.kvselect.tools.loadgen.BenchEnv;
+import java.lang.management.ManagementFactory;
+import java.time.Clock;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+
+/**
+ * Issue 21's soak row: minutes of {@code select_and_reserve} + free cycles in approximate mode
+ * (the index records every booking's blocks with the 120 s TTL, on the real clock, housekeeping
+ * every 5 s as a node runs it), and per minute the cycle rate, the {@code select} rate measured
+ * right after, the index size and the heap after a full GC. The same service, workers and
+ * prompts as {@link AfterBookingsBench} (64 workers, 32 prompts of 2,048-8,192 tokens, the index
+ * warmed by pinned bookings); one thread. A leak shows as a heap or index that grows minute over
+ * minute, or a select rate that falls. Prints a Markdown table with the command, machine and
+ * commit.
+ *
+ * <pre>
+ * mvn -B -q -o test-compile
+ * mvn -B -q -o dependency:build-classpath -Dmdep.outputFile=target/cp.txt
+ * java -Xmx1g -cp target/classes:target/test-classes:$(cat target/cp.txt) io.kvselect.core.service.BookingSoakBench 30 50 10
+ * </pre>
+ */
+public final class BookingSoakBench {
+
+  private static final PartitionKey P = new PartitionKey(null, null);
+  private static final int WORKERS = 64;
+  private static final long HOUSEKEEPING_NANOS = 5_000_000_000L;
+
+  public static void main(String[] args) {
+    int minutes = args.length > 0 ? Integer.parseInt(args[0]) : 30;
+    double cycleSecs = args.length > 1 ? Double.parseDouble(args[1]) : 50;
+    double selectSecs = args.length > 2 ? Double.parseDouble(args[2]) : 10;
+    System.out.printf(Locale.ROOT, "BookingSoakBench %d %s %s: %d CPUs, %s, %s, heap max %d MiB, commit %s%n%n",
+        minutes, cycleSecs, selectSecs, BenchEnv.cpus(), BenchEnv.cpuModel(), BenchEnv.javaVersion(),
+        Runtime.getRuntime().maxMemory() >> 20, BenchEnv.gitCommit());
+    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.defaults(), Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
+    SelectionService svc = SelectionService.builder().routerConfig(cfg).clock(Clock.systemUTC())
+        .random(new Random(5)).build();
+    for (int w = 1; w <= WORKERS; w++) {
+      SelectionServiceTest.join(svc.upsertWorker(new WorkerSpec(w, null, null, "http://w" + w, null, null, null, 16,
+          0, 1, 8192L, null, null, false, null, null, null, null, null, null, null, null)));
+    }
+    Random rnd = new Random(1);
+    int[][] prompts = new int[32][];
+    for (int i = 0; i < prompts.length; i++) {
+      prompts[i] = new int[2048 + rnd.nextInt(6145)];
+      for (int j = 0; j < prompts[i].length; j++) {
+        prompts[i][j] = rnd.nextInt(100_000);
+      }
+    }
+    for (int w = 1; w <= WORKERS; w++) {
+      for (int[] p : prompts) {
+        int[] prefix = Arrays.copyOf(p, Math.max(16, p.length * w / WORKERS));
+        Selection s = SelectionServiceTest.join(svc.select(req("warm", prefix, new WorkerRank(w, 0)), true));
+        SelectionServiceTest.join(svc.free(s.selectionId()));
+      }
+    }
+    long[] housekeeping = {System.nanoTime() + HOUSEKEEPING_NANOS};
+    System.out.printf(Locale.ROOT, "| minute | cycles/s | selects/s after | index blocks | bookings alive | heap after GC MiB |%n");
+    System.out.printf(Locale.ROOT, "|---|---|---|---|---|---|%n");
+    System.out.printf(Locale.ROOT, "| 0 (warm) | - | %.0f | %d | %d | %.1f |%n", selects(svc, prompts, selectSecs, housekeeping),
+        svc.inspection().indexSize(), svc.bookingCount(), heapAfterGcMib());
+    long n = 0;
+    for (int m = 1; m <= minutes; m++) {
+      long end = System.nanoTime() + (long) (cycleSecs * 1e9);
+      long t0 = System.nanoTime();
+      long done = 0;
+      while (System.nanoTime() < end) {
+        Selection s = SelectionServiceTest.join(svc.select(req("c" + n, prompts[(int) (n % prompts.length)], null), true));
+        SelectionServiceTest.join(svc.free(s.selectionId()));
+        n++;
+        done++;
+        housekeep(svc, housekeeping);
+      }
+      double cycles = done / ((System.nanoTime() - t0) / 1e9);
+      double sel = selects(svc, prompts, selectSecs, housekeeping);
+      System.out.printf(Locale.ROOT, "| %d | %.0f | %.0f | %d | %d | %.1f |%n", m, cycles, sel, svc.inspection().indexSize(),
+          svc.bookingCount(), heapAfterGcMib());
+    }
+  }
+
+  /** The node's housekeeping ({@code MainVerticle}: {@code expire()} every 5 s). */
+  private static void housekeep(SelectionService svc, long[] next) {
+    long now = System.nanoTime();
+    if (now >= next[0]) {
+      svc.expire();
+      next[0] = now + HOUSEKEEPING_NANOS;
+    }
+  }
+
+  private static SelectRequest req(String id, int[] tokens, WorkerRank pin) {
+    return new SelectRequest(P, id, PromptInput.tokens(tokens), null, null, null, null, null, pin, null, null,
+        null, false, null, null, null);
+  }
+
+  private static double selects(SelectionService svc, int[][] prompts, double secs, long[] housekeeping) {
+    long end = System.nanoTime() + (long) (secs * 1e9);
+    long n = 0;
+    long t0 = System.nanoTime();
+    while (System.nanoTime() < end) {
+      SelectionServiceTest.join(svc.select(req("q", prompts[(int) (n % prompts.length)], null), false));
+      n++;
+      housekeep(svc, housekeeping);
+    }
+    return n / ((System.nanoTime() - t0) / 1e9);
+  }
+
+  private static double heapAfterGcMib() {
+    System.gc();
+    return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() / (1024.0 * 1024.0);
+  }
+}
