@@ -51,22 +51,9 @@ public final class AfterBookingsBench {
           events ? "tcp://127.0.0.1:1" : null, null, null, 16, 0, 1, 8192L, null, null, false, null, null, null,
           null, null, null, null, null)));
     }
-    Random rnd = new Random(1);
-    int[][] prompts = new int[32][];
-    for (int i = 0; i < prompts.length; i++) {
-      prompts[i] = new int[2048 + rnd.nextInt(6145)];
-      for (int j = 0; j < prompts[i].length; j++) {
-        prompts[i][j] = rnd.nextInt(100_000);
-      }
-    }
+    int[][] prompts = prompts();
     if (!events) {
-      for (int w = 1; w <= WORKERS; w++) {
-        for (int[] p : prompts) {
-          int[] prefix = java.util.Arrays.copyOf(p, Math.max(16, p.length * w / WORKERS));
-          Selection s = SelectionServiceTest.join(svc.select(req("warm", prefix, new WorkerRank(w, 0)), true));
-          SelectionServiceTest.join(svc.free(s.selectionId()));
-        }
-      }
+      warm(svc, prompts);
     }
     String mode = events ? "events" : "approximate";
     selects(svc, prompts, secs); // the JIT's turn, not measured
@@ -81,18 +68,48 @@ public final class AfterBookingsBench {
     row(mode, "after 10 min (past the TTL)", selects(svc, prompts, secs), svc);
   }
 
-  private static SelectRequest req(String id, int[] tokens, WorkerRank pin) {
+  /** 32 prompts of 2,048-8,192 random tokens (seed 1); {@link BookingSoakBench} uses the same. */
+  static int[][] prompts() {
+    Random rnd = new Random(1);
+    int[][] prompts = new int[32][];
+    for (int i = 0; i < prompts.length; i++) {
+      prompts[i] = new int[2048 + rnd.nextInt(6145)];
+      for (int j = 0; j < prompts[i].length; j++) {
+        prompts[i][j] = rnd.nextInt(100_000);
+      }
+    }
+    return prompts;
+  }
+
+  /** Warms the approximate index: worker k holds the first k/64 of every prompt (booked and freed). */
+  static void warm(SelectionService svc, int[][] prompts) {
+    for (int w = 1; w <= WORKERS; w++) {
+      for (int[] p : prompts) {
+        int[] prefix = java.util.Arrays.copyOf(p, Math.max(16, p.length * w / WORKERS));
+        Selection s = SelectionServiceTest.join(svc.select(req("warm", prefix, new WorkerRank(w, 0)), true));
+        SelectionServiceTest.join(svc.free(s.selectionId()));
+      }
+    }
+  }
+
+  static SelectRequest req(String id, int[] tokens, WorkerRank pin) {
     return new SelectRequest(P, id, PromptInput.tokens(tokens), null, null, null, null, null, pin, null, null,
         null, false, null, null, null);
   }
 
   private static double selects(SelectionService svc, int[][] prompts, double secs) {
+    return selects(svc, prompts, secs, () -> { });
+  }
+
+  /** {@code select} calls per second for {@code secs}, running {@code between} after each call. */
+  static double selects(SelectionService svc, int[][] prompts, double secs, Runnable between) {
     long end = System.nanoTime() + (long) (secs * 1e9);
     long n = 0;
     long t0 = System.nanoTime();
     while (System.nanoTime() < end) {
       SelectionServiceTest.join(svc.select(req("q", prompts[(int) (n % prompts.length)], null), false));
       n++;
+      between.run();
     }
     return n / ((System.nanoTime() - t0) / 1e9);
   }

@@ -1,14 +1,11 @@
 package io.kvselect.core.service;
 
-import io.kvselect.core.catalog.PartitionKey;
 import io.kvselect.core.catalog.WorkerSpec;
 import io.kvselect.core.config.RouterConfig;
 import io.kvselect.core.config.RouterConfigLoader;
-import io.kvselect.core.index.WorkerRank;
 import io.kvselect.tools.loadgen.BenchEnv;
 import java.lang.management.ManagementFactory;
 import java.time.Clock;
-import java.util.Arrays;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
@@ -31,7 +28,6 @@ import java.util.Random;
  */
 public final class BookingSoakBench {
 
-  private static final PartitionKey P = new PartitionKey(null, null);
   private static final int WORKERS = 64;
   private static final long HOUSEKEEPING_NANOS = 5_000_000_000L;
 
@@ -49,21 +45,8 @@ public final class BookingSoakBench {
       SelectionServiceTest.join(svc.upsertWorker(new WorkerSpec(w, null, null, "http://w" + w, null, null, null, 16,
           0, 1, 8192L, null, null, false, null, null, null, null, null, null, null, null)));
     }
-    Random rnd = new Random(1);
-    int[][] prompts = new int[32][];
-    for (int i = 0; i < prompts.length; i++) {
-      prompts[i] = new int[2048 + rnd.nextInt(6145)];
-      for (int j = 0; j < prompts[i].length; j++) {
-        prompts[i][j] = rnd.nextInt(100_000);
-      }
-    }
-    for (int w = 1; w <= WORKERS; w++) {
-      for (int[] p : prompts) {
-        int[] prefix = Arrays.copyOf(p, Math.max(16, p.length * w / WORKERS));
-        Selection s = SelectionServiceTest.join(svc.select(req("warm", prefix, new WorkerRank(w, 0)), true));
-        SelectionServiceTest.join(svc.free(s.selectionId()));
-      }
-    }
+    int[][] prompts = AfterBookingsBench.prompts();
+    AfterBookingsBench.warm(svc, prompts);
     long[] housekeeping = {System.nanoTime() + HOUSEKEEPING_NANOS};
     System.out.printf(Locale.ROOT, "| minute | cycles/s | selects/s after | index blocks | bookings alive | heap after GC MiB |%n");
     System.out.printf(Locale.ROOT, "|---|---|---|---|---|---|%n");
@@ -75,7 +58,7 @@ public final class BookingSoakBench {
       long t0 = System.nanoTime();
       long done = 0;
       while (System.nanoTime() < end) {
-        Selection s = SelectionServiceTest.join(svc.select(req("c" + n, prompts[(int) (n % prompts.length)], null), true));
+        Selection s = SelectionServiceTest.join(svc.select(AfterBookingsBench.req("c" + n, prompts[(int) (n % prompts.length)], null), true));
         SelectionServiceTest.join(svc.free(s.selectionId()));
         n++;
         done++;
@@ -97,21 +80,8 @@ public final class BookingSoakBench {
     }
   }
 
-  private static SelectRequest req(String id, int[] tokens, WorkerRank pin) {
-    return new SelectRequest(P, id, PromptInput.tokens(tokens), null, null, null, null, null, pin, null, null,
-        null, false, null, null, null);
-  }
-
   private static double selects(SelectionService svc, int[][] prompts, double secs, long[] housekeeping) {
-    long end = System.nanoTime() + (long) (secs * 1e9);
-    long n = 0;
-    long t0 = System.nanoTime();
-    while (System.nanoTime() < end) {
-      SelectionServiceTest.join(svc.select(req("q", prompts[(int) (n % prompts.length)], null), false));
-      n++;
-      housekeep(svc, housekeeping);
-    }
-    return n / ((System.nanoTime() - t0) / 1e9);
+    return AfterBookingsBench.selects(svc, prompts, secs, () -> housekeep(svc, housekeeping));
   }
 
   private static double heapAfterGcMib() {
