@@ -22,7 +22,7 @@ import java.util.function.Supplier;
  * route take their fallback at once. The call itself is still made, and every call still
  * unanswered when its budget runs out, or answered after it, is a new sign of slowness, tripped
  * or not. The breaker closes at the first answer within the budget (counted from when the call
- * was made) once the route has shown no sign of slowness for {@link #quietMillis} (by default
+ * was made) once the route has shown no sign of slowness for a quiet period (by default
  * {@link #MIN_QUIET}, or twice the budget if that is longer).
  *
  * <p>Why the quiet period: calls on one route are not all alike. While a backup member is
@@ -138,11 +138,6 @@ public final class CallBudget {
   /** The budget in milliseconds. */
   public long budgetMillis() {
     return TimeUnit.NANOSECONDS.toMillis(budgetNanos);
-  }
-
-  /** How long a tripped route must be quiet before an answer within the budget closes it. */
-  public long quietMillis() {
-    return TimeUnit.NANOSECONDS.toMillis(quietNanos);
   }
 
   /** How many times a breaker tripped. */

@@ -114,7 +114,7 @@ public final class ClusterBootstrap {
    * {@code processTaskQueue -> NioOutboundPipeline.process -> postProcessClean -> addTask} (a
    * pipeline that finds nothing to encode yet has frames queued, so it queues itself again),
    * while the survivors' input threads received nothing from each other: the link between them
-   * stopped until the paused member woke. With 3 threads that happened in about half the runs,
+   * stopped until the paused member woke. With 3 threads that happened in 5 of 13 runs,
    * for longer than the 5 s failure timeout, so the survivors removed each other and split; with
    * 8 threads none of 3 runs stalled or split (docs/benchmarks.md, "Cluster: the SIGSTOP
    * phase"). Reading Hazelcast 5.3.8's sources, the one encoder that answers "clean" with frames
