@@ -30,8 +30,10 @@ import java.util.function.Supplier;
  * with 429 and Dynamo's {@code details}; a request whose caller went away leaves the queue.
  *
  * <p>Ownership: the queue, the waiters and the "continuation scheduled" mark of a partition are
- * owned by its lock. Waiters are completed outside the lock. Timeouts fire on the JDK's delayed executor (plain Java, no
- * scheduler of ours), take the lock, and fail the waiter only if it is still queued.
+ * owned by its lock. Waiters are completed outside the lock. Timeouts are timed by the JDK's delayed executor (plain
+ * Java, no scheduler of ours) and run on the {@link #continueOn continuation executor} when there is one (a node's
+ * worker pool: on a machine of one or two cores the JDK's default would start a thread per timeout, thousands when a
+ * full queue times out at once); they take the lock and fail the waiter only if it is still queued.
  */
 final class RouterQueueing {
 
@@ -115,7 +117,9 @@ final class RouterQueueing {
     }
     Waiter w = new Waiter(q, attempt);
     p.waiters.put(q, w);
-    CompletableFuture.delayedExecutor(timeout.toNanos(), TimeUnit.NANOSECONDS).execute(() -> timeOut(p, w));
+    Executor on = continuation;
+    (on == null ? CompletableFuture.delayedExecutor(timeout.toNanos(), TimeUnit.NANOSECONDS)
+        : CompletableFuture.delayedExecutor(timeout.toNanos(), TimeUnit.NANOSECONDS, on)).execute(() -> timeOut(p, w));
     return w;
   }
 

@@ -123,6 +123,7 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
 
   /** Stops serving forwarded steps and delivering hints (the ones left are dropped). */
   public Future<Void> close() {
+    handoff.stop();
     if (timer >= 0) {
       vertx.cancelTimer(timer);
       timer = -1;

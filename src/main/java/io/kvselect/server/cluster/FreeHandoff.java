@@ -19,8 +19,12 @@ import org.slf4j.LoggerFactory;
  * The deferred frees of one node (hinted handoff, {@link DeferredFrees}): keeps the frees the
  * lifecycle forwarder could not deliver, notices the members that go missing and come back, and
  * delivers each member's frees once it is a member again and answers. {@link #tick} runs every
- * {@value #TICK_MS} ms on the forwarder's timer and sends at most {@value #DELIVERY_BATCH} frees
- * per member at a time, never to a member the courier is not waiting for.
+ * {@value #TICK_MS} ms on the forwarder's timer and starts a delivery to each member that has frees
+ * due, is live and is not silent. A delivery sends at most {@value #DELIVERY_BATCH} frees at a
+ * time and, once every one of them is answered, sends the next batch at once: a member is never
+ * sent more than one batch at a time (its own answers pace it), and 40,000 frees kept through a
+ * long split drain in seconds, not in minutes of one batch per tick. A batch with an unanswered
+ * free ends the delivery until the next tick.
  *
  * <p>Ownership: the hints are owned by {@link DeferredFrees} (synchronized); {@code everSeen} by
  * the tick's context; {@code lastLive}, {@code lastDeparture} (volatile) and the concurrent
@@ -62,6 +66,7 @@ final class FreeHandoff {
   private volatile Long lastDeparture;
   private final Map<String, Long> recentReturns = new ConcurrentHashMap<>();
   private final Set<String> delivering = ConcurrentHashMap.newKeySet();
+  private volatile boolean stopped;
 
   FreeHandoff(String nodeId, Courier courier) {
     this.nodeId = nodeId;
@@ -109,6 +114,11 @@ final class FreeHandoff {
     return hints.forAnyReturning(step.id(), now);
   }
 
+  /** No delivery starts or continues after this (the forwarder is closing); the hints are dropped with it. */
+  void stop() {
+    stopped = true;
+  }
+
   /** The counters, for {@code GET /cluster} and the meters. */
   Map<String, Long> counters() {
     return hints.snapshot(System.nanoTime());
@@ -147,11 +157,41 @@ final class FreeHandoff {
     }
   }
 
-  /** Sends the frees of {@code ids} to {@code origin} at once; an answer ends a hint, no answer keeps it. */
+  /** The next batch for a member whose last batch was answered: none once it left, went silent or the handoff stopped. */
+  private List<String> nextBatch(String origin) {
+    long now = System.nanoTime();
+    if (stopped || !lastLive.contains(origin) || courier.silent(origin, now)) {
+      return List.of();
+    }
+    return hints.due(origin, DELIVERY_BATCH, now);
+  }
+
+  /**
+   * Sends the frees of {@code ids} to {@code origin} at once; an answer ends a hint, no answer keeps
+   * it. When all of them are answered and more are due, the next batch follows at once (the member
+   * stays marked as being delivered to in between, so a tick never starts a second batch).
+   */
   private void deliver(String origin, List<String> ids) {
+    deliver(origin, ids, new Run());
+  }
+
+  /** What one delivery (its batches one after another) achieved, logged once when it ends. */
+  private static final class Run {
+    final AtomicInteger batches = new AtomicInteger();
+    final AtomicInteger sent = new AtomicInteger();
+    final AtomicInteger freed = new AtomicInteger();
+    final AtomicInteger unanswered = new AtomicInteger();
+  }
+
+  private void deliver(String origin, List<String> ids, Run run) {
+    if (stopped) {
+      delivering.remove(origin);
+      return;
+    }
     delivering.add(origin);
+    run.batches.incrementAndGet();
+    run.sent.addAndGet(ids.size());
     AtomicInteger left = new AtomicInteger(ids.size());
-    AtomicInteger freed = new AtomicInteger();
     AtomicInteger unanswered = new AtomicInteger();
     AtomicBoolean silent = new AtomicBoolean();
     for (String id : ids) {
@@ -166,16 +206,23 @@ final class FreeHandoff {
         } else {
           hints.delivered(origin, id, d == Delivery.FREED);
           if (d == Delivery.FREED) {
-            freed.incrementAndGet();
+            run.freed.incrementAndGet();
           }
         }
         if (left.decrementAndGet() == 0) {
           if (silent.get()) {
             courier.silence(origin);
           }
-          LOG.info("deferred frees delivered to node {}: {} freed, {} not held there, {} unanswered (kept)", origin,
-              freed.get(), ids.size() - freed.get() - unanswered.get(), unanswered.get());
-          delivering.remove(origin);
+          run.unanswered.addAndGet(unanswered.get());
+          List<String> next = unanswered.get() > 0 ? List.of() : nextBatch(origin);
+          if (next.isEmpty()) {
+            LOG.info("deferred frees delivered to node {} in {} batch(es): {} freed, {} not held there, {} unanswered"
+                + " (kept)", origin, run.batches.get(), run.freed.get(),
+                run.sent.get() - run.freed.get() - run.unanswered.get(), run.unanswered.get());
+            delivering.remove(origin);
+          } else {
+            deliver(origin, next, run);
+          }
         }
       });
     }

@@ -31,12 +31,35 @@ final class QueueLoadSender extends VerticleBase {
 
   /**
    * State every sender shares: the simulated engines (per worker, the time its prefill queue
-   * drains, updated by compare-and-set) and the count of requests not finished yet (sent, and if
-   * booked not yet freed). Thread-safe.
+   * drains, updated by compare-and-set) and the requests not finished yet (sent, and if booked
+   * not yet freed), each with the step it is in, so that a run that cannot drain says where its
+   * requests stopped. Thread-safe.
    */
   static final class Shared {
     final ConcurrentMap<Long, AtomicLong> prefillFreeAt = new ConcurrentHashMap<>();
     final AtomicLong open = new AtomicLong();
+    private final ConcurrentMap<Long, String> steps = new ConcurrentHashMap<>();
+
+    void begin(long request) {
+      open.incrementAndGet();
+      steps.put(request, "select");
+    }
+
+    void step(long request, String step) {
+      steps.put(request, step);
+    }
+
+    void end(long request) {
+      steps.remove(request);
+      open.decrementAndGet();
+    }
+
+    /** The requests not finished, counted by the step they are in (select, prefill, prefill_complete, decode, free). */
+    java.util.Map<String, Integer> unfinishedBySteps() {
+      java.util.Map<String, Integer> out = new java.util.TreeMap<>();
+      steps.values().forEach(st -> out.merge(st, 1, Integer::sum));
+      return out;
+    }
 
     /** Queues {@code nanos} of prefill on {@code worker}; returns when that prefill ends. */
     long book(long worker, long now, long nanos) {
@@ -108,7 +131,7 @@ final class QueueLoadSender extends VerticleBase {
 
   private void send(long i, long due) {
     stats.sent++;
-    plan.shared().open.incrementAndGet();
+    plan.shared().begin(i);
     RequestOptions ro = options(HttpMethod.POST, "/select_and_reserve")
         .putHeader("content-type", "application/json");
     selects.request(ro)
@@ -118,20 +141,20 @@ final class QueueLoadSender extends VerticleBase {
           long micros = (System.nanoTime() - due) / 1_000;
           if (ar.failed()) {
             stats.other("error: " + ar.cause().getClass().getSimpleName());
-            plan.shared().open.decrementAndGet();
+            plan.shared().end(i);
             return;
           }
           Reply r = ar.result();
           if (r.status == 200) {
             stats.servedMicros(micros);
-            engine(r.body);
+            engine(i, r.body);
           } else {
             if (r.status == 429) {
               stats.rejectedMicros(limitKind(r.body), micros);
             } else {
               stats.other("HTTP " + r.status);
             }
-            plan.shared().open.decrementAndGet();
+            plan.shared().end(i);
           }
         });
   }
@@ -153,26 +176,42 @@ final class QueueLoadSender extends VerticleBase {
   }
 
   /** Plays the engine of a booked request: queued prefill, prefill_complete, decode, free. */
-  private void engine(Buffer body) {
-    JsonObject s = new JsonObject(body);
-    String id = s.getString("selection_id");
-    long worker = s.getLong("worker_id");
-    long tokens = s.getLong("effective_prefill_tokens", 0L);
+  private void engine(long i, Buffer body) {
+    Shared shared = plan.shared();
+    String id;
+    long worker;
+    long tokens;
+    try {
+      JsonObject s = new JsonObject(body);
+      id = s.getString("selection_id");
+      worker = s.getLong("worker_id");
+      tokens = s.getLong("effective_prefill_tokens", 0L);
+    } catch (RuntimeException e) {
+      stats.other("unreadable 200: " + e.getClass().getSimpleName());
+      shared.end(i);
+      return;
+    }
     long now = System.nanoTime();
-    long end = plan.shared().book(worker, now, (long) (tokens * 1e9 / plan.prefillTokensPerSec()));
-    vertx.setTimer(Math.max(1, (end - now) / 1_000_000), t ->
-        call(HttpMethod.POST, "/reservations/" + id + "/prefill_complete").onComplete(pc -> {
-          if (pc.failed() || pc.result() != 200) {
-            stats.prefillCompleteErrors++;
-          }
-          vertx.setTimer(Math.max(1, plan.decodeMs()), d -> call(HttpMethod.DELETE, "/reservations/" + id)
-              .onComplete(fr -> {
-                if (fr.failed() || fr.result() != 200) {
-                  stats.freeErrors++;
-                }
-                plan.shared().open.decrementAndGet();
-              }));
-        }));
+    long end = shared.book(worker, now, (long) (tokens * 1e9 / plan.prefillTokensPerSec()));
+    shared.step(i, "prefill");
+    vertx.setTimer(Math.max(1, (end - now) / 1_000_000), t -> {
+      shared.step(i, "prefill_complete");
+      call(HttpMethod.POST, "/reservations/" + id + "/prefill_complete").onComplete(pc -> {
+        if (pc.failed() || pc.result() != 200) {
+          stats.prefillCompleteErrors++;
+        }
+        shared.step(i, "decode");
+        vertx.setTimer(Math.max(1, plan.decodeMs()), d -> {
+          shared.step(i, "free");
+          call(HttpMethod.DELETE, "/reservations/" + id).onComplete(fr -> {
+            if (fr.failed() || fr.result() != 200) {
+              stats.freeErrors++;
+            }
+            shared.end(i);
+          });
+        });
+      });
+    });
   }
 
   private Future<Integer> call(HttpMethod method, String uri) {

@@ -125,6 +125,31 @@ class RouterQueueServiceTest {
   }
 
   @Test
+  void aTimeoutRunsOnTheContinuationExecutorNotOnAThreadOfItsOwn() throws Exception {
+    SelectionService svc = service(null, Duration.ofMillis(50));
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newSingleThreadExecutor(
+        r -> new Thread(r, "continuations"));
+    try {
+      java.util.concurrent.atomic.AtomicInteger ran = new java.util.concurrent.atomic.AtomicInteger();
+      svc.continueQueuesOn(task -> pool.execute(() -> {
+        ran.incrementAndGet();
+        task.run();
+      }));
+      join(svc.select(req("first", 0, null, null, null), true));
+      String[] failedOn = new String[1];
+      CompletableFuture<Selection> late = svc.select(req("late", 100, null, null, null), true).toCompletableFuture()
+          .whenComplete((s, e) -> failedOn[0] = Thread.currentThread().getName());
+      Throwable t = assertThrows(java.util.concurrent.ExecutionException.class, () -> late.get(10, TimeUnit.SECONDS));
+      assertEquals("timeout", ((SelectionException) SelectionException.unwrap(t)).details().get("limit_kind"));
+      assertEquals("continuations", failedOn[0], "the waiter timed out on the continuation executor");
+      assertEquals(1, ran.get());
+      assertEquals(0, pending(svc));
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
   void aCallerThatGoesAwayLeavesTheQueue() {
     SelectionService svc = service(null, Duration.ofMinutes(5));
     join(svc.select(req("first", 0, null, null, null), true));

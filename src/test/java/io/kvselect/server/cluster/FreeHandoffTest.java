@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 class FreeHandoffTest {
 
   /** Records every free sent and answers per member; holds members it was told to silence. */
-  static final class Bus implements FreeHandoff.Courier {
+  static class Bus implements FreeHandoff.Courier {
     final Map<String, FreeHandoff.Delivery> answer = new HashMap<>();
     final List<String> sent = new ArrayList<>();
     final Set<String> silenced = new HashSet<>();
@@ -91,5 +91,74 @@ class FreeHandoffTest {
     handoff.tick(List.of("a", "b", "c"));
     assertEquals(1L, handoff.counters().get("not_held"));
     assertEquals(1L, handoff.counters().get("pending"));
+  }
+
+  /** A courier whose answers the test gives, one call at a time. */
+  static final class ManualBus extends Bus {
+    final List<CompletableFuture<FreeHandoff.Delivery>> open = new ArrayList<>();
+
+    @Override
+    public CompletionStage<FreeHandoff.Delivery> free(String node, String id) {
+      sent.add(node + ":" + id);
+      CompletableFuture<FreeHandoff.Delivery> f = new CompletableFuture<>();
+      open.add(f);
+      return f;
+    }
+
+    /** Answers every open call with {@code d}; returns how many. */
+    int answerAll(FreeHandoff.Delivery d) {
+      List<CompletableFuture<FreeHandoff.Delivery>> now = List.copyOf(open);
+      open.clear();
+      now.forEach(f -> f.complete(d));
+      return now.size();
+    }
+  }
+
+  @Test
+  void anAnsweredBatchIsFollowedByTheNextAtOnceNotOnTheNextTick() {
+    handoff.start(List.of("a", "b", "c"));
+    int kept = 3 * FreeHandoff.DELIVERY_BATCH + 10;
+    for (int i = 0; i < kept; i++) {
+      handoff.keepFor("c", new LifecycleStep.Free("f" + i));
+    }
+    handoff.tick(List.of("a", "b", "c"));
+    assertEquals(kept, bus.sent.size(), "one tick delivers every batch while each is answered");
+    assertEquals(0L, handoff.counters().get("pending"));
+    assertEquals((long) kept, handoff.counters().get("delivered"));
+  }
+
+  @Test
+  void oneBatchAtATimeAndTheDeliveryEndsWhenTheMemberLeavesOrDoesNotAnswer() {
+    ManualBus manual = new ManualBus();
+    FreeHandoff h = new FreeHandoff("a", manual);
+    h.start(List.of("a", "b", "c"));
+    int batch = FreeHandoff.DELIVERY_BATCH;
+    for (int i = 0; i < 5 * batch; i++) {
+      h.keepFor("c", new LifecycleStep.Free("f" + i));
+    }
+    h.tick(List.of("a", "b", "c"));
+    assertEquals(batch, manual.sent.size(), "one batch in flight");
+    h.tick(List.of("a", "b", "c"));
+    assertEquals(batch, manual.sent.size(), "a tick starts no second batch while one is in flight");
+    assertEquals(batch, manual.answerAll(FreeHandoff.Delivery.FREED));
+    assertEquals(2 * batch, manual.sent.size(), "the answered batch is followed by the next at once");
+
+    manual.answerAll(FreeHandoff.Delivery.NO_CONSUMER);
+    assertEquals(2 * batch, manual.sent.size(), "an unanswered batch ends the delivery until the next tick");
+    assertEquals(4L * batch, h.counters().get("pending"), "the unanswered frees are kept");
+
+    h.tick(List.of("a", "b", "c"));
+    assertEquals(3 * batch, manual.sent.size(), "the next tick resumes");
+    h.tick(List.of("a", "b"));
+    manual.answerAll(FreeHandoff.Delivery.FREED);
+    assertEquals(3 * batch, manual.sent.size(), "c left meanwhile: no next batch");
+
+    h.tick(List.of("a", "b", "c"));
+    assertEquals(4 * batch, manual.sent.size());
+    h.stop();
+    manual.answerAll(FreeHandoff.Delivery.FREED);
+    h.tick(List.of("a", "b", "c"));
+    assertEquals(4 * batch, manual.sent.size(), "nothing is sent once the handoff stopped");
+    assertEquals(2L * batch, h.counters().get("pending"), "three batches freed of five");
   }
 }

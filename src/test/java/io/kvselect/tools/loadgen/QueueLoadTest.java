@@ -33,7 +33,8 @@ class QueueLoadTest {
     assertEquals(120, r.sent());
     assertEquals(0, s.otherCount(), () -> "other outcomes: " + s.other);
     assertEquals(r.sent(), s.served.getTotalCount() + s.rejected.getTotalCount(), "every request got 200 or 429");
-    assertEquals(0, r.unfinished(), "every request finished, every reservation was freed");
+    assertEquals(0, r.unfinished(), () -> "every request finished, every reservation was freed; unfinished by step: "
+        + r.unfinishedBySteps());
     assertTrue(s.served.getTotalCount() > 0, "some requests were served");
     assertTrue(r.pendingMax() > 0, "requests waited in the router queue");
     long timeouts = s.rejectedCount("timeout");
