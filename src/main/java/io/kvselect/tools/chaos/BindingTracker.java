@@ -23,4 +23,9 @@ final class BindingTracker {
     }
     return before == worker ? Turn.SAME : Turn.MOVED;
   }
+
+  /** The sessions with an answered turn so far. */
+  java.util.Set<String> sessions() {
+    return java.util.Set.copyOf(lastWorker.keySet());
+  }
 }

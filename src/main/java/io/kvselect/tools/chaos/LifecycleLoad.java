@@ -33,6 +33,8 @@ final class LifecycleLoad {
   private final Duration timeout;
   private final BindingTracker tracker = new BindingTracker();
   private final BlockingQueue<Session> free;
+  /** Every session of the pool, by id (immutable; a session's turn count stays with its holder). */
+  private final Map<String, Session> all;
   private final long seed;
   private int phaseNumber;
 
@@ -66,8 +68,78 @@ final class LifecycleLoad {
     this.timeout = timeout;
     this.seed = seed;
     this.free = new ArrayBlockingQueue<>(sessions);
+    Map<String, Session> byId = new java.util.LinkedHashMap<>();
     for (int s = 0; s < sessions; s++) {
-      free.add(new Session("chaos-" + runId + "-s" + s, s));
+      Session session = new Session("chaos-" + runId + "-s" + s, s);
+      free.add(session);
+      byId.put(session.id, session);
+    }
+    this.all = java.util.Collections.unmodifiableMap(byId);
+  }
+
+  /**
+   * Whether the nodes agree on the bindings: every session that has had an answered turn is asked
+   * with {@code POST /select} (its first turn's prompt, query only) on every callable node, 8 at a
+   * time. A session agrees when every node answered 200 with one worker.
+   */
+  Agreement agreement(Duration callTimeout) throws InterruptedException {
+    List<ChaosNode> nodes = fleet.nodes.stream().filter(ChaosNode::callable).toList();
+    List<String> ids = new ArrayList<>(tracker.sessions());
+    java.util.Collections.sort(ids);
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(8);
+    try {
+      List<java.util.concurrent.Future<String>> answers = new ArrayList<>();
+      for (String id : ids) {
+        Session s = all.get(id);
+        String body = "{\"session_id\":\"" + id + "\",\"token_ids\":[" + Session.tokens(s.number, 0, 2048) + "]}";
+        answers.add(pool.submit(() -> {
+          List<String> seen = new ArrayList<>();
+          Set<String> workers = new java.util.HashSet<>();
+          for (ChaosNode n : nodes) {
+            String w = answeredWorker(n, body, callTimeout);
+            seen.add(n.name() + "=" + w);
+            workers.add(w);
+          }
+          boolean one = workers.size() == 1 && !workers.iterator().next().startsWith("none");
+          return one ? null : id + ": " + String.join(", ", seen);
+        }));
+      }
+      List<String> disagreeing = new ArrayList<>();
+      for (java.util.concurrent.Future<String> f : answers) {
+        try {
+          String d = f.get();
+          if (d != null) {
+            disagreeing.add(d);
+          }
+        } catch (java.util.concurrent.ExecutionException e) {
+          disagreeing.add("check failed: " + e.getCause());
+        }
+      }
+      return new Agreement(ids.size(), ids.size() - disagreeing.size(), nodes.size(),
+          disagreeing.subList(0, Math.min(3, disagreeing.size())));
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /** The worker {@code node} answers for a {@code /select}, or {@code none} (non-200, no answer). */
+  private String answeredWorker(ChaosNode node, String body, Duration callTimeout) throws InterruptedException {
+    try {
+      ChaosFleet.Answer a = fleet.call(node, "POST", "/select", body, callTimeout);
+      return a.status() == 200 ? Long.toString(fleet.readWorker(a.body())) : "none (" + a.status() + ")";
+    } catch (IOException e) {
+      return "none (" + e.getClass().getSimpleName() + ")";
+    }
+  }
+
+  /**
+   * The nodes' agreement on the bindings: of {@code sessions} asked on {@code nodes} nodes,
+   * {@code agreed} had one worker on all; up to three {@code samples} of the others.
+   */
+  record Agreement(int sessions, int agreed, int nodes, List<String> samples) {
+    String cell() {
+      return agreed + " of " + sessions + " on all " + nodes + " nodes"
+          + (samples.isEmpty() ? "" : " (e.g. " + String.join("; ", samples) + ")");
     }
   }
 

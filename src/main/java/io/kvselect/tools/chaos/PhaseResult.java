@@ -10,6 +10,8 @@ import java.util.Map;
  * @param loadSecs seconds the client threads ran
  * @param failures operation -> outcome -> count of the calls that failed
  * @param turns answered turns that had a previous answered turn (the moves' denominator)
+ * @param bindings the nodes' agreement on the bindings 10 s after the fault was undone (at the end of a baseline),
+ *     as {@link LifecycleLoad.Agreement#cell} prints it
  * @param activeAtStop active requests each node's {@code /loads} counted when the load stopped, e.g. {@code 0/2/0}
  * @param unsettled last outcome -> count of the post-load {@code DELETE}s of the bookings clients could not settle
  * @param leaked what {@code /loads} still counted after the drain, e.g. {@code 0} or {@code node2: 3}
@@ -23,13 +25,13 @@ import java.util.Map;
  * @param samples {@code op: outcome} -> the first error body of that kind, for the reader to see why
  */
 record PhaseResult(String name, String fault, String skipped, double loadSecs, long lifecycles,
-    Map<String, Map<String, Long>> failures, Latency latency, Latency window, long turns, long moves, String activeAtStop,
+    Map<String, Map<String, Long>> failures, Latency latency, Latency window, long turns, long moves, String bindings, String activeAtStop,
     Map<String, Long> unsettled, String leaked, Map<String, Long> denied, String leakedAfterRetry,
     double drainSecs, String catalog, String fallbacks, String members, String notes,
     Map<String, String> samples) {
 
   static PhaseResult skipped(String name, String fault, String reason) {
-    return new PhaseResult(name, fault, reason, 0, 0, Map.of(), Latency.NONE, null, 0, 0, "—", Map.of(), "—", Map.of(), null, 0, "—", "—", "—", "", Map.of());
+    return new PhaseResult(name, fault, reason, 0, 0, Map.of(), Latency.NONE, null, 0, 0, "—", "—", Map.of(), "—", Map.of(), null, 0, "—", "—", "—", "", Map.of());
   }
 
   /** {@code none}, or {@code 5 (200 x3, 404 x2)}. */

@@ -25,6 +25,9 @@ final class PhaseRunner {
   /** The membership snapshot of a fault is asked this long before the fault is undone, with this timeout. */
   private static final long SNAPSHOT_LEAD_NANOS = 1_000_000_000L;
   private static final Duration SNAPSHOT_TIMEOUT = Duration.ofMillis(900);
+  /** The bindings are compared this long after a fault was undone (or at the end of a shorter recovery). */
+  static final double AGREEMENT_AFTER_SECS = 10;
+  private static final Duration AGREEMENT_CALL_TIMEOUT = Duration.ofSeconds(2);
 
   private final ChaosFleet fleet;
   private final LifecycleLoad load;
@@ -54,13 +57,15 @@ final class PhaseRunner {
     System.err.printf("kvselect-chaos: phase %s: %s%n", p.name(), fault);
     long start = System.nanoTime();
     LifecycleLoad.Running running = load.start(stats, o.clients());
+    LifecycleLoad.Agreement bindings;
     try {
       if (p.fault() == Fault.NONE) {
         ChaosFleet.sleepSecs(o.baselineSecs());
+        bindings = load.agreement(AGREEMENT_CALL_TIMEOUT);
       } else {
         ChaosFleet.sleepSecs(o.leadSecs());
         inject(p, victim, stats, notes);
-        recover(notes);
+        bindings = recover(notes);
       }
     } finally {
       running.stop();
@@ -86,8 +91,8 @@ final class PhaseRunner {
       append(notes, "not every node listed " + fleet.nodes.size() + " members within " + o.drainSecs() + " s");
     }
     return new PhaseResult(p.name(), fault, null, loadSecs, stats.lifecycles.sum(), stats.failures.snapshot(),
-        stats.allLatency(), stats.windowLatency(), stats.turns.sum(), stats.moves.sum(), activeAtStop,
-        unsettled, leaked, denied, leakedAfterRetry, drainSecs,
+        stats.allLatency(), stats.windowLatency(), stats.turns.sum(), stats.moves.sum(), bindings.cell(),
+        activeAtStop, unsettled, leaked, denied, leakedAfterRetry, drainSecs,
         fleet.catalogAgreement(), fleet.fallbacks(), fleet.membersSeen(), notes.toString(),
         stats.failures.samples());
   }
@@ -162,11 +167,13 @@ final class PhaseRunner {
   /**
    * The recovery after a fault was undone, {@code recoverySecs} long under load: meanwhile notes
    * how long after the undo every node listed every member again (the merge, for a split), or
-   * that they did not within the recovery.
+   * that they did not within the recovery, and {@value #AGREEMENT_AFTER_SECS} s after the undo (or
+   * at the end of a shorter recovery) compares every node's bindings.
    */
-  private void recover(StringBuilder notes) throws InterruptedException {
+  private LifecycleLoad.Agreement recover(StringBuilder notes) throws InterruptedException {
     long undone = System.nanoTime();
     long end = undone + Math.round(o.recoverySecs() * 1e9);
+    long compareAt = undone + Math.round(Math.min(AGREEMENT_AFTER_SECS, o.recoverySecs()) * 1e9);
     boolean whole = false;
     while (!whole && System.nanoTime() - end < 0) {
       whole = fleet.nodes.stream().allMatch(n -> fleet.members(n) == fleet.nodes.size());
@@ -180,10 +187,18 @@ final class PhaseRunner {
     if (!whole) {
       append(notes, "not every node listed every member by the end of the recovery");
     }
+    long wait = compareAt - System.nanoTime();
+    if (wait > 0) {
+      Thread.sleep(wait / 1_000_000);
+    }
+    LifecycleLoad.Agreement bindings = load.agreement(AGREEMENT_CALL_TIMEOUT);
+    append(notes, String.format(Locale.ROOT, "bindings compared %.1f s after the undo",
+        (System.nanoTime() - undone) / 1e9));
     long rest = end - System.nanoTime();
     if (rest > 0) {
       Thread.sleep(rest / 1_000_000);
     }
+    return bindings;
   }
 
   /** {@code 0/2/0}: each node's active requests ({@code ?} for no answer). */

@@ -29,6 +29,7 @@ final class Report {
     row(out, "select_and_reserve p50 / p99 / max ms, fault window after its first 5 s",
         r.window() == null ? "no fault" : windowCell(r.window()));
     row(out, "binding moves", r.moves() + " of " + r.turns() + " repeat turns");
+    row(out, "sessions on one worker on every node (POST /select), 10 s after the undo", r.bindings());
     row(out, "active bookings per node when the load stopped", r.activeAtStop());
     row(out, "selections clients could not settle (no answer), freed after the load: last answer",
         r.unsettledCell());
@@ -52,21 +53,28 @@ final class Report {
     out.println("### summary");
     out.println();
     out.println("| phase | lifecycles | per s | timeouts | other non-2xx | select p50 / p99 / max ms | fault window"
-        + " after 5 s | moves | leaked | catalogs | fallbacks | members |");
-    out.println("|---|---|---|---|---|---|---|---|---|---|---|---|");
+        + " after 5 s | moves | bindings agreed | leaked | catalogs | fallbacks | members |");
+    out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (PhaseResult r : results) {
       if (r.skipped() != null) {
-        out.printf("| %s | skipped: %s | | | | | | | | | | |%n", r.name(), cell(r.skipped()));
+        out.printf("| %s | skipped: %s | | | | | | | | | | | |%n", r.name(), cell(r.skipped()));
         continue;
       }
       long timeouts = CallCounts.total(r.failures(), CallCounts.TIMEOUT);
       long all = r.failures().values().stream().flatMap(m -> m.values().stream()).mapToLong(Long::longValue).sum();
-      out.printf(Locale.ROOT, "| %s | %d | %.1f | %d | %d | %s | %s | %d | %s | %s | %s | %s |%n", r.name(),
+      out.printf(Locale.ROOT, "| %s | %d | %.1f | %d | %d | %s | %s | %d | %s | %s | %s | %s | %s |%n", r.name(),
           r.lifecycles(), r.lifecyclesPerSec(), timeouts, all - timeouts, r.latency().cell(),
-          r.window() == null ? "—" : windowCell(r.window()), r.moves(), cell(leakedCell(r)), cell(r.catalog()),
+          r.window() == null ? "—" : windowCell(r.window()), r.moves(), cell(agreedCell(r.bindings())),
+          cell(leakedCell(r)), cell(r.catalog()),
           r.fallbacks(), r.members());
     }
     out.println();
+  }
+
+  /** The summary's short form of the bindings cell: {@code 200 of 200}, without the samples. */
+  static String agreedCell(String bindings) {
+    int on = bindings.indexOf(" on all ");
+    return on < 0 ? bindings : bindings.substring(0, on);
   }
 
   /** The leak, and what was left of it after the 404'd DELETEs were retried. */
