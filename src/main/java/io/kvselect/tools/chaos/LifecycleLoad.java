@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
@@ -134,11 +135,25 @@ final class LifecycleLoad {
 
   /**
    * The nodes' agreement on the bindings: of {@code sessions} asked on {@code nodes} nodes,
-   * {@code agreed} had one worker on all; up to three {@code samples} of the others.
+   * {@code agreed} had one worker on all; up to three {@code samples} of the others;
+   * {@code afterUndoSecs} when the comparison ended after a fault's undo (negative for none).
    */
-  record Agreement(int sessions, int agreed, int nodes, List<String> samples) {
+  record Agreement(int sessions, int agreed, int nodes, List<String> samples, double afterUndoSecs) {
+    Agreement(int sessions, int agreed, int nodes, List<String> samples) {
+      this(sessions, agreed, nodes, samples, -1);
+    }
+
+    boolean complete() {
+      return agreed == sessions;
+    }
+
+    Agreement after(double secs) {
+      return new Agreement(sessions, agreed, nodes, samples, secs);
+    }
+
     String cell() {
       return agreed + " of " + sessions + " on all " + nodes + " nodes"
+          + (afterUndoSecs < 0 ? "" : String.format(Locale.ROOT, ", %.1f s after the undo", afterUndoSecs))
           + (samples.isEmpty() ? "" : " (e.g. " + String.join("; ", samples) + ")");
     }
   }

@@ -10,7 +10,7 @@ import java.util.Map;
  * @param loadSecs seconds the client threads ran
  * @param failures operation -> outcome -> count of the calls that failed
  * @param turns answered turns that had a previous answered turn (the moves' denominator)
- * @param bindings the nodes' agreement on the bindings 10 s after the fault was undone (at the end of a baseline),
+ * @param bindings the nodes' agreement on the bindings within 10 s after the fault was undone (at the end of a baseline),
  *     as {@link LifecycleLoad.Agreement#cell} prints it
  * @param activeAtStop active requests each node's {@code /loads} counted when the load stopped, e.g. {@code 0/2/0}
  * @param unsettled last outcome -> count of the post-load {@code DELETE}s of the bookings clients could not settle

@@ -29,7 +29,7 @@ final class Report {
     row(out, "select_and_reserve p50 / p99 / max ms, fault window after its first 5 s",
         r.window() == null ? "no fault" : windowCell(r.window()));
     row(out, "binding moves", r.moves() + " of " + r.turns() + " repeat turns");
-    row(out, "sessions on one worker on every node (POST /select), 10 s after the undo", r.bindings());
+    row(out, "sessions on one worker on every node (POST /select), within 10 s of the undo", r.bindings());
     row(out, "active bookings per node when the load stopped", r.activeAtStop());
     row(out, "selections clients could not settle (no answer), freed after the load: last answer",
         r.unsettledCell());
@@ -71,10 +71,17 @@ final class Report {
     out.println();
   }
 
-  /** The summary's short form of the bindings cell: {@code 200 of 200}, without the samples. */
+  /**
+   * The summary's short form of the bindings cell: {@code 200 of 200}, with when they were
+   * compared after the undo ({@code 200 of 200 at 6.1 s}), without the samples.
+   */
   static String agreedCell(String bindings) {
     int on = bindings.indexOf(" on all ");
-    return on < 0 ? bindings : bindings.substring(0, on);
+    if (on < 0) {
+      return bindings;
+    }
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile(", ([0-9.]+) s after the undo").matcher(bindings);
+    return bindings.substring(0, on) + (m.find() ? " at " + m.group(1) + " s" : "");
   }
 
   /** The leak, and what was left of it after the 404'd DELETEs were retried. */

@@ -20,7 +20,7 @@ class ReportTest {
     failures.put("delete", Map.of("404", 1L));
     return new PhaseResult("sigstop", "SIGSTOP node2", null, 20.0, 400, failures, new Latency(500, 1.25, 2001, 2017),
         new Latency(10, 150, 1999, 2000.4), 390, 2,
-        "199 of 200 on all 3 nodes (e.g. chaos-s7: node0=1, node1=1, node2=none (503))", "1/1/1", new TreeMap<>(Map.of("200", 1L, "404", 2L)), "0", Map.of(), null, 1.5,
+        "199 of 200 on all 3 nodes, 9.8 s after the undo (e.g. chaos-s7: node0=1, node1=1, node2=none (503))", "1/1/1", new TreeMap<>(Map.of("200", 1L, "404", 2L)), "0", Map.of(), null, 1.5,
         "equal (4 workers on 3 nodes)", "n/a", "3/3/3", "a | note",
         Map.of("delete: 404", "{\"error\":\"reservation x not found\"}"));
   }
@@ -43,8 +43,8 @@ class ReportTest {
     assertTrue(t.contains("| select_and_reserve p50 / p99 / max ms, whole phase | 1.3 / 2001 / 2017 (n=500) |"), t);
     assertTrue(t.contains("fault window after its first 5 s | 150 / 1999 / 2000 (n=10) |"), t);
     assertTrue(t.contains("| binding moves | 2 of 390 repeat turns |"), t);
-    assertTrue(t.contains("| sessions on one worker on every node (POST /select), 10 s after the undo | 199 of 200 on all 3"
-        + " nodes (e.g. chaos-s7: node0=1, node1=1, node2=none (503)) |"), t);
+    assertTrue(t.contains("| sessions on one worker on every node (POST /select), within 10 s of the undo | 199 of 200 on all 3"
+        + " nodes, 9.8 s after the undo (e.g. chaos-s7: node0=1, node1=1, node2=none (503)) |"), t);
     assertTrue(t.contains("freed after the load: last answer | 3 (200 x1, 404 x2) |"), t);
     assertTrue(t.contains("| leaked bookings after the phase | 0 (drain 1.5 s) |"), t);
     assertTrue(t.contains("| catalog agreement (GET /workers) | equal (4 workers on 3 nodes) |"), t);
@@ -65,7 +65,7 @@ class ReportTest {
     for (String r : rows) {
       assertEquals(columns, r.replace("\\|", "").chars().filter(c -> c == '|').count(), r);
     }
-    assertEquals("| sigstop | 400 | 20.0 | 3 | 3 | 1.3 / 2001 / 2017 (n=500) | 150 / 1999 / 2000 (n=10) | 2 | 199 of 200 "
+    assertEquals("| sigstop | 400 | 20.0 | 3 | 3 | 1.3 / 2001 / 2017 (n=500) | 150 / 1999 / 2000 (n=10) | 2 | 199 of 200 at 9.8 s "
         + "| 0 | equal (4 workers on 3 nodes) | n/a | 3/3/3 |", rows.get(2));
     assertTrue(rows.get(3).startsWith("| partition | skipped: iptables is not installed |"), rows.get(3));
   }
