@@ -167,41 +167,44 @@ final class PhaseRunner {
   /**
    * The recovery after a fault was undone, {@code recoverySecs} long under load: meanwhile notes
    * how long after the undo every node listed every member again (the merge, for a split), or
-   * that they did not within the recovery; then compares every node's bindings, again every
-   * half second until all agree or {@value #AGREEMENT_AFTER_SECS} s after the undo have passed
-   * (the load goes on past a shorter recovery meanwhile). The cell says when they agreed.
+   * that they did not within the recovery; from the undo on, compares every node's bindings again
+   * and again (a quarter second apart) until all agree or {@value #AGREEMENT_AFTER_SECS} s after
+   * the undo have passed (the load goes on past a shorter recovery meanwhile). The cell says when
+   * the last comparison ended.
    */
   private LifecycleLoad.Agreement recover(StringBuilder notes) throws InterruptedException {
     long undone = System.nanoTime();
     long end = undone + Math.round(o.recoverySecs() * 1e9);
     long compareBy = undone + Math.round(AGREEMENT_AFTER_SECS * 1e9);
     boolean whole = false;
-    while (!whole && System.nanoTime() - end < 0) {
-      whole = fleet.nodes.stream().allMatch(n -> fleet.members(n) == fleet.nodes.size());
-      if (whole) {
-        append(notes, String.format(Locale.ROOT, "every node listed %d members %.1f s after the fault was undone",
-            fleet.nodes.size(), (System.nanoTime() - undone) / 1e9));
-      } else {
-        Thread.sleep(250);
+    LifecycleLoad.Agreement bindings = null;
+    int checks = 0;
+    while (true) {
+      long now = System.nanoTime();
+      boolean agreed = bindings != null && bindings.complete();
+      boolean comparing = !agreed && (bindings == null || now - compareBy < 0);
+      boolean watching = !whole && now - end < 0;
+      if (!comparing && !watching) {
+        break;
       }
+      if (watching) {
+        whole = fleet.nodes.stream().allMatch(n -> fleet.members(n) == fleet.nodes.size());
+        if (whole) {
+          append(notes, String.format(Locale.ROOT, "every node listed %d members %.1f s after the fault was undone",
+              fleet.nodes.size(), (System.nanoTime() - undone) / 1e9));
+        }
+      }
+      if (comparing) {
+        bindings = load.agreement(AGREEMENT_CALL_TIMEOUT).after((System.nanoTime() - undone) / 1e9);
+        checks++;
+      }
+      Thread.sleep(250);
     }
     if (!whole) {
       append(notes, "not every node listed every member by the end of the recovery");
     }
-    LifecycleLoad.Agreement bindings;
-    int checks = 0;
-    while (true) {
-      bindings = load.agreement(AGREEMENT_CALL_TIMEOUT);
-      checks++;
-      if (bindings.complete() || System.nanoTime() - compareBy >= 0) {
-        break;
-      }
-      Thread.sleep(500);
-    }
-    double after = (System.nanoTime() - undone) / 1e9;
-    bindings = bindings.after(after);
     append(notes, String.format(Locale.ROOT, "bindings compared %d time%s, the last %.1f s after the undo",
-        checks, checks == 1 ? "" : "s", after));
+        checks, checks == 1 ? "" : "s", bindings.afterUndoSecs()));
     long rest = end - System.nanoTime();
     if (rest > 0) {
       Thread.sleep(rest / 1_000_000);
