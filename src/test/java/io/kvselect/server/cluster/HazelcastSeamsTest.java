@@ -166,6 +166,34 @@ class HazelcastSeamsTest {
     assertEquals(Optional.empty(), get(a.lookup(p, "s3")), "the refused booking changed nothing");
   }
 
+  /**
+   * The cap is approximate by choice (docs/cluster.md, known holes): each node counts what its
+   * last sweep saw plus what it created since, so bindings created on other nodes since the last
+   * sweep are the most it can overshoot by; one sweep makes every node refuse again. An exact
+   * count would cost every new session a round trip to one counter's owner, which a paused
+   * member would stall cluster-wide.
+   */
+  @Test
+  void theCapOvershootsAtMostByWhatOtherNodesCreatedSinceTheLastSweep() throws Exception {
+    MutableClock clock = new MutableClock();
+    String p = partition();
+    HazelcastSessionAffinity a = sessions(one, clock, 2);
+    HazelcastSessionAffinity b = sessions(two, clock, 2);
+    get(a.bindAndLease(p, "s1", null, W1, "l1"));
+    get(a.bindAndLease(p, "s2", null, W1, "l2"));
+    assertEquals(ErrorCode.NOT_READY, failure(a.bindAndLease(p, "s3", null, W1, "l3")).code(),
+        "a node counts what it created itself");
+    get(b.bindAndLease(p, "s4", null, W2, "l4"));
+    get(b.bindAndLease(p, "s5", null, W2, "l5"));
+    assertEquals(ErrorCode.NOT_READY, failure(b.bindAndLease(p, "s6", null, W2, "l6")).code(),
+        "the other node overshoots by no more than it created before its sweep");
+    get(b.sweep());
+    assertEquals(4, b.counts().get(p));
+    assertEquals(ErrorCode.NOT_READY, failure(b.bindAndLease(p, "s7", null, W2, "l7")).code());
+    assertEquals(Optional.empty(), get(b.lookup(p, "s6")), "a refused booking changed nothing");
+    assertEquals(Optional.of(W1), get(b.lookup(p, "s1")), "bound sessions are still served");
+  }
+
   @Test
   void theLeasesOfAMemberThatLeftAreReleasedSoItsBindingsAgeOut() throws Exception {
     MutableClock clock = new MutableClock();
