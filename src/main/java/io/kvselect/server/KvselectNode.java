@@ -188,7 +188,7 @@ public final class KvselectNode {
           metrics.bindCluster(sync, () -> c.hazelcast().getLifecycleService().isRunning()
               ? c.hazelcast().getCluster().getMembers().size() : 0);
           return deploy(c.vertx(), s, service, httpInstances, metrics, c.view())
-              .compose(node -> sync.attach(service).map(o -> node.withPeerSync(sync))
+              .compose(node -> sync.attach(service, node.events()).map(o -> node.withPeerSync(sync))
                   .recover(e -> node.close().transform(x -> Future.<KvselectNode>failedFuture(e))));
         });
   }

@@ -77,7 +77,7 @@ public final class Kvselect {
     PeerSync sync = node.sync();
     view.holdReady(PeerSync.RECOVERING);
     return deploy(vertx, settings, node.service(), 1, view, sync)
-        .compose(k -> sync.attach(k.service).map(o -> {
+        .compose(k -> sync.attach(k.service, k.main.events()).map(o -> {
           view.attachSync(sync::json);
           view.attachFence(sync::fenceReason);
           view.releaseReady();

@@ -124,6 +124,26 @@ final class CatalogRepair {
         });
   }
 
+  /**
+   * A joiner's first catalog: asks {@code peers} in turn for their whole catalog and applies the
+   * first answer (no spacing, no bookkeeping). Completes with the workers applied, or -1 when no
+   * peer answered; never fails.
+   */
+  Future<Integer> pullFirst(List<String> peers) {
+    Future<Integer> f = Future.succeededFuture(-1);
+    for (String peer : peers) {
+      f = f.compose(n -> n >= 0 ? Future.succeededFuture(n)
+          : vertx.eventBus().<Object>request(SyncAddresses.node(peer), SyncCodec.buffer(SyncCodec.doc(REQUEST)),
+                  new DeliveryOptions().setSendTimeout(timeout.toMillis()))
+              .compose(reply -> applyAll(peer, reply.body()))
+              .recover(err -> {
+                LOG.info("catalog from {} not copied: {}", peer, err.getMessage());
+                return Future.succeededFuture(-1);
+              }));
+    }
+    return f;
+  }
+
   /** Applies a {@code catalog} answer entry by entry; completes with how many changed the catalog. */
   private Future<Integer> applyAll(String peer, Object body) {
     List<CatalogSync.CatalogChange> changes = new java.util.ArrayList<>();

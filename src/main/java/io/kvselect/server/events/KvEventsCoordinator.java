@@ -36,8 +36,18 @@ import org.slf4j.LoggerFactory;
  * rank's blocks, then (for a changed endpoint) open the new socket; so a batch the old socket had
  * already read is applied before the removal and nothing from the old listener survives it.
  *
+ * <p>Holding ({@link #hold}, {@link #release}): while a joining node copies a peer's index, every
+ * rank's writer keeps its deliveries (batches and resets, in order) instead of applying them, up
+ * to {@link #HOLD_LIMIT_BYTES} of payload in all; {@code release} applies each writer's held
+ * deliveries on its owner thread, on top of the copy, and stops holding. Because the listeners are
+ * subscribed before the peer takes its snapshot, every event the snapshot misses is among the
+ * held ones; applying an event the snapshot already reflects changes nothing (a store of a stored
+ * block, a removal of an absent one), so no sequence bookkeeping is needed.
+ *
  * <p>Threading: catalog callbacks run on the catalog's thread (one at a time for a worker) and only
  * post commands; they never throw. {@link #stats} and the counters may be read from any thread.
+ * The holding flag is guarded by {@link #holdLock}, shared by {@link #start} and {@link #release}
+ * so that no writer is created holding after the release has listed the writers to drain.
  */
 public final class KvEventsCoordinator implements CatalogListener {
 
@@ -90,6 +100,17 @@ public final class KvEventsCoordinator implements CatalogListener {
   private final Map<WorkerRank, AtomicLong> malformed = new ConcurrentHashMap<>();
   private final LongAdder appliedBlocks = new LongAdder();
   private final LongAdder batches = new LongAdder();
+
+  /** Payload bytes held in all writers at most; deliveries past it are dropped and counted. */
+  public static final long HOLD_LIMIT_BYTES = 256L << 20;
+  private final Object holdLock = new Object();
+  /** Guarded by {@link #holdLock}. */
+  private boolean holding;
+  private final AtomicLong heldBytes = new AtomicLong();
+  private final AtomicLong heldDropped = new AtomicLong();
+
+  /** What a {@link #release} applied: deliveries held and applied, and those dropped past the limit. */
+  public record HoldOutcome(long applied, long dropped) {}
 
   /** {@code ingestFactory} builds the transport; the coordinator subscribes with its own sinks. */
   public KvEventsCoordinator(SelectionService service, Function<BatchSink, KvEventIngest> ingestFactory) {
@@ -160,8 +181,11 @@ public final class KvEventsCoordinator implements CatalogListener {
     if (next.index() == null) {
       return;
     }
-    RankWriter writer = new RankWriter(this, next, rank);
-    writers.put(rank, writer);
+    RankWriter writer;
+    synchronized (holdLock) {
+      writer = new RankWriter(this, next, rank, holding);
+      writers.put(rank, writer);
+    }
     try {
       ingest.subscribe(rank, writer.shard, next.endpoints().get(r), next.replayEndpoint(), writer);
     } catch (RuntimeException e) {
@@ -204,6 +228,110 @@ public final class KvEventsCoordinator implements CatalogListener {
       return true;
     }
     return ingest.execute(w.shard, guarded);
+  }
+
+  /**
+   * From now until {@link #release}, every writer (existing or opened later) holds its deliveries
+   * instead of applying them. Any thread. Completes once every writer that existed already holds.
+   */
+  public CompletableFuture<Void> hold() {
+    List<RankWriter> ws;
+    synchronized (holdLock) {
+      if (holding) {
+        return CompletableFuture.completedFuture(null);
+      }
+      holding = true;
+      heldDropped.set(0);
+      ws = new ArrayList<>(writers.values());
+    }
+    List<CompletableFuture<Void>> done = new ArrayList<>();
+    for (RankWriter w : ws) {
+      CompletableFuture<Void> f = new CompletableFuture<>();
+      done.add(f);
+      if (!runOnOwner(w, () -> {
+        w.startHolding();
+        f.complete(null);
+      })) {
+        f.complete(null);
+      }
+    }
+    return CompletableFuture.allOf(done.toArray(CompletableFuture[]::new));
+  }
+
+  /**
+   * Stops holding: each writer applies what it held, in order, on its owner thread. Completes when
+   * every writer has. Any thread; a release without a hold completes at once with nothing applied.
+   */
+  public CompletableFuture<HoldOutcome> release() {
+    List<RankWriter> ws;
+    synchronized (holdLock) {
+      if (!holding) {
+        return CompletableFuture.completedFuture(new HoldOutcome(0, 0));
+      }
+      holding = false;
+      ws = new ArrayList<>(writers.values());
+    }
+    LongAdder applied = new LongAdder();
+    List<CompletableFuture<Void>> done = new ArrayList<>();
+    for (RankWriter w : ws) {
+      CompletableFuture<Void> f = new CompletableFuture<>();
+      done.add(f);
+      if (!runOnOwner(w, () -> {
+        try {
+          applied.add(w.release());
+        } finally {
+          f.complete(null);
+        }
+      })) {
+        f.complete(null);
+      }
+    }
+    return CompletableFuture.allOf(done.toArray(CompletableFuture[]::new))
+        .thenApply(v -> {
+          heldBytes.set(0); // a writer retired while holding took its share with it
+          return new HoldOutcome(applied.sum(), heldDropped.get());
+        });
+  }
+
+  /**
+   * Any thread: how many ranks with a writer have no live connection to their publisher yet (not
+   * subscribed yet, or not connected). A joiner waits for 0 before asking a peer for its snapshot.
+   */
+  public int unconnectedRanks() {
+    Map<WorkerRank, RankStats> subscribed = ingest.stats();
+    Map<WorkerRank, Long> down = ingest.unreachableSince();
+    int n = 0;
+    for (WorkerRank r : writers.keySet()) {
+      if (!subscribed.containsKey(r) || down.containsKey(r)) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** Whether a held delivery of {@code bytes} fits under the limit; counts it either way. */
+  boolean admitHeld(int bytes) {
+    if (heldBytes.addAndGet(bytes) > HOLD_LIMIT_BYTES) {
+      heldBytes.addAndGet(-bytes);
+      if (heldDropped.incrementAndGet() == 1) {
+        LOG.warn("more than {} MiB of KV events held while copying a peer's index; dropping the rest "
+            + "(those events are lost on this node, as without holding)", HOLD_LIMIT_BYTES >> 20);
+      }
+      return false;
+    }
+    return true;
+  }
+
+  void releasedHeld(int bytes) {
+    heldBytes.addAndGet(-bytes);
+  }
+
+  private boolean runOnOwner(RankWriter w, Runnable task) {
+    if (ingest.isOwnerThread(w.shard)) {
+      task.run();
+      return true;
+    }
+    return ingest.execute(w.shard, task);
   }
 
   void countMalformed(WorkerRank rank) {

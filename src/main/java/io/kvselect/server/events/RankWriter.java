@@ -10,6 +10,7 @@ import io.kvselect.core.index.OverlapScores;
 import io.kvselect.core.index.StorageTier;
 import io.kvselect.core.index.StoredBlock;
 import io.kvselect.core.index.WorkerRank;
+import java.util.ArrayDeque;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,12 +41,22 @@ final class RankWriter implements BatchSink {
   boolean open = true;
   private final KvEventsCoordinator coordinator;
   private final BlockIndex scoped = new OwnerScoped();
+  /**
+   * Owner thread: the deliveries held, in order, while the node copies a peer's index
+   * ({@link KvEventsCoordinator#hold}); null when not holding. Set at construction (before the
+   * writer is published) and cleared by {@link #release}.
+   */
+  private ArrayDeque<Held> held;
 
-  RankWriter(KvEventsCoordinator coordinator, KvEventsCoordinator.Target target, WorkerRank rank) {
+  /** A held delivery: a batch, or a reset when {@code resetReason} is set. */
+  private record Held(long seq, byte[] payload, String resetReason) {}
+
+  RankWriter(KvEventsCoordinator coordinator, KvEventsCoordinator.Target target, WorkerRank rank, boolean holding) {
     this.coordinator = coordinator;
     this.target = target;
     this.rank = rank;
     this.shard = target.shardOf(rank);
+    this.held = holding ? new ArrayDeque<>() : null;
   }
 
   @Override
@@ -53,6 +64,46 @@ final class RankWriter implements BatchSink {
     if (!open) {
       return;
     }
+    if (held != null) {
+      if (coordinator.admitHeld(payload.length)) {
+        held.add(new Held(seq, payload, null));
+      }
+      return;
+    }
+    write(seq, payload);
+  }
+
+  /** Owner thread: starts holding (a writer opened before {@link KvEventsCoordinator#hold}). */
+  void startHolding() {
+    if (held == null) {
+      held = new ArrayDeque<>();
+    }
+  }
+
+  /**
+   * Owner thread: applies what was held, in order, and stops holding; later deliveries are
+   * applied as they come. Returns the deliveries applied.
+   */
+  long release() {
+    ArrayDeque<Held> h = held;
+    held = null;
+    if (h == null || !open) {
+      return 0;
+    }
+    long n = 0;
+    for (Held d : h) {
+      coordinator.releasedHeld(d.payload() == null ? 0 : d.payload().length);
+      if (d.resetReason() != null) {
+        onReset(rank, d.resetReason());
+      } else {
+        write(d.seq(), d.payload());
+      }
+      n++;
+    }
+    return n;
+  }
+
+  private void write(long seq, byte[] payload) {
     KvEventBatch batch;
     try {
       batch = KvEventDecoder.decode(payload);
@@ -79,7 +130,9 @@ final class RankWriter implements BatchSink {
 
   @Override
   public void onReset(WorkerRank from, String reason) {
-    if (open) {
+    if (open && held != null) {
+      held.add(new Held(-1, null, reason));
+    } else if (open) {
       LOG.info("dropping the blocks of {}: {}", rank, reason);
       target.index().removeRank(rank);
     }

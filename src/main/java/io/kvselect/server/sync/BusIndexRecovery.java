@@ -32,13 +32,13 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Index and catalog recovery over the clustered event bus: a node joining a cluster (or
- * restarting) copies a peer's worker catalog and event index before its own KV-event listeners
- * go live. The serving side snapshots its catalog and {@code /dump} once, splits the index into
- * chunks of at most {@code chunkBlocks} entries, and hands them out on request; the joining side
- * tries its peers in order, replays every chunk into its index ({@link SelectionService#restoreIndex},
- * off the event loop), then applies the catalog ({@link SelectionService#applyPeerCatalog}), which
- * starts the listeners. As with Dynamo's {@code /dump} recovery, events between the snapshot and
- * a listener's first live batch are not replayed.
+ * restarting) copies a peer's worker catalog and event index. The serving side snapshots its
+ * catalog and {@code /dump} once, splits the index into chunks of at most {@code chunkBlocks}
+ * entries, and hands them out on request; the joining side tries its peers in order, replays every
+ * chunk into its index ({@link SelectionService#restoreIndex}, off the event loop), then applies
+ * the catalog ({@link SelectionService#applyPeerCatalog}). The KV events published meanwhile are
+ * the caller's part: {@code PeerSync} opens the listeners holding before it asks for the snapshot
+ * and applies what they held afterwards.
  *
  * <p>Messages (JSON, {@code "v":1}) to {@code kvselect.sync.node.<peer>}: {@code snapshot_open}
  * answers {@code {"id", "workers": [spec...], "chunks": [{"partition", "block_size", "count"}]}};

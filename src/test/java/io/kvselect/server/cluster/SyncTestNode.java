@@ -110,7 +110,7 @@ final class SyncTestNode implements AutoCloseable {
         main = new MainVerticle(svc, new ServiceMetrics(), "127.0.0.1", 0, 1, 1, List.of(), Map.of());
         await(vx.deployVerticle(main));
       }
-      await(sync.attach(svc));
+      await(sync.attach(svc, main == null ? null : main.events()));
       return new SyncTestNode(vx, mgr, sync, svc, main);
     } catch (Exception e) {
       vx.close();
