@@ -38,7 +38,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Holding ({@link #hold}, {@link #release}): while a joining node copies a peer's index, every
  * rank's writer keeps its deliveries (batches and resets, in order) instead of applying them, up
- * to {@link #HOLD_LIMIT_BYTES} of payload in all; {@code release} applies each writer's held
+ * to {@link #HOLD_LIMIT_BYTES} of payload in all (the rest is dropped and counted, as lost as without holding); {@code release} applies each writer's held
  * deliveries on its owner thread, on top of the copy, and stops holding. Because the listeners are
  * subscribed before the peer takes its snapshot, every event the snapshot misses is among the
  * held ones; applying an event the snapshot already reflects changes nothing (a store of a stored
@@ -101,8 +101,11 @@ public final class KvEventsCoordinator implements CatalogListener {
   private final LongAdder appliedBlocks = new LongAdder();
   private final LongAdder batches = new LongAdder();
 
-  /** Payload bytes held in all writers at most; deliveries past it are dropped and counted. */
-  public static final long HOLD_LIMIT_BYTES = 256L << 20;
+  /**
+   * Payload bytes held in all writers at most: an eighth of the heap, 256 MiB at most; deliveries
+   * past it are dropped and counted.
+   */
+  public static final long HOLD_LIMIT_BYTES = Math.min(256L << 20, Runtime.getRuntime().maxMemory() / 8);
   private final Object holdLock = new Object();
   /** Guarded by {@link #holdLock}. */
   private boolean holding;
