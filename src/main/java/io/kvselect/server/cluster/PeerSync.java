@@ -16,7 +16,6 @@ import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.spi.cluster.ClusterManager;
 import java.io.IOException;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -139,8 +138,7 @@ public final class PeerSync {
   /** The node's pause fence, set once before {@link #attach}; closed with this. */
   private volatile ClusterFence fence;
   private volatile BusIndexRecovery.Outcome recovery;
-  /** Set once by the copy: events held and applied, dropped, listeners unconnected, copy ms. */
-  private volatile long[] held;
+  private volatile JoinerCopy copy;
   private SelectionService service;
   private BusIndexRecovery recoveryServer;
   private volatile CatalogRepair catalogRepair;
@@ -233,12 +231,9 @@ public final class PeerSync {
       r.put("blocks", o.blocks());
       r.put("workers", o.workers());
       r.put("error", o.error());
-      long[] h = held;
-      if (h != null) {
-        r.put("held_events_applied", h[0]);
-        r.put("held_events_dropped", h[1]);
-        r.put("listeners_unconnected_at_copy", h[2]);
-        r.put("copy_ms", h[3]);
+      JoinerCopy c = copy;
+      if (c != null) {
+        c.report(r);
       }
       m.put("recovery", r);
     }
@@ -269,8 +264,10 @@ public final class PeerSync {
 
   /**
    * Starts syncing {@code service}: registers the stream and node consumers (cluster-wide), copies
-   * the catalog and index from the first peer that serves them (messages arriving meanwhile are
-   * held and applied afterwards, in order), then starts the digest and membership timers.
+   * the catalog and index from the first peer that serves them ({@link JoinerCopy}: with
+   * {@code events}, the node's KV-event coordinator or null, the events its listeners receive
+   * meanwhile are held and applied on top of the copy; stream messages arriving meanwhile are held
+   * and applied afterwards, in order), then starts the digest and membership timers.
    * Completes when the node is in step; never fails because of a peer.
    */
   public Future<BusIndexRecovery.Outcome> attach(SelectionService service, KvEventsCoordinator events) {
@@ -283,7 +280,10 @@ public final class PeerSync {
       streamConsumer = vertx.eventBus().consumer(SyncAddresses.STREAM, this::onStream);
       nodeConsumer = vertx.eventBus().consumer(SyncAddresses.node(nodeId), this::onNode);
       Future.all(streamConsumer.completion(), nodeConsumer.completion(), lifecycle.attach(service))
-          .compose(x -> copyFromPeers(events))
+          .compose(x -> {
+            copy = new JoinerCopy(vertx, context, catalogRepair, recoveryServer);
+            return copy.run(otherNodes(), events);
+          })
           .onComplete(ar -> context.runOnContext(y -> {
             if (ar.failed()) {
               done.fail(ar.cause());
@@ -304,55 +304,6 @@ public final class PeerSync {
     });
     return done.future();
   }
-
-  /**
-   * Copies catalog and index from the first peer that serves them. With KV events on, without
-   * losing the events published meanwhile: the listeners hold what they receive, the catalog is
-   * copied first (which opens them), the copy of the index waits until every listener is connected
-   * (at most {@link #CONNECT_WAIT}) plus {@link #SETTLE} for the subscriptions to reach the
-   * publishers and the peer to apply what they sent, and the held events are applied on top of the
-   * copy once it is in ({@link KvEventsCoordinator#hold}). An event the copy already reflects
-   * changes nothing when applied again.
-   */
-  private Future<BusIndexRecovery.Outcome> copyFromPeers(KvEventsCoordinator events) {
-    List<String> others = otherNodes();
-    if (events == null || others.isEmpty()) {
-      return recoveryServer.recover(others);
-    }
-    long started = System.nanoTime();
-    int[] unconnected = {-1};
-    return Future.fromCompletionStage(events.hold(), context)
-        .compose(v -> catalogRepair.pullFirst(others))
-        .compose(v -> connected(events, System.nanoTime() + CONNECT_WAIT.toNanos()))
-        .compose(n -> {
-          unconnected[0] = n;
-          return vertx.timer(SETTLE.toMillis());
-        })
-        .compose(v -> recoveryServer.recover(others))
-        .transform(ar -> Future.fromCompletionStage(events.release(), context).transform(rel -> {
-          long ms = (System.nanoTime() - started) / 1_000_000;
-          if (rel.succeeded()) {
-            held = new long[] {rel.result().applied(), rel.result().dropped(), unconnected[0], ms};
-            LOG.info("KV events held during the copy: {} applied on top of it, {} dropped; {} listener(s) not "
-                + "connected when the copy began; {} ms", rel.result().applied(), rel.result().dropped(), unconnected[0], ms);
-          }
-          return ar.succeeded() ? Future.succeededFuture(ar.result()) : Future.<BusIndexRecovery.Outcome>failedFuture(ar.cause());
-        }));
-  }
-
-  /** Completes with the listeners still unconnected: 0 as soon as none is, or the count at {@code deadline}. */
-  private Future<Integer> connected(KvEventsCoordinator events, long deadline) {
-    int n = events.unconnectedRanks();
-    if (n == 0 || System.nanoTime() >= deadline) {
-      return Future.succeededFuture(n);
-    }
-    return vertx.timer(20).compose(v -> connected(events, deadline));
-  }
-
-  /** How long a joiner waits for its KV-event listeners to connect before copying a peer's index anyway. */
-  static final Duration CONNECT_WAIT = Duration.ofSeconds(3);
-  /** After the listeners connected: for their subscriptions to take effect and the peer to apply what it got. */
-  static final Duration SETTLE = Duration.ofMillis(200);
 
   /** Stops timers and consumers; held messages are dropped. Does not close Vert.x. */
   public Future<Void> close() {

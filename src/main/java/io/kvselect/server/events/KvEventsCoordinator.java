@@ -312,6 +312,22 @@ public final class KvEventsCoordinator implements CatalogListener {
     return n;
   }
 
+  /**
+   * Any thread: how many ranks with a writer have not delivered a batch yet (none received since
+   * they were subscribed). A batch received proves the subscription reached the publisher.
+   */
+  public int ranksWithoutBatch() {
+    Map<WorkerRank, RankStats> subscribed = ingest.stats();
+    int n = 0;
+    for (WorkerRank r : writers.keySet()) {
+      RankStats st = subscribed.get(r);
+      if (st == null || st.batches() == 0) {
+        n++;
+      }
+    }
+    return n;
+  }
+
   /** Whether a held delivery of {@code bytes} fits under the limit; counts it either way. */
   boolean admitHeld(int bytes) {
     if (heldBytes.addAndGet(bytes) > HOLD_LIMIT_BYTES) {

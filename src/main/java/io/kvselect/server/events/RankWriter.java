@@ -44,7 +44,7 @@ final class RankWriter implements BatchSink {
   /**
    * Owner thread: the deliveries held, in order, while the node copies a peer's index
    * ({@link KvEventsCoordinator#hold}); null when not holding. Set at construction (before the
-   * writer is published) and cleared by {@link #release}.
+   * writer is published) or by {@link #startHolding}, cleared by {@link #release}.
    */
   private ArrayDeque<Held> held;
 

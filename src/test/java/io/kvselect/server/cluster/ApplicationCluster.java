@@ -1,12 +1,19 @@
 package io.kvselect.server.cluster;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.hazelcast.config.Config;
 import com.hazelcast.config.MapConfig;
 import com.hazelcast.config.MultiMapConfig;
 import com.hazelcast.config.NetworkConfig;
+import io.kvselect.server.bus.Kvselect;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -44,6 +51,27 @@ public final class ApplicationCluster {
   public static Config joining(String cluster, HazelcastClusterManager first) throws java.io.IOException {
     int actual = first.getHazelcastInstance().getCluster().getLocalMember().getAddress().getPort();
     return hazelcast(cluster, ClusterHarness.freePort(), "127.0.0.1:" + actual);
+  }
+
+  private static final HttpClient HTTP = HttpClient.newBuilder()
+      .connectTimeout(Duration.ofSeconds(5)).build();
+
+  /** An HTTP answer: its status and its JSON body (null when empty). */
+  public record Reply(int status, JsonNode body) {}
+
+  /** {@code method path} on an embedded kvselect's HTTP port, {@code body} sent as JSON when set. */
+  public static Reply call(Kvselect k, String method, String path, Object body)
+      throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(
+        URI.create("http://127.0.0.1:" + k.httpPort() + path)).timeout(Duration.ofSeconds(30));
+    if (body == null) {
+      b.method(method, HttpRequest.BodyPublishers.noBody());
+    } else {
+      b.header("content-type", "application/json").method(method,
+          HttpRequest.BodyPublishers.ofString(ClusterHarness.JSON.writeValueAsString(body)));
+    }
+    HttpResponse<String> r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    return new Reply(r.statusCode(), r.body().isEmpty() ? null : ClusterHarness.JSON.readTree(r.body()));
   }
 
   /** A clustered Vert.x over {@code mgr}, its event bus on 127.0.0.1 and an ephemeral port. */

@@ -16,10 +16,6 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.dns.AddressResolverOptions;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import java.net.InetSocketAddress;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -42,7 +38,6 @@ class ClusteredLivenessTest {
 
   private static final long TIMEOUT_S = 60;
   private static final String HOST = "engine-1.kvselect.test";
-  private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   private static <T> T get(Future<T> f) throws Exception {
     return f.toCompletionStage().toCompletableFuture().get(TIMEOUT_S, TimeUnit.SECONDS);
@@ -56,17 +51,9 @@ class ClusteredLivenessTest {
   }
 
   private static JsonNode call(Kvselect k, String method, String path, Object body, int expected) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + k.httpPort() + path))
-        .timeout(Duration.ofSeconds(30));
-    if (body == null) {
-      b.method(method, HttpRequest.BodyPublishers.noBody());
-    } else {
-      b.header("content-type", "application/json")
-          .method(method, HttpRequest.BodyPublishers.ofString(ClusterHarness.JSON.writeValueAsString(body)));
-    }
-    HttpResponse<String> r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
-    assertEquals(expected, r.statusCode(), method + " " + path + ": " + r.body());
-    return r.body().isEmpty() ? null : ClusterHarness.JSON.readTree(r.body());
+    ApplicationCluster.Reply r = ApplicationCluster.call(k, method, path, body);
+    assertEquals(expected, r.status(), method + " " + path + ": " + r.body());
+    return r.body();
   }
 
   @Test

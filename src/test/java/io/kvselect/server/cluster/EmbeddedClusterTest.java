@@ -11,10 +11,6 @@ import io.kvselect.server.config.NodeSettings;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -36,25 +32,9 @@ import org.junit.jupiter.api.Test;
 class EmbeddedClusterTest {
 
   private static final long TIMEOUT_S = 60;
-  private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   private static <T> T get(Future<T> f) throws Exception {
     return f.toCompletionStage().toCompletableFuture().get(TIMEOUT_S, TimeUnit.SECONDS);
-  }
-
-  private record Reply(int status, JsonNode body) {}
-
-  private static Reply call(Kvselect k, String method, String path, Object body) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + k.httpPort() + path))
-        .timeout(Duration.ofSeconds(30));
-    if (body == null) {
-      b.method(method, HttpRequest.BodyPublishers.noBody());
-    } else {
-      b.header("content-type", "application/json")
-          .method(method, HttpRequest.BodyPublishers.ofString(ClusterHarness.JSON.writeValueAsString(body)));
-    }
-    HttpResponse<String> r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
-    return new Reply(r.statusCode(), r.body().isEmpty() ? null : ClusterHarness.JSON.readTree(r.body()));
   }
 
   @Test
@@ -78,7 +58,7 @@ class EmbeddedClusterTest {
       Kvselect b = get(Kvselect.deploy(apps.get(1), s));
       assertNotNull(a.peerSync(), "a clustered Vert.x gets node-to-node sync");
       assertEquals("done", b.peerSync().recovery().state(), "the second copied the first's catalog and index");
-      JsonNode view = call(b, "GET", "/cluster", null).body();
+      JsonNode view = ApplicationCluster.call(b, "GET", "/cluster", null).body();
       assertEquals(cluster, view.path("name").asText(), String.valueOf(view));
       assertEquals(2, view.path("members").size(), String.valueOf(view));
 
@@ -89,26 +69,26 @@ class EmbeddedClusterTest {
       await().atMost(Duration.ofSeconds(TIMEOUT_S)).until(() -> a.peerSync().stats().received.get() > 0
           && b.peerSync().stats().received.get() > 0);
       for (int w = 1; w <= 2; w++) {
-        assertEquals(201, call(a, "POST", "/workers", Map.of("worker_id", w, "endpoint", "http://worker-" + w + ":8000",
+        assertEquals(201, ApplicationCluster.call(a, "POST", "/workers", Map.of("worker_id", w, "endpoint", "http://worker-" + w + ":8000",
             "block_size", 16)).status());
       }
       await().atMost(Duration.ofSeconds(TIMEOUT_S)).until(() -> b.service().listWorkers(null, null).size() == 2);
 
       Map<String, Long> bound = new LinkedHashMap<>();
       for (int i = 0; i < 20; i++) {
-        Reply r = call(a, "POST", "/select_and_reserve", Map.of("session_id", "s-" + i, "selection_id", "booked-" + i,
+        ApplicationCluster.Reply r = ApplicationCluster.call(a, "POST", "/select_and_reserve", Map.of("session_id", "s-" + i, "selection_id", "booked-" + i,
             "token_ids", ClusterSharedStateTest.tokens(i, 32)));
         assertEquals(200, r.status(), String.valueOf(r.body()));
         bound.put("s-" + i, r.body().path("worker_id").asLong());
       }
       assertTrue(bound.containsValue(1L) && bound.containsValue(2L), "both workers were chosen: " + bound);
       for (var e : bound.entrySet()) {
-        Reply r = call(b, "POST", "/select", Map.of("session_id", e.getKey(),
+        ApplicationCluster.Reply r = ApplicationCluster.call(b, "POST", "/select", Map.of("session_id", e.getKey(),
             "token_ids", ClusterSharedStateTest.tokens(500, 32)));
         assertEquals(200, r.status(), String.valueOf(r.body()));
         assertEquals(e.getValue(), r.body().path("worker_id").asLong(), e.getKey() + " through the other application");
       }
-      assertEquals(200, call(b, "DELETE", "/reservations/booked-0", null).status());
+      assertEquals(200, ApplicationCluster.call(b, "DELETE", "/reservations/booked-0", null).status());
       assertEquals(19, a.service().bookingCount(), "freed where it was booked");
 
       get(b.undeploy());

@@ -128,6 +128,7 @@ class JoinerEventGapTest {
           assertTrue(peer.size() > 1_500, "blocks: " + peer.size());
           assertEquals(0L, recovery.get("held_events_dropped"), String.valueOf(recovery));
           assertEquals(0, ((Number) recovery.get("listeners_unconnected_at_copy")).intValue(), String.valueOf(recovery));
+          assertEquals(0, ((Number) recovery.get("listeners_without_batch_at_copy")).intValue(), String.valueOf(recovery));
           assertTrue(((Number) recovery.get("held_events_applied")).longValue() > 0,
               "the engine published during the copy: " + recovery);
         }
