@@ -1,13 +1,7 @@
 package io.kvselect.server;
 
-import io.kvselect.core.config.RouterConfig;
-import io.kvselect.core.index.PrefixChainIndex;
-import io.kvselect.core.queue.QueueConfig;
-import io.kvselect.core.index.ShardedBlockIndex;
 import io.kvselect.core.service.SelectionService;
-import io.kvselect.core.service.ServiceSettings;
 import io.kvselect.server.cluster.ClusterBootstrap;
-import io.kvselect.server.cluster.ClusterSeams;
 import io.kvselect.server.cluster.ClusterView;
 import io.kvselect.server.config.NodeSettings;
 import io.kvselect.server.metrics.ServiceMetrics;
@@ -22,8 +16,9 @@ import java.time.Duration;
 import java.util.EnumSet;
 
 /**
- * A running kvselect node: its Vert.x instance, selection service and HTTP server. Used by the
- * launcher and by tests (with port 0).
+ * A running kvselect node on a Vert.x instance of its own: the handle {@code bin/kvselect} and the
+ * tests (with port 0) hold over the parts {@link NodeAssembly} deployed. Closing it closes the
+ * Vert.x instance.
  */
 public final class KvselectNode {
 
@@ -38,94 +33,20 @@ public final class KvselectNode {
   private final java.util.concurrent.atomic.AtomicReference<Future<Void>> drained =
       new java.util.concurrent.atomic.AtomicReference<>();
   private final ClusterView cluster;
-  private volatile io.kvselect.server.cluster.PeerSync peerSync;
-  private volatile io.kvselect.server.sync.replica.ReplicaSync replicaSync;
+  /** Node-to-node sync of a clustered node ({@code null} when standalone); attached by the assembly. */
+  private final io.kvselect.server.cluster.PeerSync peerSync;
+  /** Dynamo's replica sync ({@code null} without {@code --replica-sync-port}); started by the assembly. */
+  private final io.kvselect.server.sync.replica.ReplicaSync replicaSync;
 
-  private KvselectNode(Vertx vertx, SelectionService service, MainVerticle main,
+  private KvselectNode(Vertx vertx, NodeParts parts, MainVerticle main,
       io.kvselect.server.drain.RequestGate gate, ClusterView cluster) {
     this.vertx = vertx;
-    this.service = service;
+    this.service = parts.service();
+    this.peerSync = parts.sync();
+    this.replicaSync = parts.replica();
     this.main = main;
     this.gate = gate;
     this.cluster = cluster;
-  }
-
-  /**
-   * Builds the service described by {@code s}. Every partition's event index is a
-   * {@link ShardedBlockIndex} of {@code threads} shards (one with {@code --threads 1}): the
-   * KV-event threads write it while selections read it, so even a single shard sits behind its
-   * lock.
-   */
-  public static SelectionService service(NodeSettings s) {
-    io.kvselect.server.sync.replica.ReplicaSync replica = replicaSync(s);
-    if (replica == null) {
-      return builder(s).build();
-    }
-    io.kvselect.core.service.SelectionServiceBuilder b = builder(s).loadSync(replica.loadSync());
-    if (s.sessionAffinityTtlSecs() != null) {
-      Duration ttl = Duration.ofSeconds(s.sessionAffinityTtlSecs());
-      b.sessionAffinity(clock -> replica.affinity(new io.kvselect.core.session.LocalSessionAffinity(clock, ttl)));
-    }
-    SelectionService service = b.build();
-    io.kvselect.server.sync.replica.ReplicaSync.register(service, replica);
-    return service;
-  }
-
-  /**
-   * The service and node-to-node sync of a clustered node over {@code hz}, with Dynamo's replica
-   * sync built (not started) and registered for the service when {@code --replica-sync-port} is
-   * set: the one clustered assembly {@code bin/kvselect} and {@code Kvselect.deploy} share.
-   */
-  public static ClusterSeams.Node clusteredNode(NodeSettings s, io.vertx.core.Vertx vertx,
-      com.hazelcast.core.HazelcastInstance hz) {
-    io.kvselect.server.sync.replica.ReplicaSync replica = replicaSync(s);
-    ClusterSeams.Node built = ClusterSeams.build(builder(s), s, vertx, hz, replica == null ? null : replica.loadSync());
-    if (replica != null) {
-      io.kvselect.server.sync.replica.ReplicaSync.register(built.service(), replica);
-    }
-    return built;
-  }
-
-  /** Dynamo's replica sync when {@code --replica-sync-port} is set, else null (not started). */
-  private static io.kvselect.server.sync.replica.ReplicaSync replicaSync(NodeSettings s) {
-    return s.replicaSyncPort() == null ? null : new io.kvselect.server.sync.replica.ReplicaSync(
-        s.replicaSyncPort(), s.host(), s.replicaSyncPeers(), s.sessionAffinityTtlSecs() != null);
-  }
-
-  /** The builder {@link #service} uses; a clustered node adds its shared seams to it. */
-  public static io.kvselect.core.service.SelectionServiceBuilder builder(NodeSettings s) {
-    ServiceSettings settings = new ServiceSettings(
-        s.router(),
-        s.sessionAffinityTtlSecs() == null ? null : Duration.ofSeconds(s.sessionAffinityTtlSecs()),
-        Duration.ofNanos((long) (s.selectionCacheTtlSecs() * 1e9)),
-        s.selectionCacheMaxEntries(),
-        s.selectionCacheMaxBytes(),
-        () -> new ShardedBlockIndex(Math.max(1, s.threads()), PrefixChainIndex::new));
-    return SelectionService.builder().settings(settings)
-        .queue(queueConfig(s.router()), Duration.ofNanos((long) (s.routerQueueTimeoutSecs() * 1e9)))
-        .admissionClient(new io.kvselect.server.kvc.HttpAdmissionClient(
-            io.kvselect.server.kvc.HttpAdmissionClient.DEFAULT_TIMEOUT));
-  }
-
-  /**
-   * The router queue's classes and ISL tiers from {@code router_policy_config}: a YAML file when
-   * the value names one, else the YAML text itself; absent means one class with
-   * {@code router_queue_policy}. A bad document stops the node with a message naming the field.
-   */
-  static QueueConfig queueConfig(RouterConfig router) {
-    String v = router.policyConfig();
-    if (v == null || v.isBlank()) {
-      return QueueConfig.defaults(router.queuePolicy());
-    }
-    try {
-      java.nio.file.Path path = java.nio.file.Path.of(v);
-      String yaml = java.nio.file.Files.isRegularFile(path) ? java.nio.file.Files.readString(path) : v;
-      return QueueConfig.parse(yaml, router.queuePolicy());
-    } catch (java.io.IOException | java.nio.file.InvalidPathException e) {
-      throw new io.kvselect.server.config.CliException("router_policy_config: cannot read " + v + ": " + e.getMessage());
-    } catch (io.kvselect.core.config.ConfigException e) {
-      throw new io.kvselect.server.config.CliException("router_policy_config: " + e.getMessage());
-    }
   }
 
   /**
@@ -138,15 +59,20 @@ public final class KvselectNode {
     if (s.cluster().enabled()) {
       return startClustered(s, httpInstances);
     }
-    return start(s, service(s), httpInstances);
+    return start(s, httpInstances);
   }
 
-  /** Starts a standalone node over an existing service with {@code httpInstances} HTTP verticles. */
-  public static Future<KvselectNode> start(NodeSettings s, SelectionService service, int httpInstances) {
+  /** Starts a standalone node as {@code s} describes it with {@code httpInstances} HTTP verticles. */
+  public static Future<KvselectNode> start(NodeSettings s, int httpInstances) {
+    return start(s, NodeParts.standalone(s), httpInstances);
+  }
+
+  /** Starts a standalone node over {@code parts} with {@code httpInstances} HTTP verticles. */
+  public static Future<KvselectNode> start(NodeSettings s, NodeParts parts, int httpInstances) {
     ServiceMetrics metrics = new ServiceMetrics();
     Vertx vertx = Vertx.builder().with(vertxOptions()).withMetrics(new MicrometerMetricsFactory(metrics.registry()))
         .build();
-    return deploy(vertx, s, service, httpInstances, metrics, ClusterView.standalone());
+    return deploy(vertx, s, parts, httpInstances, metrics, ClusterView.standalone());
   }
 
   private static VertxOptions vertxOptions() {
@@ -158,68 +84,39 @@ public final class KvselectNode {
   }
 
   /**
-   * The clustered start: joins (or forms) the cluster, then builds the service with the
-   * Hazelcast session table and pending store ({@link ClusterSeams}) and deploys as usual.
+   * The clustered start: joins (or forms) the cluster, then builds the parts with the Hazelcast
+   * session table and pending store ({@link NodeParts#clustered}) and deploys as usual.
    */
   private static Future<KvselectNode> startClustered(NodeSettings s, int httpInstances) {
     ServiceMetrics metrics = new ServiceMetrics();
     return ClusterBootstrap.start(vertxOptions(), new MicrometerMetricsFactory(metrics.registry()), s.cluster(),
         s.selectionCacheMaxEntries()).compose(c -> {
-          SelectionService service;
-          io.kvselect.server.cluster.PeerSync sync;
+          NodeParts parts;
           try {
-            ClusterSeams.Node built = clusteredNode(s, c.vertx(), c.hazelcast());
-            service = built.service();
-            sync = built.sync();
+            parts = NodeParts.clustered(s, c.vertx(), c.hazelcast());
           } catch (RuntimeException e) {
             return c.vertx().close().transform(x -> Future.<KvselectNode>failedFuture(e));
           }
-          // load, catalog and index from the peers once the KV-event coordinator follows the catalog;
-          // /ready answers 503 until then
-          c.view().holdReady(io.kvselect.server.cluster.PeerSync.RECOVERING);
-          if (service.sessionAffinity() instanceof io.kvselect.core.session.BudgetedSessionAffinity b) {
-            c.view().attachFallbacks(b::stats, b.budget());
-            metrics.bindFallbacks(b);
-          }
-          if (service.kvcState() instanceof io.kvselect.core.kvc.BudgetedKvcState k) {
-            metrics.bindKvcFallbacks(k);
-            c.view().attachKvcFallbacks(k);
-          }
-          metrics.bindCluster(sync, () -> c.hazelcast().getLifecycleService().isRunning()
-              ? c.hazelcast().getCluster().getMembers().size() : 0);
-          return deploy(c.vertx(), s, service, httpInstances, metrics, c.view())
-              .compose(node -> sync.attach(service, node.events()).map(o -> node.withPeerSync(sync))
-                  .recover(e -> node.close().transform(x -> Future.<KvselectNode>failedFuture(e))));
+          return deploy(c.vertx(), s, parts, httpInstances, metrics, c.view());
         });
   }
 
-  private static Future<KvselectNode> deploy(Vertx vertx, NodeSettings s, SelectionService service,
-      int httpInstances, ServiceMetrics metrics, ClusterView cluster) {
+  private static Future<KvselectNode> deploy(Vertx vertx, NodeSettings s, NodeParts parts, int httpInstances,
+      ServiceMetrics metrics, ClusterView cluster) {
     io.kvselect.server.drain.RequestGate gate = new io.kvselect.server.drain.RequestGate();
-    MainVerticle main = new MainVerticle(service, metrics, s.host(), s.port(), httpInstances, s.threads(),
-        s.indexerPeers(), s.configJson(), io.kvselect.server.security.HttpGuards.of(s.operations(), gate), cluster);
-    io.kvselect.server.sync.replica.ReplicaSync replica = io.kvselect.server.sync.replica.ReplicaSync.claim(service);
-    main.replicaSync(replica);
     // not bound to a context: chaining the failure after vertx.close() would dispatch it onto the
     // closed event loop, where it is rejected and the caller waits forever
     Promise<KvselectNode> result = Promise.promise();
-    Future<Void> replicaBound = replica == null ? Future.succeededFuture()
-        : Future.fromCompletionStage(replica.start(service));
-    Future<Void> deployed = replicaBound.compose(v -> vertx.deployVerticle(main))
-        .compose(id -> Operations.deploy(vertx, s.operations(), service, main.events()));
-    deployed.onComplete(ar -> {
-      if (ar.succeeded()) {
-        io.kvselect.server.security.Exposure.warning(s.host(), s.operations().authEnabled()).ifPresent(LOG::warn);
-        result.complete(new KvselectNode(vertx, service, main, gate, cluster).withReplicaSync(replica));
-      } else {
-        service.shutdown();
-        if (replica != null) {
-          replica.stop();
-        }
-        result.fail(ar.cause());
-        vertx.close();
-      }
-    });
+    NodeAssembly.deploy(vertx, s, parts, httpInstances, metrics, cluster,
+        io.kvselect.server.security.HttpGuards.of(s.operations(), gate)).onComplete(ar -> {
+          if (ar.succeeded()) {
+            io.kvselect.server.security.Exposure.warning(s.host(), s.operations().authEnabled()).ifPresent(LOG::warn);
+            result.complete(new KvselectNode(vertx, parts, ar.result().main(), gate, cluster));
+          } else {
+            result.fail(ar.cause());
+            vertx.close();
+          }
+        });
     return result.future();
   }
 
@@ -292,14 +189,6 @@ public final class KvselectNode {
     return peerSync;
   }
 
-  private KvselectNode withPeerSync(io.kvselect.server.cluster.PeerSync sync) {
-    this.peerSync = sync;
-    cluster.attachSync(sync::json);
-    cluster.attachFence(sync::fenceReason);
-    cluster.releaseReady();
-    return this;
-  }
-
   public Future<Void> close() {
     service.shutdown();
     io.kvselect.server.cluster.PeerSync sync = peerSync;
@@ -312,10 +201,5 @@ public final class KvselectNode {
   /** Dynamo's replica sync of this node ({@code null} without {@code --replica-sync-port}). */
   public io.kvselect.server.sync.replica.ReplicaSync replicaSync() {
     return replicaSync;
-  }
-
-  private KvselectNode withReplicaSync(io.kvselect.server.sync.replica.ReplicaSync replica) {
-    this.replicaSync = replica;
-    return this;
   }
 }

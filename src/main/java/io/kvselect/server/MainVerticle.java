@@ -5,31 +5,35 @@ import io.kvselect.server.api.ApiOperations;
 import io.kvselect.server.api.HttpApiVerticle;
 import io.kvselect.server.bus.BusEvents;
 import io.kvselect.server.bus.EventBusApi;
+import io.kvselect.server.cluster.ClusterView;
+import io.kvselect.server.config.NodeSettings;
+import io.kvselect.server.config.OperationsSettings;
 import io.kvselect.core.config.RouterConfigLoader;
-import io.kvselect.core.index.WorkerRank;
-import io.kvselect.server.events.BatchSink;
 import io.kvselect.server.events.KvEventIngestVerticle;
 import io.kvselect.server.events.KvEventIngestOptions;
 import io.kvselect.server.events.KvEventsCoordinator;
 import io.kvselect.server.liveness.RetryingListenerWatch;
 import io.kvselect.server.metrics.HistorySampler;
 import io.kvselect.server.metrics.ServiceMetrics;
+import io.kvselect.server.security.HttpGuards;
+import io.kvselect.server.sync.replica.ReplicaSync;
 import io.kvselect.server.sync.IndexRecovery;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The one place where a node is wired: it deploys the HTTP adapter instances and the event-bus
- * API ({@link EventBusApi}, with the {@link BusEvents} publisher) over a shared
- * {@link SelectionService}, subscribes to the engines' KV events (when the index is event-driven),
- * and runs the periodic housekeeping (request expiry, TTL indexes, idle
- * session bindings) and the status page's history sampler ({@link HistorySampler}).
+ * The root verticle of a node and the only place that deploys its verticles (as its children, so
+ * undeploying it stops them all): KV-event ingestion (when the index is event-driven), the HTTP
+ * adapter instances, the event-bus API ({@link EventBusApi}, with the {@link BusEvents}
+ * publisher) over the node's shared {@link SelectionService}, and the workers-file and liveness
+ * watchers when {@link OperationsSettings} switches them on. It runs the periodic housekeeping
+ * (request expiry, TTL indexes, idle session bindings) and the status page's history sampler
+ * ({@link HistorySampler}). Built by {@link NodeAssembly} from the node's {@link NodeParts}.
  */
 public final class MainVerticle extends VerticleBase {
 
@@ -53,65 +57,39 @@ public final class MainVerticle extends VerticleBase {
   private volatile RetryingListenerWatch watch;
   private long watchTimer = -1;
 
-  private final java.util.List<String> indexerPeers;
+  private final List<String> indexerPeers;
+  /** The workers file and the liveness watch, deployed as verticles of this one when switched on. */
+  private final OperationsSettings operations;
   /** The effective configuration served by {@code GET /config}; never modified. */
   private final java.util.Map<String, Object> config;
-  private final io.kvselect.server.security.HttpGuards guards;
+  private final HttpGuards guards;
   private volatile IndexRecovery.Outcome recovery = IndexRecovery.Outcome.disabled();
-  /** Event-bus API instances; -1 means as many as HTTP instances (at least one). */
-  private int busInstances = -1;
-  private io.kvselect.server.sync.replica.ReplicaSync replica;
+  /** Dynamo's replica sync behind {@code /replica_sync/*}; null when disabled. */
+  private final ReplicaSync replica;
   private BusEvents busEvents;
 
   /** What {@code GET /cluster} and {@code /ready} report about clustering. */
-  private final io.kvselect.server.cluster.ClusterView cluster;
-
-  public MainVerticle(SelectionService service, ServiceMetrics metrics, String host, int port, int httpInstances,
-      int eventThreads, java.util.List<String> indexerPeers, java.util.Map<String, Object> config) {
-    this(service, metrics, host, port, httpInstances, eventThreads, indexerPeers, config,
-        io.kvselect.server.security.HttpGuards.NONE, io.kvselect.server.cluster.ClusterView.standalone());
-  }
-
-  /** As above, with the HTTP verticles behind {@code guards} (request gate, bearer token, TLS). */
-  public MainVerticle(SelectionService service, ServiceMetrics metrics, String host, int port, int httpInstances,
-      int eventThreads, java.util.List<String> indexerPeers, java.util.Map<String, Object> config,
-      io.kvselect.server.security.HttpGuards guards) {
-    this(service, metrics, host, port, httpInstances, eventThreads, indexerPeers, config, guards,
-        io.kvselect.server.cluster.ClusterView.standalone());
-  }
-
-  /** As above, on a node whose clustering {@code cluster} reports. */
-  public MainVerticle(SelectionService service, ServiceMetrics metrics, String host, int port, int httpInstances,
-      int eventThreads, java.util.List<String> indexerPeers, java.util.Map<String, Object> config,
-      io.kvselect.server.security.HttpGuards guards, io.kvselect.server.cluster.ClusterView cluster) {
-    this.guards = guards;
-    this.cluster = cluster;
-    this.config = config;
-    this.eventThreads = eventThreads;
-    this.indexerPeers = java.util.List.copyOf(indexerPeers);
-    this.service = service;
-    this.metrics = metrics;
-    this.host = host;
-    this.port = port;
-    this.httpInstances = httpInstances;
-  }
+  private final ClusterView cluster;
 
   /**
-   * Deploys {@code n} instances of the event-bus API ({@link EventBusApi}) instead of as many as
-   * HTTP instances; call before deployment. An {@code httpInstances} of 0 serves no HTTP at all.
+   * The root of a node built from {@code parts} as {@code s} describes it, with
+   * {@code httpInstances} HTTP server instances (0: none, the event-bus API only) behind
+   * {@code guards}, on a node whose clustering {@code cluster} reports.
    */
-  /** Dynamo's replica sync behind {@code /replica_sync/*} (null: disabled); call before deployment. */
-  public MainVerticle replicaSync(io.kvselect.server.sync.replica.ReplicaSync r) {
-    this.replica = r;
-    return this;
-  }
-
-  public MainVerticle busInstances(int n) {
-    if (n < 1) {
-      throw new IllegalArgumentException("busInstances must be at least 1, got " + n);
-    }
-    this.busInstances = n;
-    return this;
+  public MainVerticle(NodeSettings s, NodeParts parts, ServiceMetrics metrics, int httpInstances, HttpGuards guards,
+      ClusterView cluster) {
+    this.guards = guards;
+    this.cluster = cluster;
+    this.config = s.configJson();
+    this.eventThreads = s.threads();
+    this.indexerPeers = List.copyOf(s.indexerPeers());
+    this.operations = s.operations();
+    this.service = parts.service();
+    this.replica = parts.replica();
+    this.metrics = metrics;
+    this.host = s.host();
+    this.port = s.port();
+    this.httpInstances = httpInstances;
   }
 
   @Override
@@ -146,25 +124,12 @@ public final class MainVerticle extends VerticleBase {
     }
     Future<?> ingest = Future.succeededFuture();
     if (cfg.useKvEvents() && cfg.overlapScoreCredit() > 0) {
-      // the ingest verticle owns the ZMQ threads; its sink forwards to the coordinator built next
-      AtomicReference<BatchSink> sink = new AtomicReference<>();
+      // the ingest verticle owns the ZMQ threads; every subscription the coordinator opens names
+      // its own sink, so the ingest's default one only logs stray deliveries
       KvEventIngestVerticle iv = new KvEventIngestVerticle(
-          KvEventIngestOptions.defaults().withPollerThreads(eventThreads), new BatchSink() {
-            @Override
-            public void onBatch(WorkerRank rank, long seq, byte[] payload) {
-              sink.get().onBatch(rank, seq, payload);
-            }
-
-            @Override
-            public void onReset(WorkerRank rank, String reason) {
-              sink.get().onReset(rank, reason);
-            }
-          });
+          KvEventIngestOptions.defaults().withPollerThreads(eventThreads), KvEventsCoordinator.UNSUBSCRIBED);
       ingest = vertx.deployVerticle(iv).onSuccess(id -> {
-        events = new KvEventsCoordinator(service, s -> {
-          sink.set(s);
-          return iv.ingest();
-        });
+        events = new KvEventsCoordinator(service, iv.ingest());
         service.addCatalogListener(events);
         metrics.bindKvEvents(events);
         history.events(events);
@@ -194,8 +159,9 @@ public final class MainVerticle extends VerticleBase {
         .compose(v -> {
           ApiOperations ops = new ApiOperations(service, events);
           return vertx.deployVerticle(() -> new EventBusApi(ops),
-              new DeploymentOptions().setInstances(busInstances > 0 ? busInstances : Math.max(1, httpInstances)));
-        });
+              new DeploymentOptions().setInstances(Math.max(1, httpInstances)));
+        })
+        .compose(v -> Operations.deploy(vertx, operations, service, events));
   }
 
   /** The publisher of {@code kvselect.events.*}, once started. */

@@ -10,8 +10,11 @@ import io.vertx.core.Vertx;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Deploys what {@link OperationsSettings} switches on besides the HTTP guards. Stateless. */
-public final class Operations {
+/**
+ * Deploys what {@link OperationsSettings} switches on besides the HTTP guards; called by
+ * {@link MainVerticle#start} only, so these verticles are its children. Stateless.
+ */
+final class Operations {
 
   private static final Logger LOG = LoggerFactory.getLogger(Operations.class);
 
@@ -21,7 +24,7 @@ public final class Operations {
    * The workers-file watcher (its first apply done, successful or logged) and the liveness
    * watcher; {@code events} is null in approximate mode, where liveness watches health URLs only.
    */
-  public static Future<Void> deploy(Vertx vertx, OperationsSettings s, SelectionService service, KvEventsCoordinator events) {
+  static Future<Void> deploy(Vertx vertx, OperationsSettings s, SelectionService service, KvEventsCoordinator events) {
     Future<?> f = Future.succeededFuture();
     if (s.workersFile() != null) {
       f = f.compose(v -> vertx.deployVerticle(new WorkersFileVerticle(service, s.workersFile(), s.workersFilePoll())));

@@ -45,7 +45,7 @@ class ExamplesCommandsIT {
     FatJar.path();
     NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0"},
         Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
-    node = KvselectNode.start(s, KvselectNode.service(s), 1).toCompletionStage().toCompletableFuture()
+    node = KvselectNode.start(s, 1).toCompletionStage().toCompletableFuture()
         .get(30, TimeUnit.SECONDS);
     HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
         URI.create("http://127.0.0.1:" + node.port() + "/workers")).header("content-type", "application/json")

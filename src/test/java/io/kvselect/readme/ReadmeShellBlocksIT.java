@@ -12,9 +12,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvselect.readme.Processes.Started;
 import io.kvselect.readme.ReadmeBlocks.Block;
 import io.kvselect.testing.FatJar;
+import io.kvselect.testing.Ports;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -105,31 +104,6 @@ class ReadmeShellBlocksIT {
     }));
   }
 
-  /** A base port whose next {@code n - 1} ports were free too when probed (Hazelcast member ports). */
-  private static int freePortRange(int n) throws IOException {
-    for (int attempt = 0; attempt < 50; attempt++) {
-      int base = freePort();
-      boolean free = base + n + 100 <= 65535;
-      for (int i = 1; i < n && free; i++) {
-        try (ServerSocket s = new ServerSocket(base + i, 1, InetAddress.getLoopbackAddress())) {
-          free = s.isBound();
-        } catch (IOException taken) {
-          free = false;
-        }
-      }
-      if (free) {
-        return base;
-      }
-    }
-    throw new IOException("no free range of " + n + " ports");
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    }
-  }
-
   /**
    * One block's run: its port, the servers it started, what its commands established. Owned by
    * the test thread running the block; Awaitility's poller only reads the started processes.
@@ -148,15 +122,15 @@ class ReadmeShellBlocksIT {
     BlockRun(Block block, Processes procs) throws IOException {
       this.block = block;
       this.procs = procs;
-      this.port = freePort();
+      this.port = Ports.free();
     }
 
     void run() throws Exception {
       String text = block.text().replaceAll("\\b8092\\b", Integer.toString(port))
-          .replaceAll("\\b8093\\b", Integer.toString(freePort()))
-          .replaceAll("\\b8094\\b", Integer.toString(freePort()));
+          .replaceAll("\\b8093\\b", Integer.toString(Ports.free()))
+          .replaceAll("\\b8094\\b", Integer.toString(Ports.free()));
       if (text.matches("(?s).*\\b570[1-3]\\b.*")) {
-        int members = freePortRange(3);
+        int members = Ports.freeRange(3);
         for (int i = 0; i < 3; i++) {
           text = text.replaceAll("\\b570" + (i + 1) + "\\b", Integer.toString(members + i));
         }

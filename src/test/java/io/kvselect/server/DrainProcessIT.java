@@ -7,9 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvselect.testing.FatJar;
+import io.kvselect.testing.Ports;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -34,7 +33,7 @@ class DrainProcessIT {
 
   @Test
   void sigtermDrainsInFlightRequestsThenExits() throws Exception {
-    int port = freePort();
+    int port = Ports.free();
     Path logs = Files.createDirectories(Path.of("target", "drain-it"));
     Path out = logs.resolve("node.out");
     ProcessBuilder pb = new ProcessBuilder("./bin/kvselect", "--host", "127.0.0.1", "--port", Integer.toString(port),
@@ -97,11 +96,5 @@ class DrainProcessIT {
     return CLIENT.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
         .timeout(Duration.ofSeconds(60)).header("content-type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    }
   }
 }

@@ -43,7 +43,7 @@ class DrainTest {
   private static KvselectNode start() throws Exception {
     NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0"},
         Map.of("DYN_ROUTER_USE_KV_EVENTS", "false", "DYN_ROUTER_QUEUE_THRESHOLD", "1.0"));
-    KvselectNode node = KvselectNode.start(s, KvselectNode.service(s), 1).toCompletionStage().toCompletableFuture()
+    KvselectNode node = KvselectNode.start(s, 1).toCompletionStage().toCompletableFuture()
         .get(30, TimeUnit.SECONDS);
     HttpResponse<String> w = send(node, "POST", "/workers",
         "{\"worker_id\": 1, \"endpoint\": \"http://w1\", \"block_size\": 4, \"max_num_batched_tokens\": 16}").get();

@@ -58,16 +58,9 @@ public final class HttpApiVerticle extends VerticleBase {
   /** {@code events} is null when the node runs without KV-event ingestion (approximate mode). */
   private io.kvselect.server.sync.replica.ReplicaSync replica;
 
-  public HttpApiVerticle(SelectionService service, ServiceMetrics metrics, KvEventsCoordinator events,
-      Supplier<IndexRecovery.Outcome> recovery, String host, int port, IntConsumer onListen,
-      java.util.Map<String, Object> config) {
-    this(service, metrics, events, recovery, host, port, onListen, config, io.kvselect.server.security.HttpGuards.NONE,
-        io.kvselect.server.cluster.ClusterView.standalone());
-  }
-
   /**
-   * As above, behind {@code guards} (request gate, bearer token, TLS), on a node whose clustering
-   * {@code cluster} reports.
+   * An HTTP server on {@code host:port} (its bound port to {@code onListen}) behind {@code guards}
+   * (request gate, bearer token, TLS), on a node whose clustering {@code cluster} reports.
    */
   public HttpApiVerticle(SelectionService service, ServiceMetrics metrics, KvEventsCoordinator events,
       Supplier<IndexRecovery.Outcome> recovery, String host, int port, IntConsumer onListen,

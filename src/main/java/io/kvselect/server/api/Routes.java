@@ -47,11 +47,6 @@ final class Routes {
   private io.kvselect.server.sync.replica.ReplicaSync replica;
 
   Routes(Vertx vertx, SelectionService service, ServiceMetrics metrics, KvEventsCoordinator events,
-      Supplier<IndexRecovery.Outcome> recovery) {
-    this(vertx, service, metrics, events, recovery, io.kvselect.server.cluster.ClusterView.standalone());
-  }
-
-  Routes(Vertx vertx, SelectionService service, ServiceMetrics metrics, KvEventsCoordinator events,
       Supplier<IndexRecovery.Outcome> recovery, io.kvselect.server.cluster.ClusterView cluster) {
     this.cluster = cluster;
     this.recovery = recovery;

@@ -1,15 +1,15 @@
 package io.kvselect.server.bus;
 
 import io.kvselect.core.service.SelectionService;
-import io.kvselect.server.KvselectNode;
 import io.kvselect.server.MainVerticle;
+import io.kvselect.server.NodeAssembly;
+import io.kvselect.server.NodeParts;
 import io.kvselect.server.cluster.ClusterSeams;
 import io.kvselect.server.cluster.ClusterView;
 import io.kvselect.server.cluster.PeerSync;
 import io.kvselect.server.config.NodeSettings;
 import io.kvselect.server.metrics.ServiceMetrics;
 import io.kvselect.server.sync.replica.ReplicaSync;
-import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 
@@ -23,8 +23,8 @@ import io.vertx.core.Vertx;
  * other: shared session table and pending selections in Hazelcast, load, catalog and lifecycle
  * calls in step over the event bus (the cluster manager must be Vert.x's Hazelcast one).
  * With {@code --replica-sync-port} it also runs Dynamo's replica sync, as {@code bin/kvselect} does.
- * Undeploying (or closing the application's Vert.x) stops it; it never closes the Vert.x instance
- * it was given.
+ * Undeploying (or closing the application's Vert.x) stops it and every verticle it deployed; it
+ * never closes the Vert.x instance it was given.
  *
  * <pre>{@code
  * NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0"}, System.getenv());
@@ -41,83 +41,63 @@ public final class Kvselect {
   private final String deploymentId;
   /** Node-to-node sync on a clustered Vert.x; null otherwise. */
   private final PeerSync sync;
-  /** Dynamo's replica sync with {@code --replica-sync-port}; null otherwise. Started and stopped by this handle. */
+  /** Dynamo's replica sync with {@code --replica-sync-port}; null otherwise. Started by the assembly, stopped by this handle. */
   private final ReplicaSync replica;
 
-  private Kvselect(Vertx vertx, SelectionService service, MainVerticle main, String deploymentId, PeerSync sync,
-      ReplicaSync replica) {
+  private Kvselect(Vertx vertx, NodeParts parts, MainVerticle main, String deploymentId) {
     this.vertx = vertx;
-    this.service = service;
+    this.service = parts.service();
     this.main = main;
     this.deploymentId = deploymentId;
-    this.sync = sync;
-    this.replica = replica;
+    this.sync = parts.sync();
+    this.replica = parts.replica();
   }
 
   /**
    * Deploys a node described by {@code settings} (as {@code bin/kvselect} resolves them) with one
    * HTTP server instance on {@code settings.host():settings.port()} and one event-bus API instance.
    * On a clustered {@code vertx} the node is a cluster member like {@code bin/kvselect --cluster}
-   * (shared seams and {@link PeerSync}, through {@link ClusterSeams#build}); it completes once the
-   * node has recovered catalog and index from a peer (or found none).
+   * (shared seams and {@link PeerSync}, {@link NodeParts#clustered}); it completes once the node
+   * has recovered catalog and index from a peer (or found none).
    */
   public static Future<Kvselect> deploy(Vertx vertx, NodeSettings settings) {
-    if (!vertx.isClustered()) {
-      return deploy(vertx, settings, KvselectNode.service(settings), 1);
-    }
-    ClusterSeams.Node node;
+    NodeParts parts;
     ClusterView view;
     try {
-      com.hazelcast.core.HazelcastInstance hz = ClusterSeams.hazelcast(vertx);
-      node = KvselectNode.clusteredNode(settings, vertx, hz);
-      view = ClusterView.embedded(hz, node.sync().nodeId());
+      if (vertx.isClustered()) {
+        com.hazelcast.core.HazelcastInstance hz = ClusterSeams.hazelcast(vertx);
+        parts = NodeParts.clustered(settings, vertx, hz);
+        view = ClusterView.embedded(hz, parts.sync().nodeId());
+      } else {
+        parts = NodeParts.standalone(settings);
+        view = ClusterView.standalone();
+      }
     } catch (RuntimeException e) {
       return Future.failedFuture(e);
     }
-    PeerSync sync = node.sync();
-    view.holdReady(PeerSync.RECOVERING);
-    return deploy(vertx, settings, node.service(), 1, view, sync)
-        .compose(k -> sync.attach(k.service, k.main.events()).map(o -> {
-          view.attachSync(sync::json);
-          view.attachFence(sync::fenceReason);
-          view.releaseReady();
-          return k;
-        }).recover(e -> k.undeploy().transform(x -> Future.<Kvselect>failedFuture(e))));
+    return deploy(vertx, settings, parts, 1, view);
   }
 
   /**
-   * Deploys a node over {@code service} with {@code httpInstances} HTTP server instances; 0 serves
-   * the event-bus API only (one instance) and opens no port.
+   * Deploys a standalone node over {@code parts} (say {@link NodeParts#of} a service you built)
+   * with {@code httpInstances} HTTP server instances; 0 serves the event-bus API only (one
+   * instance) and opens no port.
    */
-  public static Future<Kvselect> deploy(Vertx vertx, NodeSettings settings, SelectionService service,
-      int httpInstances) {
-    return deploy(vertx, settings, service, httpInstances, ClusterView.standalone(), null);
+  public static Future<Kvselect> deploy(Vertx vertx, NodeSettings settings, NodeParts parts, int httpInstances) {
+    if (parts.sync() != null) {
+      return Future.failedFuture(new IllegalArgumentException(
+          "clustered parts are deployed by deploy(vertx, settings) on the clustered Vert.x they were built for"));
+    }
+    return deploy(vertx, settings, parts, httpInstances, ClusterView.standalone());
   }
 
-  private static Future<Kvselect> deploy(Vertx vertx, NodeSettings settings, SelectionService service,
-      int httpInstances, ClusterView view, PeerSync sync) {
-    if (httpInstances < 0) {
-      return Future.failedFuture(new IllegalArgumentException("httpInstances must not be negative"));
-    }
+  private static Future<Kvselect> deploy(Vertx vertx, NodeSettings settings, NodeParts parts, int httpInstances,
+      ClusterView view) {
     // the same bearer token and TLS as bin/kvselect: embedding must not open what the settings close
-    MainVerticle main = new MainVerticle(service, new ServiceMetrics(), settings.host(), settings.port(),
-        httpInstances, settings.threads(), settings.indexerPeers(), settings.configJson(),
-        io.kvselect.server.security.HttpGuards.of(settings.operations(), new io.kvselect.server.drain.RequestGate()),
-        view);
-    // the replica sync KvselectNode.service (or the clustered build above) made for this service,
-    // as bin/kvselect starts it: PUB bound before the verticles deploy, stopped with the handle
-    ReplicaSync replica = ReplicaSync.claim(service);
-    main.replicaSync(replica);
-    Future<Void> bound = replica == null ? Future.succeededFuture() : Future.fromCompletionStage(replica.start(service));
-    return bound.compose(b -> vertx.deployVerticle(main, new DeploymentOptions()))
-        .compose(id -> io.kvselect.server.Operations.deploy(vertx, settings.operations(), service, main.events())
-            .map(v -> new Kvselect(vertx, service, main, id, sync, replica)))
-        .onFailure(e -> {
-          service.shutdown();
-          if (replica != null) {
-            replica.stop();
-          }
-        });
+    io.kvselect.server.security.HttpGuards guards =
+        io.kvselect.server.security.HttpGuards.of(settings.operations(), new io.kvselect.server.drain.RequestGate());
+    return NodeAssembly.deploy(vertx, settings, parts, httpInstances, new ServiceMetrics(), view, guards)
+        .map(d -> new Kvselect(vertx, parts, d.main(), d.deploymentId()));
   }
 
   public SelectionService service() {

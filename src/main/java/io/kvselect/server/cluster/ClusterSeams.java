@@ -26,33 +26,23 @@ public final class ClusterSeams {
 
   private ClusterSeams() {}
 
-  /** A service built for a clustered Vert.x and the sync to {@link PeerSync#attach} once it is deployed. */
-  public record Node(io.kvselect.core.service.SelectionService service, PeerSync sync) {}
-
   /**
    * Builds the service of a node on the clustered {@code vertx} whose Hazelcast member is
    * {@code hz}: {@code builder} with the shared session table and pending store and the seams of
-   * a new {@link PeerSync} (load, catalog, lifecycle forwarding). The caller deploys the service,
-   * then attaches the sync ({@link PeerSync#attach}) and closes it before Vert.x.
+   * {@code sync} (load, catalog, lifecycle forwarding), fenced by the member's view of the
+   * cluster. The node's bookings are also published to {@code alsoPublishTo} when it is not null
+   * (Dynamo's replica-sync mesh beside the cluster). The caller deploys the service, then attaches
+   * the sync ({@link PeerSync#attach}) and closes it before Vert.x.
    */
-  public static Node build(SelectionServiceBuilder builder, NodeSettings s, Vertx vertx, HazelcastInstance hz) {
-    return build(builder, s, vertx, hz, null);
-  }
-
-  /**
-   * As above; the node's bookings are also published to {@code alsoPublishTo} when it is not
-   * null (Dynamo's replica-sync mesh beside the cluster).
-   */
-  public static Node build(SelectionServiceBuilder builder, NodeSettings s, Vertx vertx, HazelcastInstance hz,
-      io.kvselect.core.load.LoadSync alsoPublishTo) {
-    PeerSync sync = new PeerSync(vertx, PeerSync.options(s.cluster()));
+  public static io.kvselect.core.service.SelectionService build(SelectionServiceBuilder builder, NodeSettings s,
+      Vertx vertx, HazelcastInstance hz, PeerSync sync, io.kvselect.core.load.LoadSync alsoPublishTo) {
     io.kvselect.core.service.SelectionService service = apply(builder, s, vertx, hz)
         .loadSync(io.kvselect.server.sync.replica.CompositeLoadSync.of(sync.loadSync(), alsoPublishTo))
         .catalogSync(sync.catalogSync()).lifecycleForwarder(sync.lifecycleForwarder()).build();
     ClusterFence fence = new ClusterFence(hz, failureTimeout(hz, s));
     sync.fence(fence);
     service.hold(fence::reason);
-    return new Node(service, sync);
+    return service;
   }
 
   /**
@@ -85,12 +75,6 @@ public final class ClusterSeams {
     }
     throw new IllegalStateException("kvselect on a clustered Vert.x needs the Hazelcast cluster manager, found "
         + (m == null ? "none" : m.getClass().getName()));
-  }
-
-  /** {@code builder} with the shared session table, pending store and KVC session state of cluster {@code c}. */
-  public static SelectionServiceBuilder apply(SelectionServiceBuilder builder, NodeSettings s,
-      ClusterBootstrap.Clustered c) {
-    return apply(builder, s, c.vertx(), c.hazelcast());
   }
 
   private static SelectionServiceBuilder apply(SelectionServiceBuilder builder, NodeSettings s, Vertx vertx,

@@ -16,7 +16,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
-import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,10 +53,10 @@ public final class KvEventsCoordinator implements CatalogListener {
   private static final Logger LOG = LoggerFactory.getLogger(KvEventsCoordinator.class);
 
   /**
-   * Deliveries for a subscription opened without a writer; the coordinator opens none, so this only
-   * logs.
+   * The default sink of the {@link KvEventIngest} a coordinator subscribes through: deliveries for a
+   * subscription opened without a writer of its own. The coordinator opens none, so this only logs.
    */
-  private static final BatchSink UNBOUND = new BatchSink() {
+  public static final BatchSink UNSUBSCRIBED = new BatchSink() {
     @Override
     public void onBatch(WorkerRank rank, long seq, byte[] payload) {
       LOG.warn("batch {} of {} has no writer; dropped", seq, rank);
@@ -115,10 +114,13 @@ public final class KvEventsCoordinator implements CatalogListener {
   /** What a {@link #release} applied: deliveries held and applied, and those dropped past the limit. */
   public record HoldOutcome(long applied, long dropped) {}
 
-  /** {@code ingestFactory} builds the transport; the coordinator subscribes with its own sinks. */
-  public KvEventsCoordinator(SelectionService service, Function<BatchSink, KvEventIngest> ingestFactory) {
+  /**
+   * Subscribes through {@code ingest} (built with {@link #UNSUBSCRIBED} as its default sink), with a
+   * writer of its own for every rank.
+   */
+  public KvEventsCoordinator(SelectionService service, KvEventIngest ingest) {
     this.service = service;
-    this.ingest = ingestFactory.apply(UNBOUND);
+    this.ingest = ingest;
   }
 
   @Override

@@ -75,7 +75,7 @@ final class IngestRig implements AutoCloseable {
   static IngestRig start(int threads, int publishers, int publisherThreads, int blockSize) throws Exception {
     NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0",
         "--threads", Integer.toString(threads)}, Map.of());
-    KvselectNode node = KvselectNode.start(s, KvselectNode.service(s), 1)
+    KvselectNode node = KvselectNode.start(s, 1)
         .toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
     IngestRig rig = new IngestRig(node, publishers);
     try {

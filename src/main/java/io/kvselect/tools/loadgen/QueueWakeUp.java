@@ -92,7 +92,7 @@ public final class QueueWakeUp implements Callable<Integer> {
     NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0",
         "--router-queue-timeout-secs", "600"}, Map.of("DYN_ROUTER_USE_KV_EVENTS", "false",
         "DYN_ROUTER_QUEUE_THRESHOLD", "1.0"));
-    KvselectNode node = await(KvselectNode.start(s, KvselectNode.service(s), 1));
+    KvselectNode node = await(KvselectNode.start(s, 1));
     try {
       Vertx vertx = node.vertx();
       DeliveryOptions slow = new DeliveryOptions().setSendTimeout(TimeUnit.MINUTES.toMillis(10));

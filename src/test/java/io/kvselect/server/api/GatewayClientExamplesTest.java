@@ -12,7 +12,6 @@ import io.vertx.core.Vertx;
 import io.vertx.ext.web.client.WebClient;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
@@ -146,8 +145,6 @@ class GatewayClientExamplesTest {
   }
 
   private static int closedPort() throws Exception {
-    try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    }
+    return io.kvselect.testing.Ports.free();
   }
 }

@@ -40,7 +40,7 @@ final class NodeHarness implements AutoCloseable {
     List<String> args = new ArrayList<>(List.of("--host", "127.0.0.1", "--port", "0"));
     args.addAll(List.of(flags));
     NodeSettings s = NodeSettings.parse(args.toArray(String[]::new), env);
-    node = KvselectNode.start(s, KvselectNode.service(s), 1).toCompletionStage().toCompletableFuture()
+    node = KvselectNode.start(s, 1).toCompletionStage().toCompletableFuture()
         .get(30, TimeUnit.SECONDS);
   }
 

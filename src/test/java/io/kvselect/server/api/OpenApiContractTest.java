@@ -126,7 +126,8 @@ class OpenApiContractTest {
     SelectionService service = SelectionService.builder().build();
     try {
       HttpApiVerticle api = new HttpApiVerticle(service, new ServiceMetrics(), null, () -> null, "127.0.0.1", 0,
-          port -> { }, Map.of());
+          port -> { }, Map.of(), io.kvselect.server.security.HttpGuards.NONE,
+          io.kvselect.server.cluster.ClusterView.standalone());
       vertx.deployVerticle(api).toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
       Set<String> registered = new TreeSet<>();
       for (Route r : api.router().getRoutes()) {

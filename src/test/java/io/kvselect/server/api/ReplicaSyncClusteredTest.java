@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import io.kvselect.server.KvselectNode;
 import io.kvselect.server.config.NodeSettings;
 import io.kvselect.server.sync.replica.ReplicaWire;
+import io.kvselect.testing.Ports;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -43,7 +44,7 @@ class ReplicaSyncClusteredTest {
 
   @Test
   void clusteredNodePublishesItsBookingsToReplicaPeers() throws Exception {
-    int clusterPort = ReplicaSyncHttpTest.freePort();
+    int clusterPort = Ports.free();
     NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0", "--cluster",
         "--cluster-name", "kvs-test-" + UUID.randomUUID(), "--cluster-members", "127.0.0.1:" + clusterPort,
         "--cluster-port", Integer.toString(clusterPort), "--replica-sync-port", "0"}, Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));

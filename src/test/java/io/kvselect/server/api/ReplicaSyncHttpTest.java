@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kvselect.server.sync.replica.ReplicaSync;
 import io.kvselect.server.sync.replica.ReplicaWire;
+import io.kvselect.testing.Ports;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -21,12 +22,6 @@ import org.junit.jupiter.api.Test;
 class ReplicaSyncHttpTest {
 
   private static final Duration WAIT = Duration.ofSeconds(20);
-
-  static int freePort() throws Exception {
-    try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    }
-  }
 
   private static String endpoint(NodeHarness n) {
     return "tcp://127.0.0.1:" + n.node.replicaSync().port();
@@ -162,7 +157,7 @@ class ReplicaSyncHttpTest {
           java.util.Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
       java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
           java.util.concurrent.ExecutionException.class,
-          () -> io.kvselect.server.KvselectNode.start(s, io.kvselect.server.KvselectNode.service(s), 1)
+          () -> io.kvselect.server.KvselectNode.start(s, 1)
               .toCompletionStage().toCompletableFuture().get(30, java.util.concurrent.TimeUnit.SECONDS));
       assertTrue(e.getCause().getMessage().contains("replica sync PUB tcp://127.0.0.1:" + taken.getLocalPort()),
           e.getCause().getMessage());

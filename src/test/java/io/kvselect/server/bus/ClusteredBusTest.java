@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.kvselect.server.KvselectNode;
 import io.kvselect.server.cluster.ApplicationCluster;
 import io.kvselect.server.config.NodeSettings;
+import io.kvselect.testing.Ports;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.Message;
@@ -18,8 +19,6 @@ import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -42,12 +41,6 @@ class ClusteredBusTest {
 
   private static final long TIMEOUT_MS = 20_000;
 
-  static int freePort() throws Exception {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    }
-  }
-
   private static <T> T get(io.vertx.core.Future<T> f) throws Exception {
     return f.toCompletionStage().toCompletableFuture().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
   }
@@ -60,14 +53,14 @@ class ClusteredBusTest {
   @Test
   void aSeparateClusteredApplicationSelectsReservesAndFollowsTheEvents() throws Exception {
     String cluster = "kvs-test-" + UUID.randomUUID();
-    int port = freePort();
+    int port = Ports.free();
     HazelcastClusterManager kvMgr = new HazelcastClusterManager(
         ApplicationCluster.hazelcast(cluster, port, "127.0.0.1:" + port));
     Vertx kv = ApplicationCluster.vertx(kvMgr);
     try {
       int actual = kvMgr.getHazelcastInstance().getCluster().getLocalMember().getAddress().getPort();
       HazelcastClusterManager appMgr = new HazelcastClusterManager(
-          ApplicationCluster.hazelcast(cluster, freePort(), "127.0.0.1:" + actual));
+          ApplicationCluster.hazelcast(cluster, Ports.free(), "127.0.0.1:" + actual));
       Vertx app = ApplicationCluster.vertx(appMgr);
       try {
         await().atMost(Duration.ofSeconds(30)).until(() -> kvMgr.getNodes().size() == 2 && appMgr.getNodes().size() == 2);
@@ -84,7 +77,7 @@ class ClusteredBusTest {
     NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0",
         "--session-affinity-ttl-secs", "600"},
         Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
-    Kvselect k = get(Kvselect.deploy(kv, s, KvselectNode.service(s), 0));
+    Kvselect k = get(Kvselect.deploy(kv, s, io.kvselect.server.NodeParts.standalone(s), 0));
     assertEquals(-1, k.httpPort(), "bus only: no HTTP server");
     assertEquals(kvMgr.getNodeId(), k.node(), "clustered events name the cluster node");
 

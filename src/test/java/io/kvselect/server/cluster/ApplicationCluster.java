@@ -6,6 +6,7 @@ import com.hazelcast.config.MapConfig;
 import com.hazelcast.config.MultiMapConfig;
 import com.hazelcast.config.NetworkConfig;
 import io.kvselect.server.bus.Kvselect;
+import io.kvselect.testing.Ports;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
@@ -50,7 +51,7 @@ public final class ApplicationCluster {
   /** A member of {@code cluster} on a free port that joins {@code first} at the member port it bound. */
   public static Config joining(String cluster, HazelcastClusterManager first) throws java.io.IOException {
     int actual = first.getHazelcastInstance().getCluster().getLocalMember().getAddress().getPort();
-    return hazelcast(cluster, ClusterHarness.freePort(), "127.0.0.1:" + actual);
+    return hazelcast(cluster, Ports.free(), "127.0.0.1:" + actual);
   }
 
   private static final HttpClient HTTP = HttpClient.newBuilder()

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvselect.server.KvselectNode;
 import io.kvselect.server.config.NodeSettings;
+import io.kvselect.testing.Ports;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -78,7 +79,7 @@ class ClusterBootstrapTest {
   @Test
   void aNodeThatReachesNoListedMemberStartsAloneAndSaysSo() throws Exception {
     try (ClusterHarness h = new ClusterHarness()) {
-      int nobody = ClusterHarness.freePort();
+      int nobody = Ports.free();
       KvselectNode n = h.start("--cluster-members", "127.0.0.1:" + nobody);
       JsonNode cluster = h.get(n, "/cluster").body();
       assertEquals("alone", cluster.path("state").asText(), cluster.toString());

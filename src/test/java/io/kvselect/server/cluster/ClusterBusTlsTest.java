@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.kvselect.server.KvselectNode;
 import io.kvselect.server.config.CliException;
 import io.kvselect.server.config.NodeSettings;
+import io.kvselect.testing.Ports;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -56,7 +57,7 @@ class ClusterBusTlsTest {
   void aBusPeerWithoutTheClusterCertificateIsRefused() throws Exception {
     Path ks = keystore();
     String name = "kvs-test-" + UUID.randomUUID();
-    int port = ClusterHarness.freePort();
+    int port = Ports.free();
     Map<String, String> env = new HashMap<>(ClusterHarness.ENV);
     env.put("KVSELECT_CLUSTER_TLS_PASSWORD", "s3cret");
     NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0", "--cluster",
@@ -68,7 +69,7 @@ class ClusterBusTlsTest {
           .getHazelcastInstance().getCluster().getLocalMember().getAddress().getPort();
       // a plain bus: the same Hazelcast cluster (its member port is not protected), no certificate
       HazelcastClusterManager plainMgr = new HazelcastClusterManager(
-          ApplicationCluster.hazelcast(name, ClusterHarness.freePort(), "127.0.0.1:" + actual));
+          ApplicationCluster.hazelcast(name, Ports.free(), "127.0.0.1:" + actual));
       Vertx plain = ApplicationCluster.vertx(plainMgr);
       try {
         org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
@@ -81,7 +82,7 @@ class ClusterBusTlsTest {
       }
       // the same with the cluster's certificate
       HazelcastClusterManager tlsMgr = new HazelcastClusterManager(
-          ApplicationCluster.hazelcast(name, ClusterHarness.freePort(), "127.0.0.1:" + actual));
+          ApplicationCluster.hazelcast(name, Ports.free(), "127.0.0.1:" + actual));
       VertxOptions o = new VertxOptions();
       o.getEventBusOptions().setHost("127.0.0.1").setPort(0);
       ClusterBootstrap.busTls(o.getEventBusOptions(), new ClusterSettings.BusSecurity(ks.toString(), "s3cret", false));

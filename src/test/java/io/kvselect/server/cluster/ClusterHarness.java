@@ -4,9 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvselect.server.KvselectNode;
 import io.kvselect.server.config.NodeSettings;
+import io.kvselect.testing.Ports;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -40,7 +39,7 @@ final class ClusterHarness implements AutoCloseable {
   private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   ClusterHarness() throws IOException {
-    basePort = freePortRange(3);
+    basePort = Ports.freeRange(3);
   }
 
   /** The member list naming the first {@code n} member ports. */
@@ -122,37 +121,6 @@ final class ClusterHarness implements AutoCloseable {
           throw new AssertionError("register worker " + w + ": " + r);
         }
       }
-    }
-  }
-
-  /** A base port whose next {@code n - 1} ports were free too when probed. */
-  static int freePortRange(int n) throws IOException {
-    for (int attempt = 0; attempt < 50; attempt++) {
-      int base;
-      try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-        base = s.getLocalPort();
-      }
-      if (base + n + 100 > 65535) {
-        continue;
-      }
-      boolean free = true;
-      for (int i = 1; i < n && free; i++) {
-        try (ServerSocket s = new ServerSocket(base + i, 1, InetAddress.getLoopbackAddress())) {
-          free = true;
-        } catch (IOException taken) {
-          free = false;
-        }
-      }
-      if (free) {
-        return base;
-      }
-    }
-    throw new IOException("no free range of " + n + " ports");
-  }
-
-  static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
     }
   }
 }

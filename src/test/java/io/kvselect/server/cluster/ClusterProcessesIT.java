@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvselect.testing.FatJar;
+import io.kvselect.testing.Ports;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -197,7 +198,7 @@ class ClusterProcessesIT {
   private void startThree() throws Exception {
     Path jar = FatJar.path();
     String name = "kvs-test-" + UUID.randomUUID();
-    int base = ClusterHarness.freePortRange(3);
+    int base = Ports.freeRange(3);
     String members = "127.0.0.1:" + base + ",127.0.0.1:" + (base + 1) + ",127.0.0.1:" + (base + 2);
     Path logs = Files.createDirectories(Path.of("target", "cluster-it"));
     long launched = System.nanoTime();
@@ -380,5 +381,4 @@ class ClusterProcessesIT {
       return null;
     }
   }
-
 }

@@ -9,6 +9,7 @@ import com.sun.net.httpserver.HttpServer;
 import io.kvselect.core.catalog.Lifecycle;
 import io.kvselect.server.bus.Kvselect;
 import io.kvselect.server.config.NodeSettings;
+import io.kvselect.testing.Ports;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
@@ -67,7 +68,7 @@ class ClusteredLivenessTest {
     String cluster = "kvs-test-" + UUID.randomUUID();
     List<Vertx> apps = new ArrayList<>();
     try {
-      int port = ClusterHarness.freePort();
+      int port = Ports.free();
       HazelcastClusterManager first = new HazelcastClusterManager(
           ApplicationCluster.hazelcast(cluster, port, "127.0.0.1:" + port));
       apps.add(vertx(first, "127.0.0.1"));

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvselect.server.bus.Kvselect;
 import io.kvselect.server.config.NodeSettings;
+import io.kvselect.testing.Ports;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
@@ -40,7 +41,7 @@ class EmbeddedClusterTest {
   @Test
   void twoApplicationsDeployingKvselectShareSessionsCatalogAndLifecycle() throws Exception {
     String cluster = "kvs-test-" + UUID.randomUUID();
-    int port = ClusterHarness.freePort();
+    int port = Ports.free();
     List<Vertx> apps = new ArrayList<>();
     try {
       HazelcastClusterManager first = new HazelcastClusterManager(
@@ -48,7 +49,7 @@ class EmbeddedClusterTest {
       apps.add(ApplicationCluster.vertx(first));
       int actual = first.getHazelcastInstance().getCluster().getLocalMember().getAddress().getPort();
       HazelcastClusterManager second = new HazelcastClusterManager(
-          ApplicationCluster.hazelcast(cluster, ClusterHarness.freePort(), "127.0.0.1:" + actual));
+          ApplicationCluster.hazelcast(cluster, Ports.free(), "127.0.0.1:" + actual));
       apps.add(ApplicationCluster.vertx(second));
       await().atMost(Duration.ofSeconds(TIMEOUT_S)).until(() -> first.getNodes().size() == 2);
 

@@ -16,6 +16,7 @@ import io.kvselect.core.kvc.KvcParams;
 import io.kvselect.core.kvc.KvcRequest;
 import io.kvselect.core.kvc.KvcSnapshot;
 import io.kvselect.core.kvc.ResetScope;
+import io.kvselect.testing.Ports;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -49,7 +50,7 @@ class HazelcastKvcStateTest {
   @BeforeAll
   static void members() throws Exception {
     System.setProperty("hazelcast.wait.seconds.before.join", "0");
-    int base = ClusterHarness.freePortRange(3);
+    int base = Ports.freeRange(3);
     ClusterSettings s = new ClusterSettings(true, "kvs-test-" + UUID.randomUUID(),
         List.of("127.0.0.1:" + base, "127.0.0.1:" + (base + 1), "127.0.0.1:" + (base + 2)), base, "127.0.0.1", 0);
     for (int i = 0; i < 3; i++) {

@@ -15,6 +15,7 @@ import io.kvselect.core.error.SelectionException;
 import io.kvselect.core.index.WorkerRank;
 import io.kvselect.core.pending.PendingEntry;
 import io.kvselect.testing.MutableClock;
+import io.kvselect.testing.Ports;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -51,7 +52,7 @@ class HazelcastSeamsTest {
   @BeforeAll
   static void members() throws Exception {
     System.setProperty("hazelcast.wait.seconds.before.join", "0");
-    int base = ClusterHarness.freePortRange(2);
+    int base = Ports.freeRange(2);
     ClusterSettings s = new ClusterSettings(true, "kvs-test-" + UUID.randomUUID(),
         List.of("127.0.0.1:" + base, "127.0.0.1:" + (base + 1)), base, "127.0.0.1", 0);
     one = Hazelcast.newHazelcastInstance(ClusterBootstrap.config(s, 1000));

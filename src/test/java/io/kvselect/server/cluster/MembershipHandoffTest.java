@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.hazelcast.cluster.MembershipEvent;
 import com.hazelcast.cluster.MembershipListener;
+import io.kvselect.testing.Ports;
 import io.vertx.core.Vertx;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import java.time.Duration;
@@ -30,7 +31,7 @@ class MembershipHandoffTest {
   @Timeout(120)
   void aBlockedManagerHandlerHoldsBackNoOtherListenerOrEvent() throws Exception {
     String cluster = "kvs-test-" + UUID.randomUUID();
-    int port = ClusterHarness.freePort();
+    int port = Ports.free();
     HazelcastClusterManager aMgr = new MembershipHandoffClusterManager(
         ApplicationCluster.hazelcast(cluster, port, "127.0.0.1:" + port));
     Vertx a = ApplicationCluster.vertx(aMgr);

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kvselect.server.KvselectNode;
 import io.kvselect.server.config.NodeSettings;
+import io.kvselect.testing.Ports;
 import io.vertx.core.Context;
 import io.vertx.core.eventbus.DeliveryContext;
 import java.time.Duration;
@@ -43,7 +44,7 @@ class ReadyDuringRecoveryTest {
         }
       });
 
-      int port = ClusterHarness.freePort();
+      int port = Ports.free();
       NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", Integer.toString(port),
           "--cluster", "--cluster-name", h.name, "--cluster-members", h.members(3), "--cluster-port",
           Integer.toString(h.basePort), "--session-affinity-ttl-secs", "600"}, ClusterHarness.ENV);

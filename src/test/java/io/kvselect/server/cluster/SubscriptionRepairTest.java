@@ -4,6 +4,7 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.kvselect.testing.Ports;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.MessageConsumer;
@@ -42,7 +43,7 @@ class SubscriptionRepairTest {
   @Test
   void registrationsRemovedFromTheSubscriptionMapComeBackWithTheRepair() throws Exception {
     String cluster = "kvs-test-" + UUID.randomUUID();
-    int port = ClusterHarness.freePort();
+    int port = Ports.free();
     HazelcastClusterManager aMgr = new HazelcastClusterManager(ApplicationCluster.hazelcast(cluster, port, "127.0.0.1:" + port));
     Vertx a = ApplicationCluster.vertx(aMgr);
     try {

@@ -7,6 +7,9 @@ import io.kvselect.core.queue.QueueConfig;
 import io.kvselect.core.service.SelectionService;
 import io.kvselect.core.service.SelectionServiceBuilder;
 import io.kvselect.server.MainVerticle;
+import io.kvselect.server.NodeParts;
+import io.kvselect.server.config.NodeSettings;
+import io.kvselect.server.security.HttpGuards;
 import io.kvselect.server.metrics.ServiceMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -107,7 +110,9 @@ final class SyncTestNode implements AutoCloseable {
       SelectionService svc = b.build();
       MainVerticle main = null;
       if (withMain) {
-        main = new MainVerticle(svc, new ServiceMetrics(), "127.0.0.1", 0, 1, 1, List.of(), Map.of());
+        NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0", "--threads", "1"},
+            Map.of());
+        main = new MainVerticle(s, NodeParts.of(svc), new ServiceMetrics(), 1, HttpGuards.NONE, ClusterView.standalone());
         await(vx.deployVerticle(main));
       }
       await(sync.attach(svc, main == null ? null : main.events()));

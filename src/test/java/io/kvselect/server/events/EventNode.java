@@ -41,16 +41,16 @@ final class EventNode implements AutoCloseable {
   /** A node with {@code --threads threads} over its own service. */
   static EventNode start(int threads) throws Exception {
     NodeSettings s = settings(threads);
-    return start(s, KvselectNode.service(s));
+    return start(s, io.kvselect.server.NodeParts.standalone(s));
   }
 
   /** A node with {@code --threads threads} over {@code service}. */
   static EventNode start(int threads, SelectionService service) throws Exception {
-    return start(settings(threads), service);
+    return start(settings(threads), io.kvselect.server.NodeParts.of(service));
   }
 
-  private static EventNode start(NodeSettings s, SelectionService service) throws Exception {
-    return new EventNode(KvselectNode.start(s, service, 1).toCompletionStage().toCompletableFuture()
+  private static EventNode start(NodeSettings s, io.kvselect.server.NodeParts parts) throws Exception {
+    return new EventNode(KvselectNode.start(s, parts, 1).toCompletionStage().toCompletableFuture()
         .get(30, TimeUnit.SECONDS));
   }
 

@@ -1,5 +1,6 @@
 package io.kvselect.server.events;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -18,6 +19,7 @@ import io.kvselect.tools.mock.KvEventPublisher;
 import io.kvselect.tools.mock.ReplayLayout;
 import io.kvselect.tools.mock.WireFormat;
 import java.net.URI;
+import java.time.Duration;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -26,7 +28,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.AfterEach;
@@ -44,6 +48,9 @@ class EventsEndToEndTest {
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final int BS = 4;
+  /** Bound of every wait for the node to reflect what was published. */
+  private static final Duration WAIT = Duration.ofSeconds(10);
+  private static final Duration POLL = Duration.ofMillis(25);
   private final HttpClient http = HttpClient.newHttpClient();
   private KvselectNode node;
   private KvEventPublisher pub;
@@ -51,7 +58,7 @@ class EventsEndToEndTest {
   @BeforeEach
   void start() throws Exception {
     NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0", "--threads", "2"}, Map.of());
-    node = KvselectNode.start(s, KvselectNode.service(s), 1).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    node = KvselectNode.start(s, 1).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
   }
 
   @AfterEach
@@ -131,16 +138,16 @@ class EventsEndToEndTest {
     return out;
   }
 
-  private void awaitDepths(int[] prompt, Predicate<Map<String, Integer>> done, String what) throws Exception {
-    Map<String, Integer> last = null;
-    for (int i = 0; i < 200; i++) {
-      last = depths(prompt);
-      if (done.test(last)) {
-        return;
-      }
-      Thread.sleep(25);
+  private void awaitDepths(int[] prompt, Predicate<Map<String, Integer>> done, String what) {
+    AtomicReference<Map<String, Integer>> last = new AtomicReference<>();
+    try {
+      await().atMost(WAIT).pollInterval(POLL).until(() -> {
+        last.set(depths(prompt));
+        return done.test(last.get());
+      });
+    } catch (ConditionTimeoutException e) {
+      throw new AssertionError(what + ": last overlap " + last.get(), e);
     }
-    throw new AssertionError(what + ": last overlap " + last);
   }
 
   private JsonNode listener(long worker, int rank) throws Exception {
@@ -153,16 +160,12 @@ class EventsEndToEndTest {
   }
 
   /** Publishes a throw-away batch until the subscription is connected (PUB/SUB slow joiner). */
-  private void awaitConnected(int rank, WireFormat wire, long worker) throws Exception {
-    for (int i = 0; i < 200; i++) {
+  private void awaitConnected(int rank, WireFormat wire, long worker) {
+    await("listener of " + worker + ":" + rank + " receives a batch").atMost(WAIT).pollInterval(POLL).until(() -> {
       publish(rank, wire, new BlockRemoved(new long[] {42}, "GPU", null, null));
-      Thread.sleep(25);
       JsonNode l = listener(worker, rank);
-      if (l != null && l.get("batches").asLong() > 0) {
-        return;
-      }
-    }
-    throw new AssertionError("listener never received a batch");
+      return l != null && l.get("batches").asLong() > 0;
+    });
   }
 
   @ParameterizedTest
@@ -191,14 +194,13 @@ class EventsEndToEndTest {
     int[] prompt = tokens(7, 12);
     publish(0, WireFormat.MAP, stored(prompt, 0, 1));
     publish(0, WireFormat.MAP, stored(prompt, 1, 2));
-    for (int i = 0; i < 100 && pub.lastSeq(0) < 1; i++) {
-      Thread.sleep(10);
-    }
+    await("both batches published").atMost(WAIT).pollInterval(Duration.ofMillis(10))
+        .until(() -> pub.lastSeq(0) >= 1);
     register(1, ep, 1);
-    for (int i = 0; i < 200 && depths(prompt).get("1:0") < 3; i++) {
+    await("block 2 applied live").atMost(WAIT).pollInterval(POLL).until(() -> {
       publish(0, WireFormat.MAP, stored(prompt, 2, 3));
-      Thread.sleep(25);
-    }
+      return depths(prompt).get("1:0") >= 3;
+    });
     awaitDepths(prompt, d -> d.get("1:0") == 3, "blocks 0-1 recovered by replay, block 2 live");
     assertTrue(listener(1, 0).get("replays").asLong() >= 1);
   }
@@ -259,15 +261,16 @@ class EventsEndToEndTest {
       call("POST", "/workers", Map.of("worker_id", 5, "endpoint", "http://x", "block_size", BS, "kv_events_endpoint", ep));
       int[] prompt = tokens(3, 4);
       byte[] good = KvEventEncoder.encode(new KvEventBatch(1.0, List.of(stored(prompt, 0, 1)), 0), WireFormat.MAP);
-      for (int i = 0; i < 200 && depths(prompt).get("5:0") == 0; i++) {
+      java.util.concurrent.atomic.AtomicLong seq = new java.util.concurrent.atomic.AtomicLong();
+      await("the good batch applied between bad frames").atMost(WAIT).pollInterval(POLL).until(() -> {
         raw.sendMore("");
         raw.send(new byte[7]);
         raw.send("only-two-frames");
         raw.sendMore("");
-        raw.sendMore(java.nio.ByteBuffer.allocate(8).putLong(i).array());
+        raw.sendMore(java.nio.ByteBuffer.allocate(8).putLong(seq.getAndIncrement()).array());
         raw.send(good);
-        Thread.sleep(25);
-      }
+        return depths(prompt).get("5:0") > 0;
+      });
       assertEquals(1, depths(prompt).get("5:0"));
       assertTrue(listener(5, 0).get("dropped_frames").asLong() >= 1);
     }

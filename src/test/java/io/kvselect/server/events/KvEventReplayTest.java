@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.kvselect.core.index.WorkerRank;
 import io.kvselect.server.events.RecordingSink.Delivery;
 import io.kvselect.server.events.TestPublisher.Layout;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -115,10 +114,7 @@ class KvEventReplayTest {
 
   @Test
   void deadReplayEndpointTimesOutResetsAndGoesOnLive() throws Exception {
-    int deadPort;
-    try (ServerSocket probe = new ServerSocket(0)) {
-      deadPort = probe.getLocalPort();
-    }
+    int deadPort = io.kvselect.testing.Ports.free();
     try (TestPublisher pub = new TestPublisher("p")) {
       ingest.subscribe(RANK, pub.endpoint(), "tcp://127.0.0.1:" + deadPort);
       pub.awaitSubscribers(1);

@@ -8,9 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvselect.core.events.BlockRemoved;
+import io.kvselect.testing.Ports;
 import io.kvselect.tools.mock.KvEventPublisher;
 import io.kvselect.tools.mock.ReplayLayout;
-import java.net.ServerSocket;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
@@ -57,7 +57,7 @@ class KvEventsEndpointHttpTest {
   void aMalformedEndpointIs422NamingTheFieldAndChangesNothing(String method, String path, String body,
       String field) throws Exception {
     HttpResponse<String> first = node.send("POST", "/workers", Map.of("worker_id", 1, "endpoint", "http://w",
-        "block_size", 4, "kv_events_endpoint", "tcp://127.0.0.1:" + freePort()));
+        "block_size", 4, "kv_events_endpoint", "tcp://127.0.0.1:" + Ports.free()));
     assertEquals(201, first.statusCode(), first.body());
     JsonNode before = catalog();
 
@@ -89,7 +89,7 @@ class KvEventsEndpointHttpTest {
 
   @Test
   void aPublisherThatIsNotUpYetIsRetriedAndPickedUpWhenItStarts() throws Exception {
-    int port = freePort();
+    int port = Ports.free();
     HttpResponse<String> r = node.send("POST", "/workers", Map.of("worker_id", 3, "endpoint", "http://w",
         "block_size", EventNode.BS, "kv_events_endpoint", "tcp://127.0.0.1:" + port));
     assertEquals(201, r.statusCode(), r.body());
@@ -120,11 +120,5 @@ class KvEventsEndpointHttpTest {
       ((ObjectNode) w).remove("kv_events");
     }
     return all;
-  }
-
-  private static int freePort() throws Exception {
-    try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    }
   }
 }

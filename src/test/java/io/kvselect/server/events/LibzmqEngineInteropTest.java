@@ -1,5 +1,6 @@
 package io.kvselect.server.events;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -76,7 +77,7 @@ class LibzmqEngineInteropTest {
   @BeforeEach
   void startNode() throws Exception {
     NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0", "--threads", "2"}, Map.of());
-    node = KvselectNode.start(s, KvselectNode.service(s), 1).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    node = KvselectNode.start(s, 1).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
   }
 
   @AfterEach
@@ -270,15 +271,12 @@ class LibzmqEngineInteropTest {
     w.put("kv_events_endpoints", Map.of("0", engine.pub));
     w.put("replay_endpoint", engine.replay);
     assertEquals("schedulable", call("POST", "/workers", w).get("lifecycle").asText());
-    for (int i = 0; i < 200; i++) {
-      remove(Map.of(), 42L);
-      Thread.sleep(25);
-      JsonNode l = listener();
-      if (l != null && l.get("batches").asLong() > 0) {
-        return;
-      }
-    }
-    throw new AssertionError("the node's SUB never received a batch from " + engine.pub);
+    await("the node's SUB receives a batch from " + engine.pub).atMost(Duration.ofSeconds(10))
+        .pollInterval(Duration.ofMillis(25)).until(() -> {
+          remove(Map.of(), 42L);
+          JsonNode l = listener();
+          return l != null && l.get("batches").asLong() > 0;
+        });
   }
 
   private JsonNode listener() throws Exception {
@@ -311,15 +309,15 @@ class LibzmqEngineInteropTest {
     for (int p = 0; p < probes.size(); p++) {
       expected.put("prompt " + p, truth.depth(probes.get(p).tokens()));
     }
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    Map<String, Integer> actual;
-    do {
-      actual = nodeDepths();
-      if (actual.equals(expected)) {
-        return;
-      }
-      Thread.sleep(25);
-    } while (System.nanoTime() < deadline);
-    assertEquals(expected, actual, step + " (listener " + listener() + ")");
+    java.util.concurrent.atomic.AtomicReference<Map<String, Integer>> actual =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    try {
+      await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(25)).until(() -> {
+        actual.set(nodeDepths());
+        return actual.get().equals(expected);
+      });
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      assertEquals(expected, actual.get(), step + " (listener " + listener() + ")");
+    }
   }
 }

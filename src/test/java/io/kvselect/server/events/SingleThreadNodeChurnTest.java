@@ -80,7 +80,7 @@ class SingleThreadNodeChurnTest {
   void selectionsNeverFailWhileEnginesChurnTheOneShard() throws Exception {
     NodeSettings s = NodeSettings.parse(
         new String[] {"--host", "127.0.0.1", "--port", "0", "--threads", "1"}, Map.of());
-    node = KvselectNode.start(s, KvselectNode.service(s), 1)
+    node = KvselectNode.start(s, 1)
         .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     int[][] families = families();
     for (int e = 0; e < ENGINES; e++) {

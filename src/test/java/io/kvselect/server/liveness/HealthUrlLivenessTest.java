@@ -59,7 +59,7 @@ class HealthUrlLivenessTest {
     List<String> args = new java.util.ArrayList<>(List.of("--host", "127.0.0.1", "--port", "0"));
     args.addAll(List.of(flags));
     NodeSettings s = NodeSettings.parse(args.toArray(String[]::new), Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
-    node = KvselectNode.start(s, KvselectNode.service(s), 1).toCompletionStage().toCompletableFuture()
+    node = KvselectNode.start(s, 1).toCompletionStage().toCompletableFuture()
         .get(30, TimeUnit.SECONDS);
   }
 

@@ -39,7 +39,7 @@ class AuthHttpTest {
     List<String> args = new ArrayList<>(List.of("--host", "127.0.0.1", "--port", "0"));
     args.addAll(List.of(flags));
     NodeSettings s = NodeSettings.parse(args.toArray(String[]::new), Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
-    return KvselectNode.start(s, KvselectNode.service(s), 1).toCompletionStage().toCompletableFuture()
+    return KvselectNode.start(s, 1).toCompletionStage().toCompletableFuture()
         .get(30, TimeUnit.SECONDS);
   }
 

@@ -49,7 +49,7 @@ class ExposureTest {
     try {
       NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0"},
           Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
-      KvselectNode node = KvselectNode.start(s, KvselectNode.service(s), 1).toCompletionStage()
+      KvselectNode node = KvselectNode.start(s, 1).toCompletionStage()
           .toCompletableFuture().get(30, TimeUnit.SECONDS);
       node.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     } finally {

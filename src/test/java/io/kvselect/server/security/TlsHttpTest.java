@@ -37,7 +37,7 @@ class TlsHttpTest {
     NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0",
         "--tls-cert", cert.certificatePath(), "--tls-key", cert.privateKeyPath(),
         "--auth-token-file", token.toString()}, Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
-    KvselectNode node = KvselectNode.start(s, KvselectNode.service(s), 1).toCompletionStage().toCompletableFuture()
+    KvselectNode node = KvselectNode.start(s, 1).toCompletionStage().toCompletableFuture()
         .get(30, TimeUnit.SECONDS);
     try {
       WebClient https = WebClient.create(vertx, new WebClientOptions().setSsl(true)
@@ -84,7 +84,7 @@ class TlsHttpTest {
     Files.writeString(pem, "not a pem\n");
     NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0",
         "--tls-cert", pem.toString(), "--tls-key", pem.toString()}, Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
-    ExecutionException e = assertThrows(ExecutionException.class, () -> KvselectNode.start(s, KvselectNode.service(s), 1)
+    ExecutionException e = assertThrows(ExecutionException.class, () -> KvselectNode.start(s, 1)
         .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS));
     String line = io.kvselect.server.LauncherAccess.startFailure(s, e);
     assertTrue(line.startsWith("failed to start: ") && !line.contains("\n"), line);

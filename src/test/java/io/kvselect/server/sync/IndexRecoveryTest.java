@@ -31,7 +31,7 @@ class IndexRecoveryTest {
     List<String> args = new java.util.ArrayList<>(List.of("--host", "127.0.0.1", "--port", "0"));
     args.addAll(List.of(flags));
     NodeSettings s = NodeSettings.parse(args.toArray(String[]::new), Map.of());
-    return KvselectNode.start(s, KvselectNode.service(s), 1).toCompletionStage().toCompletableFuture()
+    return KvselectNode.start(s, 1).toCompletionStage().toCompletableFuture()
         .get(60, TimeUnit.SECONDS);
   }
 

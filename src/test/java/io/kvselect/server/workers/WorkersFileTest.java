@@ -58,7 +58,7 @@ class WorkersFileTest {
   private void start(Path file) throws Exception {
     NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0",
         "--workers-file", file.toString(), "--workers-file-poll-secs", "0.05"}, Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
-    node = KvselectNode.start(s, KvselectNode.service(s), 1).toCompletionStage().toCompletableFuture()
+    node = KvselectNode.start(s, 1).toCompletionStage().toCompletableFuture()
         .get(30, TimeUnit.SECONDS);
   }
 

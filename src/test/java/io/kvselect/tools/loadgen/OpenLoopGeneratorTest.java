@@ -9,7 +9,6 @@ import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerRequest;
-import java.net.ServerSocket;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -138,10 +137,7 @@ class OpenLoopGeneratorTest {
   @Test
   @Timeout(60)
   void refusedConnectionsAreCountedNotThrown() throws Exception {
-    int port;
-    try (ServerSocket free = new ServerSocket(0)) {
-      port = free.getLocalPort();
-    }
+    int port = io.kvselect.testing.Ports.free();
 
     OpenLoopGenerator.Result r = OpenLoopGenerator.run(options(port).open(200).window(0, 1));
 

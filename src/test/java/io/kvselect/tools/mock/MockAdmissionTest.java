@@ -24,7 +24,7 @@ class MockAdmissionTest {
   static KvselectNode kvcNode() throws Exception {
     NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0"},
         Map.of("KVSELECT_ROUTER_POLICY", "kvc", "DYN_ROUTER_USE_KV_EVENTS", "false"));
-    return KvselectNode.start(s, KvselectNode.service(s), 1).toCompletionStage().toCompletableFuture()
+    return KvselectNode.start(s, 1).toCompletionStage().toCompletableFuture()
         .get(30, TimeUnit.SECONDS);
   }
 

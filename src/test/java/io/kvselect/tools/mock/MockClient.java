@@ -70,15 +70,17 @@ final class MockClient {
 
   /** Polls {@code GET /state} until rank {@code rank}'s last seq equals {@code seq} (bounded). */
   static void awaitLastSeq(EngineInfo e, int rank, Long seq) throws Exception {
-    JsonNode last = null;
-    for (int i = 0; i < 200; i++) {
-      last = state(e).get("ranks").get(rank).get("last_seq");
-      if (seq == null ? last.isNull() : last.isNumber() && last.asLong() == seq) {
-        return;
-      }
-      Thread.sleep(10);
+    java.util.concurrent.atomic.AtomicReference<JsonNode> last = new java.util.concurrent.atomic.AtomicReference<>();
+    try {
+      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5))
+          .pollInterval(java.time.Duration.ofMillis(10)).until(() -> {
+            JsonNode l = state(e).get("ranks").get(rank).get("last_seq");
+            last.set(l);
+            return seq == null ? l.isNull() : l.isNumber() && l.asLong() == seq;
+          });
+    } catch (org.awaitility.core.ConditionTimeoutException timeout) {
+      throw new AssertionError("last_seq of rank " + rank + " stayed " + last.get() + ", expected " + seq, timeout);
     }
-    throw new AssertionError("last_seq of rank " + rank + " stayed " + last + ", expected " + seq);
   }
 
   /** A SUB connected to {@code rank}'s PUB of {@code e}, subscribed to everything. */

@@ -20,7 +20,7 @@ class RegisterTest {
 
   static KvselectNode node() throws Exception {
     NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0"}, Map.of());
-    return KvselectNode.start(s, KvselectNode.service(s), 1).toCompletionStage().toCompletableFuture()
+    return KvselectNode.start(s, 1).toCompletionStage().toCompletableFuture()
         .get(30, TimeUnit.SECONDS);
   }
 

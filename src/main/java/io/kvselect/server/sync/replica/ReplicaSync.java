@@ -13,12 +13,10 @@ import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.TreeSet;
-import java.util.WeakHashMap;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -54,13 +52,6 @@ public final class ReplicaSync implements AutoCloseable {
   static final int AFFINITY_QUEUE = 4_096;
   /** Most messages read from the SUB socket per poll round, so commands and sends interleave. */
   private static final int RECV_BATCH = 1_024;
-
-  /**
-   * The replica sync of a service built by {@code KvselectNode.service}, until the node takes it
-   * ({@link #claim}). Keys are held weakly; guarded by the synchronized wrapper.
-   */
-  private static final Map<SelectionService, ReplicaSync> UNCLAIMED =
-      Collections.synchronizedMap(new WeakHashMap<>());
 
   private record Frame(String topic, byte[] payload) {}
 
@@ -177,16 +168,6 @@ public final class ReplicaSync implements AutoCloseable {
     ReplicatedAffinity r = new ReplicatedAffinity(table, routerId, this::publishBinding);
     affinity = r;
     return r;
-  }
-
-  /** Remembers the replica sync of a service built before its node starts. */
-  public static void register(SelectionService service, ReplicaSync sync) {
-    UNCLAIMED.put(service, sync);
-  }
-
-  /** The replica sync {@link #register}ed for {@code service}, removed; null if none. */
-  public static ReplicaSync claim(SelectionService service) {
-    return UNCLAIMED.remove(service);
   }
 
   /**
