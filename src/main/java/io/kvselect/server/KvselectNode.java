@@ -35,7 +35,7 @@ public final class KvselectNode {
   private final ClusterView cluster;
   /** Node-to-node sync of a clustered node ({@code null} when standalone); attached by the assembly. */
   private final io.kvselect.server.cluster.PeerSync peerSync;
-  /** Dynamo's replica sync ({@code null} without {@code --replica-sync-port}); started by the assembly. */
+  /** Dynamo's replica sync ({@code null} without {@code --replica-sync-port}); started and stopped by its verticle. */
   private final io.kvselect.server.sync.replica.ReplicaSync replicaSync;
 
   private KvselectNode(Vertx vertx, NodeParts parts, MainVerticle main,
@@ -64,15 +64,25 @@ public final class KvselectNode {
 
   /** Starts a standalone node as {@code s} describes it with {@code httpInstances} HTTP verticles. */
   public static Future<KvselectNode> start(NodeSettings s, int httpInstances) {
-    return start(s, NodeParts.standalone(s), httpInstances);
+    ServiceMetrics metrics = new ServiceMetrics();
+    Vertx vertx = standaloneVertx(metrics);
+    NodeParts parts;
+    try {
+      parts = NodeParts.standalone(s, vertx);
+    } catch (RuntimeException e) {
+      return vertx.close().transform(x -> Future.failedFuture(e));
+    }
+    return deploy(vertx, s, parts, httpInstances, metrics, ClusterView.standalone());
   }
 
-  /** Starts a standalone node over {@code parts} with {@code httpInstances} HTTP verticles. */
+  /** Starts a standalone node over {@code parts} (say {@link NodeParts#of} a service) with {@code httpInstances} HTTP verticles. */
   public static Future<KvselectNode> start(NodeSettings s, NodeParts parts, int httpInstances) {
     ServiceMetrics metrics = new ServiceMetrics();
-    Vertx vertx = Vertx.builder().with(vertxOptions()).withMetrics(new MicrometerMetricsFactory(metrics.registry()))
-        .build();
-    return deploy(vertx, s, parts, httpInstances, metrics, ClusterView.standalone());
+    return deploy(standaloneVertx(metrics), s, parts, httpInstances, metrics, ClusterView.standalone());
+  }
+
+  private static Vertx standaloneVertx(ServiceMetrics metrics) {
+    return Vertx.builder().with(vertxOptions()).withMetrics(new MicrometerMetricsFactory(metrics.registry())).build();
   }
 
   private static VertxOptions vertxOptions() {
@@ -192,10 +202,8 @@ public final class KvselectNode {
   public Future<Void> close() {
     service.shutdown();
     io.kvselect.server.cluster.PeerSync sync = peerSync;
-    Future<Void> closed = sync == null ? vertx.close() : sync.close().eventually(() -> vertx.close());
-    io.kvselect.server.sync.replica.ReplicaSync replica = replicaSync;
-    return replica == null ? closed
-        : closed.eventually(() -> Future.fromCompletionStage(replica.stop()));
+    // closing the Vert.x undeploys every verticle: the replica-sync verticle stops its mesh
+    return sync == null ? vertx.close() : sync.close().eventually(() -> vertx.close());
   }
 
   /** Dynamo's replica sync of this node ({@code null} without {@code --replica-sync-port}). */

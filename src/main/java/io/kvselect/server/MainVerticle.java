@@ -17,6 +17,7 @@ import io.kvselect.server.metrics.HistorySampler;
 import io.kvselect.server.metrics.ServiceMetrics;
 import io.kvselect.server.security.HttpGuards;
 import io.kvselect.server.sync.replica.ReplicaSync;
+import io.kvselect.server.sync.replica.ReplicaSyncVerticle;
 import io.kvselect.server.sync.IndexRecovery;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -28,7 +29,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The root verticle of a node and the only place that deploys its verticles (as its children, so
- * undeploying it stops them all): KV-event ingestion (when the index is event-driven), the HTTP
+ * undeploying it stops them all): Dynamo's replica sync (with {@code --replica-sync-port}), KV-event
+ * ingestion (when the index is event-driven), the HTTP
  * adapter instances, the event-bus API ({@link EventBusApi}, with the {@link BusEvents}
  * publisher) over the node's shared {@link SelectionService}, and the workers-file and liveness
  * watchers when {@link OperationsSettings} switches them on. It runs the periodic housekeeping
@@ -122,13 +124,15 @@ public final class MainVerticle extends VerticleBase {
     if (!inert.isEmpty()) {
       LOG.warn("parsed but not acted on by this version (Dynamo behaviour differs): {}", String.join(", ", inert));
     }
-    Future<?> ingest = Future.succeededFuture();
+    // Dynamo's replica sync first: its PUB is bound (or the deployment fails) before anything books
+    Future<?> ingest = replica == null ? Future.succeededFuture()
+        : vertx.deployVerticle(new ReplicaSyncVerticle(replica, service));
     if (cfg.useKvEvents() && cfg.overlapScoreCredit() > 0) {
       // the ingest verticle owns the ZMQ threads; every subscription the coordinator opens names
       // its own sink, so the ingest's default one only logs stray deliveries
       KvEventIngestVerticle iv = new KvEventIngestVerticle(
           KvEventIngestOptions.defaults().withPollerThreads(eventThreads), KvEventsCoordinator.UNSUBSCRIBED);
-      ingest = vertx.deployVerticle(iv).onSuccess(id -> {
+      ingest = ingest.compose(r -> vertx.deployVerticle(iv)).onSuccess(id -> {
         events = new KvEventsCoordinator(service, iv.ingest());
         service.addCatalogListener(events);
         metrics.bindKvEvents(events);

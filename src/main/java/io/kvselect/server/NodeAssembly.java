@@ -8,16 +8,15 @@ import io.kvselect.server.cluster.PeerSync;
 import io.kvselect.server.config.NodeSettings;
 import io.kvselect.server.metrics.ServiceMetrics;
 import io.kvselect.server.security.HttpGuards;
-import io.kvselect.server.sync.replica.ReplicaSync;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 
 /**
  * The one assembly of a node, shared by {@link KvselectNode} (a node on a Vert.x of its own) and
- * {@code Kvselect.deploy} (a node inside an application's Vert.x): it starts Dynamo's replica sync
- * when the parts have one (the PUB bound before anything serves), deploys the {@link MainVerticle}
- * (the only place that deploys the node's verticles), then, on a cluster member, attaches the
+ * {@code Kvselect.deploy} (a node inside an application's Vert.x): it deploys the
+ * {@link MainVerticle} (the only place that deploys the node's verticles, Dynamo's replica sync
+ * first, so its PUB is bound before anything serves), then, on a cluster member, attaches the
  * node-to-node sync (catalog and index recovered from a peer while {@code /ready} answers 503)
  * and releases readiness. A step that fails undoes what the earlier ones began: the verticles are
  * undeployed, the syncs stopped, the service shut down; the Vert.x instance is left to its owner.
@@ -49,12 +48,10 @@ public final class NodeAssembly {
       bindCluster(parts, view, metrics);
     }
     MainVerticle main = new MainVerticle(s, parts, metrics, httpInstances, guards, view);
-    ReplicaSync replica = parts.replica();
     // not bound to a context: the caller may close its Vert.x on a failure, and a completion
     // dispatched onto a closed event loop is rejected and never reaches its listener
     Promise<Deployed> result = Promise.promise();
-    Future<Void> bound = replica == null ? Future.succeededFuture() : Future.fromCompletionStage(replica.start(service));
-    bound.compose(v -> vertx.deployVerticle(main))
+    vertx.deployVerticle(main)
         .compose(id -> join(sync, service, main, view).map(v -> new Deployed(main, id))
             .recover(e -> vertx.undeploy(id).transform(x -> Future.<Deployed>failedFuture(e))))
         .onComplete(ar -> {
@@ -64,8 +61,7 @@ public final class NodeAssembly {
           }
           service.shutdown();
           Future<Void> syncClosed = sync == null ? Future.succeededFuture() : sync.close();
-          syncClosed.eventually(() -> replica == null ? Future.succeededFuture()
-              : Future.fromCompletionStage(replica.stop())).onComplete(x -> result.fail(ar.cause()));
+          syncClosed.onComplete(x -> result.fail(ar.cause()));
         });
     return result.future();
   }

@@ -14,6 +14,7 @@ import io.kvselect.server.cluster.PeerSync;
 import io.kvselect.server.config.CliException;
 import io.kvselect.server.config.NodeSettings;
 import io.kvselect.server.kvc.HttpAdmissionClient;
+import io.kvselect.server.sync.replica.BusLoadSync;
 import io.kvselect.server.sync.replica.ReplicaSync;
 import io.vertx.core.Vertx;
 import java.io.IOException;
@@ -24,7 +25,8 @@ import java.time.Duration;
 
 /**
  * The parts of one node, built once from its settings before anything is deployed: the selection
- * service, Dynamo's replica sync (with {@code --replica-sync-port}; built, not started) and, on a
+ * service, Dynamo's replica sync (with {@code --replica-sync-port}; built, not started: its
+ * verticle starts it) and, on a
  * clustered Vert.x, the node-to-node sync and the Hazelcast member. {@link NodeAssembly} deploys
  * them; {@link KvselectNode} and {@code Kvselect.deploy} are the two handles over it, so a part is
  * never handed from one to the other on the side.
@@ -33,7 +35,8 @@ import java.time.Duration;
  * {@link NodeAssembly#deploy}, stopped by the handle's close or undeploy).
  *
  * @param service the selection service every verticle of the node shares
- * @param replica Dynamo's replica sync, or null without {@code --replica-sync-port}
+ * @param replica Dynamo's replica sync, or null without {@code --replica-sync-port}; owned by the
+ *     {@code ReplicaSyncVerticle} the node's {@code MainVerticle} deploys
  * @param sync node-to-node sync, or null when standalone
  * @param hazelcast the Hazelcast member under a clustered Vert.x, or null when standalone
  */
@@ -45,16 +48,17 @@ public record NodeParts(SelectionService service, ReplicaSync replica, PeerSync 
   }
 
   /**
-   * The parts of a standalone node as {@code bin/kvselect} builds them. Every partition's event
-   * index is a {@link ShardedBlockIndex} of {@code threads} shards (one with {@code --threads 1}):
-   * the KV-event threads write it while selections read it, so even a single shard sits behind
-   * its lock.
+   * The parts of a standalone node on {@code vertx} as {@code bin/kvselect} builds them. Every
+   * partition's event index is a {@link ShardedBlockIndex} of {@code threads} shards (one with
+   * {@code --threads 1}): the KV-event threads write it while selections read it, so even a single
+   * shard sits behind its lock. With {@code --replica-sync-port} the service sends its booking
+   * steps to the replica-sync verticle over {@code vertx}'s event bus ({@link BusLoadSync}).
    */
-  public static NodeParts standalone(NodeSettings s) {
+  public static NodeParts standalone(NodeSettings s, Vertx vertx) {
     ReplicaSync replica = replicaSync(s);
     SelectionServiceBuilder b = builder(s);
     if (replica != null) {
-      b.loadSync(replica.loadSync());
+      b.loadSync(new BusLoadSync(vertx));
       if (s.sessionAffinityTtlSecs() != null) {
         Duration ttl = Duration.ofSeconds(s.sessionAffinityTtlSecs());
         b.sessionAffinity(clock -> replica.affinity(new LocalSessionAffinity(clock, ttl)));
@@ -73,7 +77,7 @@ public record NodeParts(SelectionService service, ReplicaSync replica, PeerSync 
     ReplicaSync replica = replicaSync(s);
     PeerSync sync = new PeerSync(vertx, PeerSync.options(s.cluster()));
     SelectionService service = ClusterSeams.build(builder(s), s, vertx, hz, sync,
-        replica == null ? null : replica.loadSync());
+        replica == null ? null : new BusLoadSync(vertx));
     return new NodeParts(service, replica, sync, hz);
   }
 

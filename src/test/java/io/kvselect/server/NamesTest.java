@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kvselect.server.bus.BusAddresses;
+import io.kvselect.server.bus.LocalAddresses;
 import io.kvselect.server.cluster.ClusterBootstrap;
 import io.kvselect.server.cluster.HazelcastKvcState;
 import io.kvselect.server.cluster.SyncAddresses;
@@ -30,7 +31,7 @@ class NamesTest {
 
   /** The classes that hold kvselect's names. */
   private static final List<Class<?>> HOLDERS =
-      List.of(BusAddresses.class, SyncAddresses.class, ClusterBootstrap.class, HazelcastKvcState.class);
+      List.of(BusAddresses.class, LocalAddresses.class, SyncAddresses.class, ClusterBootstrap.class, HazelcastKvcState.class);
 
   /** Constant -> value for every {@code public static final String} starting with "kvselect". */
   private static Map<String, String> names() throws IllegalAccessException {
@@ -71,10 +72,11 @@ class NamesTest {
 
   @Test
   void busAddressesAreShapedCapabilityThenName() throws Exception {
-    Pattern shape = Pattern.compile("kvselect\\.(api|events|sync)\\.[a-z][a-z0-9-]*(\\.[a-z][a-z0-9-]*)*\\.?");
+    Pattern shape = Pattern.compile("kvselect\\.(api|events|sync|replica|index|session)\\.[a-z][a-z0-9-]*(\\.[a-z][a-z0-9-]*)*\\.?");
     List<String> addresses = new ArrayList<>(BusAddresses.API);
     addresses.addAll(List.of(BusAddresses.EVENTS_SELECTIONS, BusAddresses.EVENTS_WORKERS, SyncAddresses.STREAM,
         SyncAddresses.NODE_PREFIX, SyncAddresses.LIFECYCLE_PREFIX));
+    addresses.addAll(LocalAddresses.ALL);
     for (String a : addresses) {
       assertTrue(shape.matcher(a).matches(), a + " is not kvselect.<capability>.<name>");
     }

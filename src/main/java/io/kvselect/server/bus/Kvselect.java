@@ -41,7 +41,7 @@ public final class Kvselect {
   private final String deploymentId;
   /** Node-to-node sync on a clustered Vert.x; null otherwise. */
   private final PeerSync sync;
-  /** Dynamo's replica sync with {@code --replica-sync-port}; null otherwise. Started by the assembly, stopped by this handle. */
+  /** Dynamo's replica sync with {@code --replica-sync-port}; null otherwise. Started and stopped by its verticle. */
   private final ReplicaSync replica;
 
   private Kvselect(Vertx vertx, NodeParts parts, MainVerticle main, String deploymentId) {
@@ -69,7 +69,7 @@ public final class Kvselect {
         parts = NodeParts.clustered(settings, vertx, hz);
         view = ClusterView.embedded(hz, parts.sync().nodeId());
       } else {
-        parts = NodeParts.standalone(settings);
+        parts = NodeParts.standalone(settings, vertx);
         view = ClusterView.standalone();
       }
     } catch (RuntimeException e) {
@@ -135,7 +135,7 @@ public final class Kvselect {
   public Future<Void> undeploy() {
     service.shutdown();
     Future<Void> stopped = sync == null ? Future.succeededFuture() : sync.close();
-    return stopped.eventually(() -> vertx.undeploy(deploymentId)).eventually(() -> replica == null
-        ? Future.succeededFuture() : Future.fromCompletionStage(replica.stop()));
+    // the replica sync is stopped by its verticle, a child of the root
+    return stopped.eventually(() -> vertx.undeploy(deploymentId));
   }
 }

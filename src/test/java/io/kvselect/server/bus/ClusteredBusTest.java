@@ -77,7 +77,7 @@ class ClusteredBusTest {
     NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0",
         "--session-affinity-ttl-secs", "600"},
         Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
-    Kvselect k = get(Kvselect.deploy(kv, s, io.kvselect.server.NodeParts.standalone(s), 0));
+    Kvselect k = get(Kvselect.deploy(kv, s, io.kvselect.server.NodeParts.standalone(s, kv), 0));
     assertEquals(-1, k.httpPort(), "bus only: no HTTP server");
     assertEquals(kvMgr.getNodeId(), k.node(), "clustered events name the cluster node");
 

@@ -40,8 +40,8 @@ final class EventNode implements AutoCloseable {
 
   /** A node with {@code --threads threads} over its own service. */
   static EventNode start(int threads) throws Exception {
-    NodeSettings s = settings(threads);
-    return start(s, io.kvselect.server.NodeParts.standalone(s));
+    return new EventNode(KvselectNode.start(settings(threads), 1).toCompletionStage().toCompletableFuture()
+        .get(30, TimeUnit.SECONDS));
   }
 
   /** A node with {@code --threads threads} over {@code service}. */

@@ -3,7 +3,6 @@ package io.kvselect.server.sync.replica;
 import io.kvselect.core.catalog.PartitionKey;
 import io.kvselect.core.index.WorkerRank;
 import io.kvselect.core.load.LoadEvent;
-import io.kvselect.core.load.LoadSync;
 import io.kvselect.core.service.SelectionService;
 import io.kvselect.core.session.SessionAffinity;
 import io.micrometer.core.instrument.Gauge;
@@ -13,13 +12,13 @@ import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.TreeSet;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import io.kvselect.server.events.KvEventIngestOptions;
 import org.slf4j.Logger;
@@ -39,9 +38,10 @@ import org.zeromq.ZMQ;
  * <p>Threading: both sockets, the poller and the ZMQ context are created, used and closed only by
  * the thread {@code kvselect-replica-sync}, which also applies received events. Other threads hand
  * work over through {@link #commands} and the bounded outbound queues, then {@link #wakeup}; none
- * of them ever blocks. {@link #peers} is guarded by its own monitor; {@link #booked} is a concurrent
- * map written by the publishing threads; the counters are {@link ReplicaCounters}; received
- * messages are applied by {@link ReplicaInbound} on the sync thread.
+ * of them ever blocks. {@link #peers} is guarded by its own monitor; {@link #booked} belongs to the
+ * verticle's context; the counters are {@link ReplicaCounters}; received
+ * messages are applied by {@link ReplicaInbound} on the sync thread. Started and stopped by its
+ * {@link ReplicaSyncVerticle}, whose context is the only one that publishes this node's steps.
  */
 public final class ReplicaSync implements AutoCloseable {
 
@@ -71,7 +71,8 @@ public final class ReplicaSync implements AutoCloseable {
   /** Set by a hand-over that signalled {@link #wakeup}, cleared by the sync thread before draining. */
   private final java.util.concurrent.atomic.AtomicBoolean woken = new java.util.concurrent.atomic.AtomicBoolean();
   private final TreeSet<String> peers = new TreeSet<>();
-  private final Map<String, Booking> booked = new ConcurrentHashMap<>();
+  /** Owned by the {@link ReplicaSyncVerticle}'s context, the only caller of {@link #publish}. */
+  private final Map<String, Booking> booked = new HashMap<>();
   private final ReplicaCounters counters = new ReplicaCounters();
   private final ReplicaInbound inbound;
   private final CompletableFuture<Void> bound = new CompletableFuture<>();
@@ -149,13 +150,6 @@ public final class ReplicaSync implements AutoCloseable {
 
   // ---- wiring ----
 
-  /** Where the service publishes its bookings' lifecycle to the mesh; never blocks. */
-  public LoadSync loadSync() {
-    return e -> {
-      publish(e);
-      return CompletableFuture.completedFuture(null);
-    };
-  }
 
   /**
    * Wraps the service's session table so bindings are exchanged; without affinity exchange the
@@ -269,7 +263,12 @@ public final class ReplicaSync implements AutoCloseable {
 
   // ---- outbound ----
 
-  private void publish(LoadEvent e) {
+  /**
+   * Publishes one of this node's booking steps to the mesh. Called by {@link ReplicaSyncVerticle}'s
+   * consumer of the steps the service sends ({@link BusLoadSync}), on that verticle's context
+   * only; never blocks (a full outbound queue drops and counts the step).
+   */
+  void publish(LoadEvent e) {
     ReplicaWire.SequenceEvent out;
     PartitionKey p = e.partition();
     if (e instanceof LoadEvent.Booked b) {

@@ -1,0 +1,25 @@
+package io.kvselect.server.bus;
+
+import java.util.List;
+
+/**
+ * The node-internal event-bus addresses: hand-offs between the verticles of one node. Each is
+ * consumed by a {@code localConsumer} of the one verticle that owns the state behind it, and sent
+ * to with {@link LocalCodec#options()} (local only, core records passed by reference), so nothing
+ * sent here ever reaches another member or an application on the cluster. The cluster-wide
+ * addresses are {@link BusAddresses} (the API) and {@code SyncAddresses} (node-to-node sync).
+ */
+public final class LocalAddresses {
+
+  private LocalAddresses() {}
+
+  /**
+   * The selection service's booking steps ({@code core.load.LoadEvent}: booked, prefill complete,
+   * freed) for Dynamo's replica sync; consumed by {@code ReplicaSyncVerticle}, which publishes
+   * them on its ZMQ PUB. Fire and forget: a step is handed over, never answered.
+   */
+  public static final String REPLICA_LOAD = "kvselect.replica.load";
+
+  /** Every node-internal address. */
+  public static final List<String> ALL = List.of(REPLICA_LOAD);
+}
