@@ -1,20 +1,14 @@
 package io.kvselect.server.sync.replica;
 
-import io.kvselect.core.catalog.PartitionKey;
-import io.kvselect.core.index.WorkerRank;
 import io.kvselect.core.load.LoadEvent;
 import io.kvselect.core.service.SelectionService;
 import io.kvselect.core.session.SessionAffinity;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.net.URI;
-import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Queue;
 import java.util.TreeSet;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -38,7 +32,7 @@ import org.zeromq.ZMQ;
  * <p>Threading: both sockets, the poller and the ZMQ context are created, used and closed only by
  * the thread {@code kvselect-replica-sync}, which also applies received events. Other threads hand
  * work over through {@link #commands} and the bounded outbound queues, then {@link #wakeup}; none
- * of them ever blocks. {@link #peers} is guarded by its own monitor; {@link #booked} belongs to the
+ * of them ever blocks. {@link #peers} is guarded by its own monitor; {@link #steps} belongs to the
  * verticle's context; the counters are {@link ReplicaCounters}; received
  * messages are applied by {@link ReplicaInbound} on the sync thread. Started and stopped by its
  * {@link ReplicaSyncVerticle}, whose context is the only one that publishes this node's steps.
@@ -55,9 +49,6 @@ public final class ReplicaSync implements AutoCloseable {
 
   private record Frame(String topic, byte[] payload) {}
 
-  /** Rank and block size of a booking this node published, for its later Free or completion. */
-  private record Booking(PartitionKey partition, WorkerRank rank, int blockSize) {}
-
   /** The configured port until the PUB is bound, then the bound one; written by the sync thread before {@link #bound}. */
   private volatile int port;
   private final String bindHost;
@@ -72,7 +63,7 @@ public final class ReplicaSync implements AutoCloseable {
   private final java.util.concurrent.atomic.AtomicBoolean woken = new java.util.concurrent.atomic.AtomicBoolean();
   private final TreeSet<String> peers = new TreeSet<>();
   /** Owned by the {@link ReplicaSyncVerticle}'s context, the only caller of {@link #publish}. */
-  private final Map<String, Booking> booked = new HashMap<>();
+  private final ReplicaSteps steps;
   private final ReplicaCounters counters = new ReplicaCounters();
   private final ReplicaInbound inbound;
   private final CompletableFuture<Void> bound = new CompletableFuture<>();
@@ -90,14 +81,15 @@ public final class ReplicaSync implements AutoCloseable {
    */
   public ReplicaSync(int port, String host, List<String> initialPeers, boolean affinityEnabled) {
     this.port = port;
-    this.bindHost = bindHost(host);
+    this.bindHost = ReplicaEndpoints.bindHost(host);
     this.affinityEnabled = affinityEnabled;
     this.routerId = randomNonZero();
     this.origin = "replica:" + Long.toUnsignedString(routerId);
     for (String p : initialPeers) {
-      peers.add(validEndpoint(p));
+      peers.add(ReplicaEndpoints.valid(p));
     }
     this.inbound = new ReplicaInbound(routerId, counters);
+    this.steps = new ReplicaSteps(routerId);
   }
 
   private static long randomNonZero() {
@@ -107,35 +99,6 @@ public final class ReplicaSync implements AutoCloseable {
       id = r.nextLong();
     } while (id == 0);
     return id;
-  }
-
-  /** {@code *} for a wildcard host, a bracketed literal for IPv6, else the host. */
-  static String bindHost(String host) {
-    if (host == null || host.isBlank() || host.equals("0.0.0.0") || host.equals("::") || host.equals("*")) {
-      return "*";
-    }
-    return host.indexOf(':') >= 0 && !host.startsWith("[") ? "[" + host + "]" : host;
-  }
-
-  /**
-   * Checks a peer endpoint ({@code tcp://host:port}); returns it stripped.
-   *
-   * @throws IllegalArgumentException naming the endpoint
-   */
-  public static String validEndpoint(String raw) {
-    if (raw != null) {
-      try {
-        URI uri = new URI(raw.strip());
-        if ("tcp".equals(uri.getScheme()) && uri.getHost() != null && uri.getPort() >= 1
-            && uri.getPort() <= 65535 && (uri.getRawPath() == null || uri.getRawPath().isEmpty())
-            && uri.getRawQuery() == null && uri.getRawFragment() == null && uri.getUserInfo() == null) {
-          return raw.strip();
-        }
-      } catch (URISyntaxException ignored) {
-        // falls through
-      }
-    }
-    throw new IllegalArgumentException("invalid replica sync endpoint '" + raw + "' (expected tcp://host:port)");
   }
 
   /** This process's nonzero random id ({@code router_id} and affinity {@code writer_id}). */
@@ -205,7 +168,7 @@ public final class ReplicaSync implements AutoCloseable {
    * @throws IllegalStateException when the sync thread is not running
    */
   public PeerChange register(String endpoint) {
-    String e = validEndpoint(endpoint);
+    String e = ReplicaEndpoints.valid(endpoint);
     requireRunning();
     synchronized (peers) {
       if (!peers.add(e)) {
@@ -218,7 +181,7 @@ public final class ReplicaSync implements AutoCloseable {
 
   /** Removes a peer and disconnects from it; see {@link #register}. */
   public PeerChange deregister(String endpoint) {
-    String e = validEndpoint(endpoint);
+    String e = ReplicaEndpoints.valid(endpoint);
     requireRunning();
     synchronized (peers) {
       if (!peers.remove(e)) {
@@ -269,25 +232,10 @@ public final class ReplicaSync implements AutoCloseable {
    * only; never blocks (a full outbound queue drops and counts the step).
    */
   void publish(LoadEvent e) {
-    ReplicaWire.SequenceEvent out;
-    PartitionKey p = e.partition();
-    if (e instanceof LoadEvent.Booked b) {
-      booked.put(b.requestId(), new Booking(p, b.rank(), b.blockSize()));
-      out = new ReplicaWire.SequenceEvent(p.modelName(), p.routingGroup(), b.blockSize(), b.requestId(),
-          b.rank().workerId(), b.rank().dpRank(), ReplicaWire.Kind.ADD_REQUEST, b.trackingHashes(),
-          b.trackPrefill(), b.expectedOutputTokens(), b.prefillTokens(), routerId, null);
-    } else {
-      boolean free = e instanceof LoadEvent.Freed;
-      Booking bk = free ? booked.remove(e.requestId()) : booked.get(e.requestId());
-      if (bk == null) {
-        return;
-      }
-      out = new ReplicaWire.SequenceEvent(p.modelName(), p.routingGroup(), bk.blockSize(), e.requestId(),
-          bk.rank().workerId(), bk.rank().dpRank(),
-          free ? ReplicaWire.Kind.FREE : ReplicaWire.Kind.MARK_PREFILL_COMPLETED, null, false, null, null,
-          routerId, null);
+    ReplicaWire.SequenceEvent out = steps.toWire(e);
+    if (out != null) {
+      enqueue(sequenceOut, ReplicaWire.SEQUENCE_TOPIC, ReplicaWire.encode(out));
     }
-    enqueue(sequenceOut, ReplicaWire.SEQUENCE_TOPIC, ReplicaWire.encode(out));
   }
 
   private void publishBinding(ReplicaWire.AffinityEvent e) {
@@ -335,7 +283,7 @@ public final class ReplicaSync implements AutoCloseable {
         }
         pub.bind("tcp://" + bindHost + ":" + (port == 0 ? "*" : Integer.toString(port)));
         if (port == 0) {
-          port = boundPort(pub.getLastEndpoint());
+          port = ReplicaEndpoints.boundPort(pub.getLastEndpoint());
         }
         sub = ctx.createSocket(SocketType.SUB);
         sub.setLinger(0);
@@ -381,15 +329,6 @@ public final class ReplicaSync implements AutoCloseable {
       wakeup.close();
       closed.complete(null);
     }
-  }
-
-  /** The port of a bound endpoint such as {@code tcp://127.0.0.1:40123}. */
-  static int boundPort(String endpoint) {
-    int colon = endpoint == null ? -1 : endpoint.lastIndexOf(':');
-    if (colon < 0) {
-      throw new IllegalStateException("no bound endpoint reported: " + endpoint);
-    }
-    return Integer.parseInt(endpoint.substring(colon + 1));
   }
 
   private void connect(String endpoint) {
