@@ -9,7 +9,9 @@ import io.kvselect.server.cluster.ClusterView;
 import io.kvselect.server.config.NodeSettings;
 import io.kvselect.server.config.OperationsSettings;
 import io.kvselect.core.config.RouterConfigLoader;
+import io.kvselect.server.events.IndexShardVerticle;
 import io.kvselect.server.events.KvEventIngestVerticle;
+import io.kvselect.server.events.ShardWriters;
 import io.kvselect.server.events.KvEventIngestOptions;
 import io.kvselect.server.events.KvEventsCoordinator;
 import io.kvselect.server.liveness.RetryingListenerWatch;
@@ -30,7 +32,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The root verticle of a node and the only place that deploys its verticles (as its children, so
  * undeploying it stops them all): Dynamo's replica sync (with {@code --replica-sync-port}), KV-event
- * ingestion (when the index is event-driven), the HTTP
+ * ingestion and one indexing-shard verticle per ingest poller (when the index is event-driven), the HTTP
  * adapter instances, the event-bus API ({@link EventBusApi}, with the {@link BusEvents}
  * publisher) over the node's shared {@link SelectionService}, and the workers-file and liveness
  * watchers when {@link OperationsSettings} switches them on. It runs the periodic housekeeping
@@ -130,10 +132,23 @@ public final class MainVerticle extends VerticleBase {
     if (cfg.useKvEvents() && cfg.overlapScoreCredit() > 0) {
       // the ingest verticle owns the ZMQ threads; every subscription the coordinator opens names
       // its own sink, so the ingest's default one only logs stray deliveries
-      KvEventIngestVerticle iv = new KvEventIngestVerticle(
-          KvEventIngestOptions.defaults().withPollerThreads(eventThreads), KvEventsCoordinator.UNSUBSCRIBED);
-      ingest = ingest.compose(r -> vertx.deployVerticle(iv)).onSuccess(id -> {
-        events = new KvEventsCoordinator(service, iv.ingest());
+      // one indexing-shard verticle per poller: poller p decodes the batches of shard p's ranks and
+      // hands them to shard p's verticle at the end of each poll round, which applies them
+      int pollers = Math.max(1, eventThreads);
+      ShardWriters shards = new ShardWriters(vertx, pollers, pollers);
+      KvEventIngestVerticle iv = new KvEventIngestVerticle(KvEventIngestOptions.defaults().withPollerThreads(pollers),
+          KvEventsCoordinator.UNSUBSCRIBED, shards::flush);
+      DeploymentOptions shardOptions = new DeploymentOptions().setThreadingModel(io.vertx.core.ThreadingModel.WORKER)
+          .setWorkerPoolName("kvselect-index-shard").setWorkerPoolSize(pollers);
+      ingest = ingest.compose(r -> {
+        Future<?> all = Future.succeededFuture();
+        for (int p = 0; p < pollers; p++) {
+          int shard = p;
+          all = all.compose(x -> vertx.deployVerticle(new IndexShardVerticle(shards, shard), shardOptions));
+        }
+        return all;
+      }).compose(r -> vertx.deployVerticle(iv)).onSuccess(id -> {
+        events = new KvEventsCoordinator(service, iv.ingest(), shards);
         service.addCatalogListener(events);
         metrics.bindKvEvents(events);
         history.events(events);

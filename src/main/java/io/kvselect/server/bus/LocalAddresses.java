@@ -20,6 +20,18 @@ public final class LocalAddresses {
    */
   public static final String REPLICA_LOAD = "kvselect.replica.load";
 
-  /** Every node-internal address. */
-  public static final List<String> ALL = List.of(REPLICA_LOAD);
+  /**
+   * The prefix of the index-shard addresses: {@link #indexShard}{@code (s)} carries each poll
+   * round's decoded KV-event batches and removals for shard {@code s}; consumed by that shard's
+   * {@code IndexShardVerticle}, its only writer.
+   */
+  public static final String INDEX_SHARD_PREFIX = "kvselect.index.shard.";
+
+  /** The address of index shard {@code shard}. */
+  public static String indexShard(int shard) {
+    return INDEX_SHARD_PREFIX + shard;
+  }
+
+  /** Every node-internal address (a prefix for the per-shard ones). */
+  public static final List<String> ALL = List.of(REPLICA_LOAD, INDEX_SHARD_PREFIX);
 }

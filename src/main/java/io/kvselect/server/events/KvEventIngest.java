@@ -63,11 +63,20 @@ public final class KvEventIngest implements AutoCloseable {
 
   /** Starts the threads. */
   public KvEventIngest(KvEventIngestOptions options, BatchSink sink, Clock clock) {
+    this(options, sink, clock, poller -> { });
+  }
+
+  /**
+   * Starts the threads; each poller calls {@code afterRound} with its number on its own thread at
+   * the end of every poll round (after the round's batches were delivered to their sinks).
+   */
+  public KvEventIngest(KvEventIngestOptions options, BatchSink sink, Clock clock, java.util.function.IntConsumer afterRound) {
+    Objects.requireNonNull(afterRound, "afterRound");
     this.sink = Objects.requireNonNull(sink, "sink");
     this.context = ZMQ.context(options.ioThreads());
     this.replays = new ReplayLoop(context, options);
     this.loops = IntStream.range(0, options.pollerThreads())
-        .mapToObj(i -> new PollerLoop(i, context, options, replays, clock))
+        .mapToObj(i -> new PollerLoop(i, context, options, replays, clock, afterRound))
         .toArray(PollerLoop[]::new);
     replays.start();
     for (PollerLoop loop : loops) {

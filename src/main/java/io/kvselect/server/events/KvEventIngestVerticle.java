@@ -13,16 +13,23 @@ public final class KvEventIngestVerticle extends VerticleBase {
 
   private final KvEventIngestOptions options;
   private final BatchSink sink;
+  private final java.util.function.IntConsumer afterRound;
   private volatile KvEventIngest ingest;
 
   public KvEventIngestVerticle(KvEventIngestOptions options, BatchSink sink) {
+    this(options, sink, poller -> { });
+  }
+
+  /** With {@code afterRound} called by each poller at the end of every round ({@link KvEventIngest}). */
+  public KvEventIngestVerticle(KvEventIngestOptions options, BatchSink sink, java.util.function.IntConsumer afterRound) {
     this.options = options;
     this.sink = sink;
+    this.afterRound = afterRound;
   }
 
   @Override
   public Future<?> start() {
-    ingest = new KvEventIngest(options, sink);
+    ingest = new KvEventIngest(options, sink, java.time.Clock.systemUTC(), afterRound);
     return Future.succeededFuture();
   }
 

@@ -30,10 +30,13 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Ownership: a rank's subscription runs on the poller that owns the rank's index shard
  * ({@link ShardedBlockIndex#shardOf}, see {@link KvEventIngest}), and every write of the rank's
- * blocks is made there: its batches, its resets, and the removals the catalog asks for. A retired
- * rank is handled with one ordered sequence on that thread: close the old socket, then remove the
- * rank's blocks, then (for a changed endpoint) open the new socket; so a batch the old socket had
- * already read is applied before the removal and nothing from the old listener survives it.
+ * blocks is submitted there, in order, to the shard's {@link IndexShardVerticle}
+ * ({@link ShardWriters}), the shard's only writer: its batches, its resets, and the removals the
+ * catalog asks for. A retired rank is handled with one ordered sequence on that thread: close the
+ * old socket, then submit the removal of the rank's blocks, then (for a changed endpoint) open the
+ * new socket; so a batch the old socket had already read is applied before the removal and
+ * nothing from the old listener survives it. The retirement completes once the shard has applied
+ * the removal.
  *
  * <p>Holding ({@link #hold}, {@link #release}): while a joining node copies a peer's index, every
  * rank's writer keeps its deliveries (batches and resets, in order) instead of applying them, up
@@ -91,6 +94,8 @@ public final class KvEventsCoordinator implements CatalogListener {
 
   private final SelectionService service;
   private final KvEventIngest ingest;
+  /** Where the owner pollers hand the shards their writes. */
+  private final ShardWriters shards;
   /** Catalog thread. */
   private final Map<Long, Target> targets = new ConcurrentHashMap<>();
   /** Put by the catalog thread when a subscription opens; removed by the rank's owner when closed. */
@@ -115,12 +120,18 @@ public final class KvEventsCoordinator implements CatalogListener {
   public record HoldOutcome(long applied, long dropped) {}
 
   /**
-   * Subscribes through {@code ingest} (built with {@link #UNSUBSCRIBED} as its default sink), with a
-   * writer of its own for every rank.
+   * Subscribes through {@code ingest} (built with {@link #UNSUBSCRIBED} as its default sink and
+   * {@code shards}' {@link ShardWriters#flush} after each round), with a writer of its own for
+   * every rank, whose writes go to the index shards through {@code shards}.
    */
-  public KvEventsCoordinator(SelectionService service, KvEventIngest ingest) {
+  public KvEventsCoordinator(SelectionService service, KvEventIngest ingest, ShardWriters shards) {
     this.service = service;
     this.ingest = ingest;
+    this.shards = shards;
+  }
+
+  ShardWriters shards() {
+    return shards;
   }
 
   @Override
@@ -170,15 +181,25 @@ public final class KvEventsCoordinator implements CatalogListener {
   private CompletableFuture<Void> retire(Target old, int r) {
     WorkerRank rank = new WorkerRank(old.workerId(), r);
     RankWriter writer = writers.get(rank);
-    return ingest.unsubscribe(rank, old.shardOf(rank), () -> {
+    int shard = old.shardOf(rank);
+    CompletableFuture<Void> removed = new CompletableFuture<>();
+    CompletableFuture<Void> closed = ingest.unsubscribe(rank, shard, () -> {
       if (writer != null) {
         writer.open = false;
         writers.remove(rank, writer);
       }
-      if (old.index() != null) {
-        old.index().removeRank(rank);
+      if (old.index() == null) {
+        removed.complete(null);
+      } else if (ingest.isOwnerThread(shard)) {
+        // after every batch the closed socket had delivered: the shard applies them first
+        shards.submit(shard, new ShardCommand.RemoveRank(old.index(), rank));
+        shards.barrier(shard).whenComplete((v, e) -> removed.complete(null));
+      } else {
+        old.index().removeRank(rank); // the poller has stopped: nothing is delivered any more
+        removed.complete(null);
       }
     });
+    return closed.thenCompose(v -> removed);
   }
 
   private void start(Target next, int r) {
@@ -255,7 +276,8 @@ public final class KvEventsCoordinator implements CatalogListener {
       done.add(f);
       if (!runOnOwner(w, () -> {
         w.startHolding();
-        f.complete(null);
+        // complete once the shard has applied what was handed to it before the hold
+        shards.barrier(w.shard).whenComplete((v, e) -> f.complete(null));
       })) {
         f.complete(null);
       }
@@ -285,7 +307,8 @@ public final class KvEventsCoordinator implements CatalogListener {
         try {
           applied.add(w.release());
         } finally {
-          f.complete(null);
+          // complete once the shard has applied the released deliveries
+          shards.barrier(w.shard).whenComplete((v, e) -> f.complete(null));
         }
       })) {
         f.complete(null);

@@ -57,9 +57,15 @@ final class PollerLoop implements Runnable {
   private final Set<RankSession> hot = new LinkedHashSet<>();
   private final Set<RankSession> waiting = new LinkedHashSet<>();
   private ZMQ.Poller poller;
+  /** This loop's number ({@code kvselect-zmq-<index>}). */
+  private final int index;
+  /** Called on this thread with {@link #index} after every round (the shards' hand-off sends the round's writes). */
+  private final java.util.function.IntConsumer afterRound;
 
   PollerLoop(int index, ZMQ.Context context, KvEventIngestOptions options, ReplayLoop replays,
-      Clock clock) {
+      Clock clock, java.util.function.IntConsumer afterRound) {
+    this.index = index;
+    this.afterRound = afterRound;
     this.context = context;
     this.options = options;
     this.replays = replays;
@@ -160,6 +166,7 @@ final class PollerLoop implements Runnable {
         for (RankSession s : List.copyOf(hot)) {
           readSafely(s);
         }
+        afterRound.accept(index);
       }
     } catch (RuntimeException e) {
       LOG.error("{} failed", thread.getName(), e);
@@ -172,6 +179,7 @@ final class PollerLoop implements Runnable {
         accepting = false;
       }
       runCommands(); // completes unsubscribe futures; opens nothing (running is false)
+      afterRound.accept(index);
       poller.close();
       wakeup.close();
     }

@@ -16,19 +16,21 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The sink of one rank's subscription: decodes its batches and writes them, and its resets, to the
- * index shard the rank lives on, from that shard's owner thread (the poller the subscription runs
- * on). Bound to the registration it was opened for ({@link KvEventsCoordinator.Target}): batches
- * of an old registration never reach a newer one's index.
+ * The sink of one rank's subscription: decodes its batches on the shard's owner thread (the poller
+ * the subscription runs on) and hands them, and its resets, to the index shard the rank lives on
+ * ({@link ShardWriters}; the shard's {@link IndexShardVerticle} applies them in that order). Bound
+ * to the registration it was opened for ({@link KvEventsCoordinator.Target}): batches of an old
+ * registration never reach a newer one's index.
  *
  * <p>Writes for another rank stay on that rank's owner: a batch stamped with another DP rank of
  * the worker, and the per-rank removals that an {@code AllBlocksCleared} means for the worker's
  * other ranks, are handed to the other rank's writer on its own thread
  * ({@link KvEventsCoordinator#onOwner}).
  *
- * <p>Threading: every method runs on the owner thread of {@link #shard}; {@link #open} is
- * cleared there when the subscription is closed and its blocks removed, so work handed over
- * afterwards is dropped.
+ * <p>Threading: every method runs on the owner thread of {@link #shard}, except
+ * {@link #applyOnShard}, which the shard's verticle runs (it reads only final fields); {@link #open}
+ * is cleared on the owner thread when the subscription is closed and its removal submitted, so
+ * work handed over afterwards is dropped.
  */
 final class RankWriter implements BatchSink {
 
@@ -134,15 +136,19 @@ final class RankWriter implements BatchSink {
       held.add(new Held(-1, null, reason));
     } else if (open) {
       LOG.info("dropping the blocks of {}: {}", rank, reason);
-      target.index().removeRank(rank);
+      coordinator.shards().submit(shard, new ShardCommand.RemoveRank(target.index(), rank));
     }
   }
 
-  /** Owner thread: applies a decoded batch of this rank. */
+  /** Owner thread: hands a decoded batch of this rank to its shard. */
   void apply(KvEventBatch batch) {
-    if (!open) {
-      return;
+    if (open) {
+      coordinator.shards().submit(shard, new ShardCommand.Apply(this, batch));
     }
+  }
+
+  /** The shard's verticle: applies a decoded batch of this rank to the index. */
+  void applyOnShard(KvEventBatch batch) {
     ApplyStats stats = EventApplier.apply(scoped, rank, target.blockSize(), target.eagle(), batch);
     coordinator.countApplied(stats.storedBlocks() + stats.removedBlocks());
   }
@@ -150,13 +156,14 @@ final class RankWriter implements BatchSink {
   /** Owner thread: drops this rank's blocks (one rank's share of an {@code AllBlocksCleared}). */
   void removeBlocks() {
     if (open) {
-      target.index().removeRank(rank);
+      coordinator.shards().submit(shard, new ShardCommand.RemoveRank(target.index(), rank));
     }
   }
 
   /**
-   * The index as this rank's events see it: writes of this rank pass through; clearing the
-   * worker becomes a removal of each of its ranks on that rank's owner thread.
+   * The index as this rank's events see it, on the shard's verticle: writes of this rank pass
+   * through; clearing the worker removes this rank here and hands each other rank's removal to
+   * that rank's owner thread (which submits it to the other rank's shard).
    */
   private final class OwnerScoped implements BlockIndex {
 

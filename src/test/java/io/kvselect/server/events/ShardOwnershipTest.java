@@ -31,12 +31,13 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Every index shard is written by KV-event ingestion from one thread only, the poller that owns
- * it ({@code shard mod pollers}), whatever the writes are: live batches, a batch stamped with
- * another DP rank of the worker, an {@code AllBlocksCleared} that clears the worker's other ranks,
- * a publisher restart, a re-registration with a new endpoint, a deleted worker. A node with two
- * pollers over a four-shard index, whose shards record the threads that write them; writes made
- * by the catalog itself (the HTTP thread) are not ingestion and are left out.
+ * Every index shard is written by KV-event ingestion from one place only, the indexing-shard
+ * verticle of the poller that owns it ({@code shard mod pollers}), whatever the writes are: live
+ * batches, a batch stamped with another DP rank of the worker, an {@code AllBlocksCleared} that
+ * clears the worker's other ranks, a publisher restart, a re-registration with a new endpoint, a
+ * deleted worker; the pollers themselves only decode. A node with two pollers over a four-shard
+ * index, whose shards record the Vert.x context (or, outside one, the thread) that writes them;
+ * writes made by the catalog itself (the HTTP event loop) are not ingestion and are left out.
  */
 class ShardOwnershipTest {
 
@@ -53,7 +54,8 @@ class ShardOwnershipTest {
     }
 
     private void wrote() {
-      writers.add(Thread.currentThread().getName());
+      io.vertx.core.Context c = io.vertx.core.Vertx.currentContext();
+      writers.add(c != null && c.isWorkerContext() ? "deployment:" + c.deploymentID() : Thread.currentThread().getName());
     }
 
     @Override
@@ -148,13 +150,15 @@ class ShardOwnershipTest {
     Map<Integer, Set<String>> ingestWriters = new LinkedHashMap<>();
     Map<Integer, Set<String>> allWriters = new LinkedHashMap<>();
     for (int s = 0; s < SHARDS; s++) {
-      Set<String> zmq = new TreeSet<>();
+      Set<String> ingest = new TreeSet<>();
       for (String t : shards.get(s).writers) {
         if (t.startsWith("kvselect-zmq")) {
-          zmq.add(t);
+          ingest.add(t); // a poller writing directly: it must not
+        } else if (t.startsWith("deployment:")) {
+          ingest.add(verticleOf(t.substring("deployment:".length())));
         }
       }
-      ingestWriters.put(s, zmq);
+      ingestWriters.put(s, ingest);
       allWriters.put(s, new TreeSet<>(shards.get(s).writers));
     }
     Set<Integer> hosting = new TreeSet<>();
@@ -164,10 +168,20 @@ class ShardOwnershipTest {
       }
     }
     for (int s = 0; s < SHARDS; s++) {
-      Set<String> expected = hosting.contains(s) ? Set.of("kvselect-zmq-" + (s % POLLERS)) : Set.of();
+      Set<String> expected = hosting.contains(s) ? Set.of("IndexShardVerticle " + (s % POLLERS)) : Set.of();
       assertEquals(expected, ingestWriters.get(s), "shard " + s + "; all writers: " + allWriters);
     }
     assertTrue(hosting.size() > 1, "the ranks spread over several shards: " + hosting);
+  }
+
+  /** The verticle deployed as {@code deploymentId}: {@code IndexShardVerticle <shard>}, or its class. */
+  private String verticleOf(String deploymentId) {
+    var d = ((io.vertx.core.internal.VertxInternal) node.node.vertx()).deploymentManager().deployment(deploymentId);
+    if (d == null) {
+      return "gone " + deploymentId;
+    }
+    Object v = d.deployment().instances().iterator().next();
+    return v instanceof IndexShardVerticle shard ? "IndexShardVerticle " + shard.shard() : v.getClass().getSimpleName();
   }
 
   private KvEventPublisher engine(String name) {
