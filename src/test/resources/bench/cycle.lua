@@ -7,16 +7,34 @@
 -- With BARE=1 (a server that answers {} to everything) a thread alternates the two requests
 -- (DELETE /reservations/bare), so the receiver takes the same bodies in the same proportion and
 -- cycles = responses / 2.
+-- With SESSIONS=N (N > 0) every booking carries a session_id, s-1 .. s-N in turn per thread, so
+-- each booking looks its session up and binds it (the node needs --session-affinity-ttl-secs).
 local n = tonumber(os.getenv("TOKENS") or "4096")
 local bare = os.getenv("BARE") == "1"
+local sessions = tonumber(os.getenv("SESSIONS") or "0")
 local ids = {}
 for i = 1, n do ids[i] = tostring((i * 7919) % 50000) end
-local body = '{"model_name":"default","routing_group":"default","token_ids":[' .. table.concat(ids, ",") .. ']}'
-local reserve
+local tokens = '"token_ids":[' .. table.concat(ids, ",") .. ']}'
+local reserves = {}
+local booked = 0
 
 -- built in init(), once wrk has set the Host header every request needs
 function init(args)
-  reserve = wrk.format("POST", "/select_and_reserve", { ["Content-Type"] = "application/json" }, body)
+  local headers = { ["Content-Type"] = "application/json" }
+  if sessions > 0 then
+    for s = 1, sessions do
+      reserves[s] = wrk.format("POST", "/select_and_reserve", headers,
+        '{"model_name":"default","routing_group":"default","session_id":"s-' .. s .. '",' .. tokens)
+    end
+  else
+    reserves[1] = wrk.format("POST", "/select_and_reserve", headers,
+      '{"model_name":"default","routing_group":"default",' .. tokens)
+  end
+end
+
+local function reserve()
+  booked = booked + 1
+  return reserves[(booked - 1) % #reserves + 1]
 end
 
 local threads = {}
@@ -31,7 +49,7 @@ freed, turn = 0, 0
 function request()
   if bare then
     turn = turn + 1
-    if turn % 2 == 1 then return reserve end
+    if turn % 2 == 1 then return reserve() end
     return wrk.format("DELETE", "/reservations/bare")
   end
   if first <= last then
@@ -40,7 +58,7 @@ function request()
     first = first + 1
     return wrk.format("DELETE", "/reservations/" .. id)
   end
-  return reserve
+  return reserve()
 end
 
 function response(status, headers, resp)

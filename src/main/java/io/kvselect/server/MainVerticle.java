@@ -20,6 +20,8 @@ import io.kvselect.server.metrics.ServiceMetrics;
 import io.kvselect.server.security.HttpGuards;
 import io.kvselect.server.sync.replica.ReplicaSync;
 import io.kvselect.server.sync.replica.ReplicaSyncVerticle;
+import io.kvselect.server.session.BusSessionAffinity;
+import io.kvselect.server.session.SessionAffinityVerticle;
 import io.kvselect.server.sync.IndexRecovery;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -31,7 +33,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The root verticle of a node and the only place that deploys its verticles (as its children, so
- * undeploying it stops them all): Dynamo's replica sync (with {@code --replica-sync-port}), KV-event
+ * undeploying it stops them all): session affinity (the owner of the session table, when the
+ * service calls it over the bus), Dynamo's replica sync (with {@code --replica-sync-port}), KV-event
  * ingestion and one indexing-shard verticle per ingest poller (when the index is event-driven), the HTTP
  * adapter instances, the event-bus API ({@link EventBusApi}, with the {@link BusEvents}
  * publisher) over the node's shared {@link SelectionService}, and the workers-file and liveness
@@ -126,9 +129,13 @@ public final class MainVerticle extends VerticleBase {
     if (!inert.isEmpty()) {
       LOG.warn("parsed but not acted on by this version (Dynamo behaviour differs): {}", String.join(", ", inert));
     }
-    // Dynamo's replica sync first: its PUB is bound (or the deployment fails) before anything books
-    Future<?> ingest = replica == null ? Future.succeededFuture()
-        : vertx.deployVerticle(new ReplicaSyncVerticle(replica, service));
+    // the session table's owner, then Dynamo's replica sync: its PUB is bound (or the deployment
+    // fails) before anything books
+    Future<?> ingest = service.sessionAffinity() instanceof BusSessionAffinity bus
+        ? vertx.deployVerticle(new SessionAffinityVerticle(bus.owned())) : Future.succeededFuture();
+    if (replica != null) {
+      ingest = ingest.compose(r -> vertx.deployVerticle(new ReplicaSyncVerticle(replica, service)));
+    }
     if (cfg.useKvEvents() && cfg.overlapScoreCredit() > 0) {
       // the ingest verticle owns the ZMQ threads; every subscription the coordinator opens names
       // its own sink, so the ingest's default one only logs stray deliveries

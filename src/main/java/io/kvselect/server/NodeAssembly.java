@@ -79,10 +79,16 @@ public final class NodeAssembly {
     });
   }
 
+  /** The node's session table: the one its session-affinity verticle owns, when the service calls it over the bus. */
+  static io.kvselect.core.session.SessionAffinity sessionTable(SelectionService service) {
+    io.kvselect.core.session.SessionAffinity a = service.sessionAffinity();
+    return a instanceof io.kvselect.server.session.BusSessionAffinity bus ? bus.owned() : a;
+  }
+
   /** What {@code /cluster} and {@code /metrics} report of a member's shared-state fallbacks and peers. */
   private static void bindCluster(NodeParts parts, ClusterView view, ServiceMetrics metrics) {
     SelectionService service = parts.service();
-    if (service.sessionAffinity() instanceof BudgetedSessionAffinity b) {
+    if (sessionTable(service) instanceof BudgetedSessionAffinity b) {
       view.attachFallbacks(b::stats, b.budget());
       metrics.bindFallbacks(b);
     }

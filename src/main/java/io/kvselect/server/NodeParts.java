@@ -14,6 +14,7 @@ import io.kvselect.server.cluster.PeerSync;
 import io.kvselect.server.config.CliException;
 import io.kvselect.server.config.NodeSettings;
 import io.kvselect.server.kvc.HttpAdmissionClient;
+import io.kvselect.server.session.BusSessionAffinity;
 import io.kvselect.server.sync.replica.BusLoadSync;
 import io.kvselect.server.sync.replica.ReplicaSync;
 import io.vertx.core.Vertx;
@@ -52,17 +53,21 @@ public record NodeParts(SelectionService service, ReplicaSync replica, PeerSync 
    * partition's event index is a {@link ShardedBlockIndex} of {@code threads} shards (one with
    * {@code --threads 1}): the KV-event threads write it while selections read it, so even a single
    * shard sits behind its lock. With {@code --replica-sync-port} the service sends its booking
-   * steps to the replica-sync verticle over {@code vertx}'s event bus ({@link BusLoadSync}).
+   * steps to the replica-sync verticle over {@code vertx}'s event bus ({@link BusLoadSync}); with
+   * session affinity its session table is the session-affinity verticle's, called over the bus
+   * ({@link BusSessionAffinity}).
    */
   public static NodeParts standalone(NodeSettings s, Vertx vertx) {
     ReplicaSync replica = replicaSync(s);
     SelectionServiceBuilder b = builder(s);
     if (replica != null) {
       b.loadSync(new BusLoadSync(vertx));
-      if (s.sessionAffinityTtlSecs() != null) {
-        Duration ttl = Duration.ofSeconds(s.sessionAffinityTtlSecs());
-        b.sessionAffinity(clock -> replica.affinity(new LocalSessionAffinity(clock, ttl)));
-      }
+    }
+    if (s.sessionAffinityTtlSecs() != null) {
+      // the table belongs to the session-affinity verticle; the service reaches it over the bus
+      Duration ttl = Duration.ofSeconds(s.sessionAffinityTtlSecs());
+      b.sessionAffinity(clock -> new BusSessionAffinity(vertx, replica == null
+          ? new LocalSessionAffinity(clock, ttl) : replica.affinity(new LocalSessionAffinity(clock, ttl))));
     }
     return new NodeParts(b.build(), replica, null, null);
   }

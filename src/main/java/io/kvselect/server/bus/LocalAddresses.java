@@ -32,6 +32,13 @@ public final class LocalAddresses {
     return INDEX_SHARD_PREFIX + shard;
   }
 
+  /**
+   * Calls on the node's session table ({@code core.session.SessionAffinity}: lookup, bind and
+   * lease, release, sweep, drop a worker), each answered with the table's result or its
+   * exception; consumed by {@code SessionAffinityVerticle}, the table's owner.
+   */
+  public static final String SESSION_AFFINITY = "kvselect.session.affinity";
+
   /** Every node-internal address (a prefix for the per-shard ones). */
-  public static final List<String> ALL = List.of(REPLICA_LOAD, INDEX_SHARD_PREFIX);
+  public static final List<String> ALL = List.of(REPLICA_LOAD, INDEX_SHARD_PREFIX, SESSION_AFFINITY);
 }

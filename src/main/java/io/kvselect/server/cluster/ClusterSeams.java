@@ -92,9 +92,11 @@ public final class ClusterSeams {
             hz.getConfig().getMapConfig(ClusterBootstrap.SESSIONS_MAP).getBackupCount()));
     if (s.sessionAffinityTtlSecs() != null) {
       Duration ttl = Duration.ofSeconds(s.sessionAffinityTtlSecs());
-      builder.sessionAffinity(clock -> new io.kvselect.core.session.BudgetedSessionAffinity(
-          new HazelcastSessionAffinity(hz, clock, ttl, SessionAffinity.MAX_ENTRIES, blocking, completions),
-          budget, clock, ttl, NEAR_CACHE_ENTRIES));
+      // the near cache and the budget are the session-affinity verticle's; the service calls it over the bus
+      builder.sessionAffinity(clock -> new io.kvselect.server.session.BusSessionAffinity(vertx,
+          new io.kvselect.core.session.BudgetedSessionAffinity(
+              new HazelcastSessionAffinity(hz, clock, ttl, SessionAffinity.MAX_ENTRIES, blocking, completions),
+              budget, clock, ttl, NEAR_CACHE_ENTRIES)));
     }
     Duration pendingTtl = Duration.ofNanos((long) (s.selectionCacheTtlSecs() * 1e9));
     builder.pendingStore(new io.kvselect.core.pending.BudgetedPendingStore<>(new HazelcastPendingStore<>(hz,

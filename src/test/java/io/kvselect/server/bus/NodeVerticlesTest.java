@@ -94,6 +94,42 @@ class NodeVerticlesTest {
   }
 
   @Test
+  void sessionCallsGoOverTheSessionAddressToTheTablesVerticleAndItsErrorsComeBackAsTheyWere() throws Exception {
+    try (BusHarness h = new BusHarness("--session-affinity-ttl-secs", "600")) {
+      assertEquals(List.of(EventBusApi.class.getSimpleName(), HttpApiVerticle.class.getSimpleName(),
+          MainVerticle.class.getSimpleName() + " (root)", "SessionAffinityVerticle"), deployed(h.vertx),
+          "the session table has a verticle of its own");
+      List<String> calls = new java.util.concurrent.CopyOnWriteArrayList<>();
+      h.vertx.eventBus().addOutboundInterceptor(ctx -> {
+        if (ctx.message().address().equals(LocalAddresses.SESSION_AFFINITY)) {
+          calls.add(ctx.body().getClass().getSimpleName());
+        }
+        ctx.next();
+      });
+      h.ok(BusAddresses.WORKERS_CREATE, BusHarness.worker(1));
+      h.ok(BusAddresses.WORKERS_CREATE, BusHarness.worker(2));
+      JsonObject booked = h.ok(BusAddresses.SELECT_AND_RESERVE, new JsonObject().put("selection_id", "s-1")
+          .put("session_id", "chat-1").put("token_ids", new JsonArray().add(1).add(2).add(3).add(4)));
+      long worker = booked.getLong("worker_id");
+      JsonObject again = h.ok(BusAddresses.SELECT, new JsonObject().put("session_id", "chat-1")
+          .put("token_ids", new JsonArray().add(9).add(9).add(9).add(9)));
+      assertEquals(worker, again.getLong("worker_id"), "the binding made through the verticle is read back: " + again);
+      h.ok(BusAddresses.FREE, new JsonObject().put("selection_id", "s-1"));
+      await().atMost(Duration.ofSeconds(10)).until(() -> calls.contains("ReleaseLease"));
+      assertTrue(calls.containsAll(List.of("Lookup", "BindAndLease", "ReleaseLease")), "calls: " + calls);
+
+      BusHarness.HttpAnswer bad = h.http("POST", "/select", new JsonObject().put("session_id", "x".repeat(300))
+          .put("token_ids", new JsonArray().add(1)).encode());
+      assertEquals(400, bad.status(), bad.body());
+      assertTrue(bad.body().contains("session_id"), "a bad session id is still a 400 naming the field: " + bad.body());
+
+      h.kvselect.undeploy().toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
+      BusHarness.Answer after = h.send(LocalAddresses.SESSION_AFFINITY, new JsonObject());
+      assertEquals(ReplyFailure.NO_HANDLERS, after.failureType(), "the table's verticle went with the node: " + after);
+    }
+  }
+
+  @Test
   void aStartThatFailsAfterTheReplicaVerticleLeavesNothingDeployedAndItsPortFree() throws Exception {
     Vertx vertx = Vertx.vertx();
     try (ServerSocket taken = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
