@@ -33,8 +33,8 @@ public final class LocalAddresses {
   }
 
   /**
-   * Calls on the node's session table ({@code core.session.SessionAffinity}: lookup, bind and
-   * lease, release, sweep, drop a worker), each answered with the table's result or its
+   * Housekeeping of the node's session table ({@code core.session.SessionAffinity}: the idle
+   * sweep, dropping a removed worker's bindings), each answered with the table's result or its
    * exception; consumed by {@code SessionAffinityVerticle}, the table's owner.
    */
   public static final String SESSION_AFFINITY = "kvselect.session.affinity";

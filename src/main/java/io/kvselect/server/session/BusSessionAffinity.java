@@ -15,9 +15,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
- * The selection service's side of the node's session table: every call is a request to
- * {@link LocalAddresses#SESSION_AFFINITY}, answered by {@link SessionAffinityVerticle}, the
- * table's owner, with the table's own result or exception. The stages complete on the caller's
+ * The selection service's side of the node's session table, owned by its
+ * {@link SessionAffinityVerticle}: the table's housekeeping (the idle sweep, dropping a removed
+ * worker's bindings) is a request to {@link LocalAddresses#SESSION_AFFINITY}, answered by the
+ * verticle with the table's own result or exception; the request path's calls run inline on the
+ * table ({@link #lookup}), because a bus round trip there was measured too costly. The stages complete on the caller's
  * context when it has one (an HTTP or bus handler), else on an event loop, never on the caller's
  * thread before returning.
  *
@@ -52,20 +54,28 @@ public final class BusSessionAffinity implements SessionAffinity {
     return owned;
   }
 
+  /**
+   * The request path's calls (lookup, bind and lease, release) run inline, on the caller's thread,
+   * on the owned table (thread-safe; on a cluster member its near cache and budget answer first):
+   * a bus round trip per call cost session-bound bookings 23-43% of their throughput
+   * (docs/design.md, "Communication inside a node").
+   */
   @Override
   public CompletionStage<Optional<WorkerRank>> lookup(String partition, String sessionId) {
-    return call(new SessionCommand.Lookup(partition, sessionId));
+    return owned.lookup(partition, sessionId);
   }
 
+  /** Inline, see {@link #lookup}. */
   @Override
   public CompletionStage<WorkerRank> bindAndLease(String partition, String sessionId, WorkerRank expected,
       WorkerRank target, String leaseId) {
-    return call(new SessionCommand.BindAndLease(partition, sessionId, expected, target, leaseId));
+    return owned.bindAndLease(partition, sessionId, expected, target, leaseId);
   }
 
+  /** Inline, see {@link #lookup}. */
   @Override
   public CompletionStage<Void> releaseLease(String partition, String sessionId, String leaseId) {
-    return call(new SessionCommand.ReleaseLease(partition, sessionId, leaseId));
+    return owned.releaseLease(partition, sessionId, leaseId);
   }
 
   @Override
