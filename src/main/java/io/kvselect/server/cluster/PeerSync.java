@@ -1,3 +1,4 @@
+// Over 400 lines: the one entry point of node-to-node sync (stream, node address, digests, membership, the joiner's hand-off); each part delegates to its own class.
 package io.kvselect.server.cluster;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -17,16 +18,12 @@ import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.spi.cluster.ClusterManager;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -66,61 +63,6 @@ public final class PeerSync {
   private static final int DEPARTED_LIMIT = 4096;
   private static final long DIGEST_REQUEST_SPACING_MS = 200;
 
-  /** Counters, for {@code /cluster} and tests. */
-  public static final class Stats {
-    public final AtomicLong received = new AtomicLong();
-    public final AtomicLong applied = new AtomicLong();
-    public final AtomicLong ignored = new AtomicLong();
-    public final AtomicLong duplicates = new AtomicLong();
-    public final AtomicLong gaps = new AtomicLong();
-    public final AtomicLong digestsSent = new AtomicLong();
-    public final AtomicLong digestsApplied = new AtomicLong();
-    public final AtomicLong corrections = new AtomicLong();
-    public final AtomicLong digestRequests = new AtomicLong();
-    public final AtomicLong malformed = new AtomicLong();
-    public final AtomicLong unknownVersion = new AtomicLong();
-    public final AtomicLong catalogRefused = new AtomicLong();
-    public final AtomicLong peersReleased = new AtomicLong();
-    public final AtomicLong bookingsReleased = new AtomicLong();
-    public final AtomicLong fromDeparted = new AtomicLong();
-
-    /** A snapshot, by snake_case name. */
-    public Map<String, Long> snapshot() {
-      Map<String, Long> m = new LinkedHashMap<>();
-      m.put("received", received.get());
-      m.put("applied", applied.get());
-      m.put("ignored", ignored.get());
-      m.put("duplicates", duplicates.get());
-      m.put("gaps", gaps.get());
-      m.put("digests_sent", digestsSent.get());
-      m.put("digests_applied", digestsApplied.get());
-      m.put("corrections", corrections.get());
-      m.put("digest_requests", digestRequests.get());
-      m.put("malformed", malformed.get());
-      m.put("unknown_version", unknownVersion.get());
-      m.put("catalog_refused", catalogRefused.get());
-      m.put("peers_released", peersReleased.get());
-      m.put("bookings_released", bookingsReleased.get());
-      m.put("from_departed", fromDeparted.get());
-      return m;
-    }
-  }
-
-  /** What this node knows about one sender's stream. Owned by the sync context. */
-  private static final class Peer {
-    final String id;
-    /** The next sequence number to apply; -1 before the first message. */
-    long expected = -1;
-    final TreeMap<Long, SyncCodec.Envelope> held = new TreeMap<>();
-    long gapTimer = -1;
-    /** When the membership first missed this peer (ms, monotonic), or -1 while it is a member. */
-    long missingSince = -1;
-
-    Peer(String id) {
-      this.id = id;
-    }
-  }
-
   private final Vertx vertx;
   private final ClusterManager cluster;
   private final PeerSyncOptions options;
@@ -130,8 +72,9 @@ public final class PeerSync {
   private final EventBusLoadSync loadSync;
   private final EventBusCatalogSync catalogSync;
   private final BusLifecycleForwarder lifecycle;
-  private final Stats stats = new Stats();
-  private final Map<String, Peer> peers = new HashMap<>();
+  private final PeerSyncStats stats = new PeerSyncStats();
+  /** Each sender's stream in order; owned by the sync context. */
+  private final SenderStreams streams;
   private final LinkedHashSet<String> departed = new LinkedHashSet<>();
   private final List<SyncCodec.Envelope> early = new ArrayList<>();
   private volatile boolean recovering = true;
@@ -159,6 +102,7 @@ public final class PeerSync {
     this.loadSync = new EventBusLoadSync(stream, () -> cluster.getNodes().size() > 1);
     this.catalogSync = new EventBusCatalogSync(stream);
     this.lifecycle = new BusLifecycleForwarder(vertx, cluster, BusLifecycleForwarder.DEFAULT_TIMEOUT);
+    this.streams = new SenderStreams(vertx, options.gapTimeout(), HOLD_LIMIT, stats, this::apply, this::requestDigest);
   }
 
   /** Over the cluster manager of a clustered {@code vertx}. */
@@ -212,7 +156,7 @@ public final class PeerSync {
     return f == null ? null : f.reason();
   }
 
-  public Stats stats() {
+  public PeerSyncStats stats() {
     return stats;
   }
 
@@ -315,11 +259,7 @@ public final class PeerSync {
       if (membershipTimer >= 0) {
         vertx.cancelTimer(membershipTimer);
       }
-      for (Peer p : peers.values()) {
-        if (p.gapTimer >= 0) {
-          vertx.cancelTimer(p.gapTimer);
-        }
-      }
+      streams.close();
       List<Future<Void>> f = new ArrayList<>();
       if (streamConsumer != null) {
         f.add(streamConsumer.unregister());
@@ -379,68 +319,13 @@ public final class PeerSync {
     receive(e);
   }
 
-  /** Applies {@code e} in its sender's order, holding it if messages before it are missing. */
+  /** Applies {@code e} in its sender's order ({@link SenderStreams}), unless its sender departed. */
   private void receive(SyncCodec.Envelope e) {
     if (departed.contains(e.from())) {
       stats.fromDeparted.incrementAndGet();
       return;
     }
-    Peer p = peers.computeIfAbsent(e.from(), Peer::new);
-    if (p.expected < 0) {
-      p.expected = e.seq();
-      if (!e.kind().equals("digest")) {
-        requestDigest(p.id);
-      }
-    }
-    if (e.seq() < p.expected || p.held.containsKey(e.seq())) {
-      stats.duplicates.incrementAndGet();
-      return;
-    }
-    if (e.seq() > p.expected) {
-      p.held.put(e.seq(), e);
-      if (p.held.size() > HOLD_LIMIT) {
-        skipGap(p);
-      } else if (p.gapTimer < 0) {
-        p.gapTimer = vertx.setTimer(options.gapTimeout().toMillis(), t -> {
-          p.gapTimer = -1;
-          skipGap(p);
-        });
-      }
-      return;
-    }
-    apply(e);
-    p.expected++;
-    drainHeld(p);
-  }
-
-  private void drainHeld(Peer p) {
-    while (!p.held.isEmpty() && p.held.firstKey() == p.expected) {
-      apply(p.held.pollFirstEntry().getValue());
-      p.expected++;
-    }
-    if (p.held.isEmpty() && p.gapTimer >= 0) {
-      vertx.cancelTimer(p.gapTimer);
-      p.gapTimer = -1;
-    }
-  }
-
-  /** Gives up on the missing messages before the first held one and asks for a digest. */
-  private void skipGap(Peer p) {
-    if (p.held.isEmpty() || !peers.containsKey(p.id)) {
-      return;
-    }
-    if (p.held.firstKey() > p.expected) {
-      stats.gaps.incrementAndGet();
-      p.expected = p.held.firstKey();
-      requestDigest(p.id);
-    }
-    drainHeld(p);
-    if (!p.held.isEmpty() && p.gapTimer < 0) {
-      p.gapTimer = vertx.setTimer(options.gapTimeout().toMillis(), t -> {
-        p.gapTimer = -1;
-        skipGap(p);
-      });
-    }
+    streams.receive(e);
   }
 
   private void apply(SyncCodec.Envelope e) {
@@ -556,30 +441,15 @@ public final class PeerSync {
     // a member released after a partition and back after the merge keeps its node id: hear it again
     departed.removeIf(live::contains);
     long now = System.nanoTime() / 1_000_000;
-    Iterator<Peer> it = peers.values().iterator();
-    while (it.hasNext()) {
-      Peer p = it.next();
-      if (live.contains(p.id)) {
-        p.missingSince = -1;
-        continue;
+    for (String id : streams.goneFor(live, now, options.deadGrace().toMillis())) {
+      departed.add(id);
+      if (departed.size() > DEPARTED_LIMIT) {
+        departed.remove(departed.iterator().next());
       }
-      if (p.missingSince < 0) {
-        p.missingSince = now;
-      }
-      if (now - p.missingSince >= options.deadGrace().toMillis()) {
-        it.remove();
-        if (p.gapTimer >= 0) {
-          vertx.cancelTimer(p.gapTimer);
-        }
-        departed.add(p.id);
-        if (departed.size() > DEPARTED_LIMIT) {
-          departed.remove(departed.iterator().next());
-        }
-        int n = service.releasePeer(p.id);
-        stats.peersReleased.incrementAndGet();
-        stats.bookingsReleased.addAndGet(n);
-        LOG.info("peer {} left the cluster: released its {} booking(s)", p.id, n);
-      }
+      int n = service.releasePeer(id);
+      stats.peersReleased.incrementAndGet();
+      stats.bookingsReleased.addAndGet(n);
+      LOG.info("peer {} left the cluster: released its {} booking(s)", id, n);
     }
   }
 }

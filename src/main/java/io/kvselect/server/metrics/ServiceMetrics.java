@@ -173,7 +173,7 @@ public final class ServiceMetrics {
     // strongly held: the supplier is a lambda nothing else references (a weakly held gauge reads NaN once collected)
     Gauge.builder("kvselect_cluster_members", members, m -> m.getAsInt()).strongReference(true)
         .description("cluster members this node sees, itself included").register(registry);
-    io.kvselect.server.cluster.PeerSync.Stats st = sync.stats();
+    io.kvselect.server.cluster.PeerSyncStats st = sync.stats();
     FunctionCounter.builder("kvselect_cluster_sync_gaps", st, x -> x.gaps.get())
         .description("sync-stream gaps skipped after the gap timeout (a digest repairs them)").register(registry);
     FunctionCounter.builder("kvselect_cluster_sync_malformed", st, x -> x.malformed.get() + x.unknownVersion.get())
