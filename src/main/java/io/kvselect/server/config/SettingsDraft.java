@@ -61,8 +61,8 @@ final class SettingsDraft {
   private Path configFile;
   private RouterConfig router = RouterConfig.defaults();
   private final OperationsDraft operations = new OperationsDraft();
-  private final io.kvselect.server.cluster.ClusterSettings.Draft cluster =
-      new io.kvselect.server.cluster.ClusterSettings.Draft();
+  private final io.kvselect.server.cluster.ClusterSettingsDraft cluster =
+      new io.kvselect.server.cluster.ClusterSettingsDraft();
 
   /** A draft holding the classpath defaults. */
   static SettingsDraft fromDefaults() {
