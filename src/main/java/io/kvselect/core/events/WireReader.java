@@ -1,3 +1,4 @@
+// Over 400 lines: every bounds-checked msgpack read the KV-event decoder needs, kept together so every length check is in one place.
 package io.kvselect.core.events;
 
 import io.kvselect.core.hash.BlockHasher;

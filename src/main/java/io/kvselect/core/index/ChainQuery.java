@@ -1,3 +1,4 @@
+// Over 400 lines: the index's hot lookup walk with its scratch buffers, kept in one class so the allocation-free path stays visible.
 package io.kvselect.core.index;
 
 import java.util.Arrays;

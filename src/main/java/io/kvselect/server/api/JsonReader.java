@@ -1,3 +1,4 @@
+// Over 400 lines: one streaming reader for every type a request field can have; each read is a short method of its own.
 package io.kvselect.server.api;
 
 import com.fasterxml.jackson.core.JsonFactory;

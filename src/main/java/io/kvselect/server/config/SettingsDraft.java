@@ -1,3 +1,4 @@
+// Over 400 lines: the one layered accumulator of every node flag, variable and config field (file, environment, flags), each a short checked setter.
 package io.kvselect.server.config;
 
 import com.fasterxml.jackson.core.JsonParser;

@@ -1,7 +1,6 @@
 package io.kvselect.server.events;
 
 import io.kvselect.core.catalog.WorkerRecord;
-import io.kvselect.core.index.BlockIndex;
 import io.kvselect.core.index.ShardedBlockIndex;
 import io.kvselect.core.index.WorkerRank;
 import io.kvselect.core.catalog.CatalogListener;
@@ -10,7 +9,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -71,33 +69,12 @@ public final class KvEventsCoordinator implements CatalogListener {
     }
   };
 
-  /** What a rank's batches are applied to, replaced whenever its registration changes. */
-  record Target(long workerId, BlockIndex index, int blockSize, boolean eagle, int firstRank,
-      int rankCount, Map<Integer, String> endpoints, String replayEndpoint) {
-
-    boolean hasRank(int r) {
-      return r >= firstRank && r < firstRank + rankCount;
-    }
-
-    /** The index shard of {@code rank}: its {@link ShardedBlockIndex} shard, 0 for an unsharded index. */
-    int shardOf(WorkerRank rank) {
-      return index instanceof ShardedBlockIndex sharded ? sharded.shardOf(rank) : 0;
-    }
-
-    /** Whether rank {@code r}'s listener of {@code this} registration serves {@code other} unchanged. */
-    boolean sameListener(Target other, int r) {
-      return other != null && other.index == index && hasRank(r) && other.hasRank(r)
-          && Objects.equals(endpoints.get(r), other.endpoints.get(r))
-          && Objects.equals(replayEndpoint, other.replayEndpoint);
-    }
-  }
-
   private final SelectionService service;
   private final KvEventIngest ingest;
   /** Where the owner pollers hand the shards their writes. */
   private final ShardWriters shards;
   /** Catalog thread. */
-  private final Map<Long, Target> targets = new ConcurrentHashMap<>();
+  private final Map<Long, RankTarget> targets = new ConcurrentHashMap<>();
   /** Put by the catalog thread when a subscription opens; removed by the rank's owner when closed. */
   private final Map<WorkerRank, RankWriter> writers = new ConcurrentHashMap<>();
   private final Map<Long, CompletableFuture<Void>> stopping = new ConcurrentHashMap<>();
@@ -136,8 +113,8 @@ public final class KvEventsCoordinator implements CatalogListener {
 
   @Override
   public void workerUpserted(WorkerRecord previous, WorkerRecord current) {
-    Target old = targets.get(current.workerId());
-    Target next = current.schedulable() ? target(current) : null;
+    RankTarget old = targets.get(current.workerId());
+    RankTarget next = current.schedulable() ? target(current) : null;
     List<CompletableFuture<Void>> stops = new ArrayList<>();
     if (old != null) {
       for (int i = 0; i < old.rankCount(); i++) {
@@ -163,7 +140,7 @@ public final class KvEventsCoordinator implements CatalogListener {
 
   @Override
   public void workerRemoved(WorkerRecord removed) {
-    Target old = targets.remove(removed.workerId());
+    RankTarget old = targets.remove(removed.workerId());
     if (old == null) {
       return;
     }
@@ -178,7 +155,7 @@ public final class KvEventsCoordinator implements CatalogListener {
    * On rank {@code r}'s owner thread: close its socket, then drop its writer and its blocks. Work
    * posted there afterwards (a new subscription of the rank) runs after this.
    */
-  private CompletableFuture<Void> retire(Target old, int r) {
+  private CompletableFuture<Void> retire(RankTarget old, int r) {
     WorkerRank rank = new WorkerRank(old.workerId(), r);
     RankWriter writer = writers.get(rank);
     int shard = old.shardOf(rank);
@@ -202,7 +179,7 @@ public final class KvEventsCoordinator implements CatalogListener {
     return closed.thenCompose(v -> removed);
   }
 
-  private void start(Target next, int r) {
+  private void start(RankTarget next, int r) {
     WorkerRank rank = new WorkerRank(next.workerId(), r);
     if (next.index() == null) {
       return;
@@ -239,7 +216,7 @@ public final class KvEventsCoordinator implements CatalogListener {
    * when already there), provided the writer writes the same index as {@code from} and is still
    * open when the task runs. False when the rank has no such writer.
    */
-  boolean onOwner(WorkerRank rank, Target from, Consumer<RankWriter> task) {
+  boolean onOwner(WorkerRank rank, RankTarget from, Consumer<RankWriter> task) {
     RankWriter w = writers.get(rank);
     if (w == null || w.target.index() != from.index()) {
       return false;
@@ -387,13 +364,13 @@ public final class KvEventsCoordinator implements CatalogListener {
     batches.increment();
   }
 
-  private Target target(WorkerRecord w) {
+  private RankTarget target(WorkerRecord w) {
     var s = w.spec();
     Map<Integer, String> endpoints = new HashMap<>();
     for (WorkerRank r : w.ranks()) {
       endpoints.put(r.dpRank(), s.kvEventsEndpointFor(r.dpRank()));
     }
-    return new Target(w.workerId(), service.eventIndex(s.partition()), s.blockSize(), s.isEagle(),
+    return new RankTarget(w.workerId(), service.eventIndex(s.partition()), s.blockSize(), s.isEagle(),
         s.dataParallelStartRank(), s.dataParallelSize(), Map.copyOf(endpoints), s.replayEndpoint());
   }
 

@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
  * The sink of one rank's subscription: decodes its batches on the shard's owner thread (the poller
  * the subscription runs on) and hands them, and its resets, to the index shard the rank lives on
  * ({@link ShardWriters}; the shard's {@link IndexShardVerticle} applies them in that order). Bound
- * to the registration it was opened for ({@link KvEventsCoordinator.Target}): batches of an old
+ * to the registration it was opened for ({@link RankTarget}): batches of an old
  * registration never reach a newer one's index.
  *
  * <p>Writes for another rank stay on that rank's owner: a batch stamped with another DP rank of
@@ -36,7 +36,7 @@ final class RankWriter implements BatchSink {
 
   private static final Logger LOG = LoggerFactory.getLogger(RankWriter.class);
 
-  final KvEventsCoordinator.Target target;
+  final RankTarget target;
   final WorkerRank rank;
   final int shard;
   /** Owner thread; true from construction (before the writer is published) until closed. */
@@ -53,7 +53,7 @@ final class RankWriter implements BatchSink {
   /** A held delivery: a batch, or a reset when {@code resetReason} is set. */
   private record Held(long seq, byte[] payload, String resetReason) {}
 
-  RankWriter(KvEventsCoordinator coordinator, KvEventsCoordinator.Target target, WorkerRank rank, boolean holding) {
+  RankWriter(KvEventsCoordinator coordinator, RankTarget target, WorkerRank rank, boolean holding) {
     this.coordinator = coordinator;
     this.target = target;
     this.rank = rank;

@@ -1,3 +1,4 @@
+// Over 400 lines: a benchmark tool's command, run loop and Markdown report (the sending is QueueLoadSender).
 package io.kvselect.tools.loadgen;
 
 import io.kvselect.server.KvselectNode;
