@@ -72,10 +72,7 @@ class OpenApiContractTest {
   @Test
   void clusteredNodesAnswerClusterAndReadyAsDocumented() throws Exception {
     System.setProperty("hazelcast.wait.seconds.before.join", "0");
-    int base;
-    try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      base = probe.getLocalPort();
-    }
+    int base = io.kvselect.testing.Ports.freeRange(2);
     String name = "kvs-test-" + java.util.UUID.randomUUID();
     String members = "127.0.0.1:" + base + ",127.0.0.1:" + (base + 1);
     java.util.List<io.kvselect.server.KvselectNode> nodes = new java.util.ArrayList<>();

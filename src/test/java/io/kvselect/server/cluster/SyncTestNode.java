@@ -11,12 +11,12 @@ import io.kvselect.server.NodeParts;
 import io.kvselect.server.config.NodeSettings;
 import io.kvselect.server.security.HttpGuards;
 import io.kvselect.server.metrics.ServiceMetrics;
+import io.kvselect.testing.Ports;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,15 +33,14 @@ import java.util.concurrent.TimeUnit;
  */
 final class SyncTestNode implements AutoCloseable {
 
+  /** Member addresses of a test cluster: the base port and the next ones. */
+  private static final int MEMBERS = 5;
+
   /** A cluster name and Hazelcast port range shared by the nodes of one test. */
   record Cluster(String name, int basePort) {
     static Cluster random() {
-      try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-        int base = s.getLocalPort();
-        if (base > 65000) {
-          base = 40000 + (base % 20000);
-        }
-        return new Cluster("kvs-test-" + UUID.randomUUID(), base);
+      try {
+        return new Cluster("kvs-test-" + UUID.randomUUID(), Ports.freeRange(MEMBERS));
       } catch (IOException e) {
         throw new IllegalStateException(e);
       }
@@ -66,7 +65,7 @@ final class SyncTestNode implements AutoCloseable {
   /** The node's Hazelcast configuration: {@code cluster.xml} with the test cluster's settings applied. */
   static Config hazelcast(Cluster c) {
     List<String> members = new ArrayList<>();
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < MEMBERS; i++) {
       members.add("127.0.0.1:" + (c.basePort() + i));
     }
     Config cfg = ClusterBootstrap.config(new ClusterSettings(true, c.name(), members, c.basePort(), "127.0.0.1"), 4096);
