@@ -126,4 +126,16 @@ class KvcServiceTest {
     join(svc.deleteWorker(d.workerId()));
     assertNull(snapshot("s5").pin(), "a removed worker is no pin");
   }
+
+  @Test
+  void aFreedBookingLeavesItsSessionResidentOnItsWorker() {
+    workers(100);
+    Selection first = join(svc.select(ServiceFixture.session("a", "s6", PROMPT), true));
+    long d = first.workerId();
+    join(svc.free("a"));
+    Selection other = join(svc.select(ServiceFixture.session("b", "s7", PROMPT), true));
+    assertTrue(other.kvc().attempts().stream().anyMatch(p -> p.workerId() == d
+        && "session-not-resident-no-capacity".equals(p.reason())),
+        "s6's 64 resident tokens leave no room for 64 more on a 100-token worker: " + other.kvc());
+  }
 }
