@@ -1,11 +1,11 @@
 package io.kvselect.bench;
 
 import io.kvselect.core.index.BlockIndex;
-import io.kvselect.core.index.MatchBuffer;
-import io.kvselect.core.index.MatchLevels;
 import io.kvselect.core.index.OverlapScores;
 import io.kvselect.core.index.PrefixChainIndex;
 import io.kvselect.core.index.ShardedBlockIndex;
+import io.kvselect.core.index.StoredBlock;
+import io.kvselect.core.index.WorkerRank;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -31,10 +31,8 @@ import org.openjdk.jmh.annotations.State;
  * </ul>
  *
  * <p>Entry points: {@code findMatches} returns an immutable {@link OverlapScores} (what the
- * service calls today); {@code findMatchesIntoBuffer} fills a per-thread {@link MatchBuffer} and
- * {@code findMatchLevels} a per-thread {@link MatchLevels}, both allocating nothing (check with
- * {@code -prof gc}: {@code gc.alloc.rate.norm}); the {@code *Read} variants also visit every
- * scored rank's name and device depth, as a consumer of the whole result does. {@code shards}: 1
+ * service calls); {@code findMatchesReadEach} also reads the overlap of every rank of the index
+ * by name, as the service's {@code Selector} reads each candidate's. {@code shards}: 1
  * benchmarks a plain {@link PrefixChainIndex}, N > 1 the node's {@link ShardedBlockIndex} of N
  * of them ({@code -p shards=1,2}).
  *
@@ -66,16 +64,9 @@ public class FindMatchesBenchmark {
 
   private long[][] queries;
   private BlockIndex index;
+  /** Every rank of the index, in rank order: the candidates a selection reads one by one. */
+  private WorkerRank[] all;
   private int next;
-
-  /** One reusable buffer and levels result per benchmark thread. */
-  @State(Scope.Thread)
-  public static class Buffer {
-    final MatchBuffer buffer = new MatchBuffer();
-    final MatchLevels levels = new MatchLevels();
-    long sum;
-    final MatchLevels.Visitor reader = (rank, d, h, dk, e) -> sum += rank.dpRank() + d;
-  }
 
   @Setup(Level.Trial)
   public void setUp() {
@@ -83,6 +74,9 @@ public class FindMatchesBenchmark {
     index = shards == 1 ? new PrefixChainIndex()
         : new ShardedBlockIndex(shards, PrefixChainIndex::new);
     long[][] stored = w.populate(index, 8);
+    all = index.dump().stream().map(StoredBlock::rank).distinct().sorted(
+        java.util.Comparator.comparingLong(WorkerRank::workerId).thenComparingInt(WorkerRank::dpRank))
+        .toArray(WorkerRank[]::new);
     queries = new long[QUERIES][];
     for (int i = 0; i < QUERIES; i++) {
       long[] s = stored[w.nextInt(ranks)];
@@ -109,42 +103,18 @@ public class FindMatchesBenchmark {
     return index.findMatches(q);
   }
 
+  /**
+   * {@link #findMatches} plus the overlap of every rank of the index read by name
+   * ({@code of(rank)}), as the service's {@code Selector} reads each candidate's overlap.
+   */
   @Benchmark
-  public MatchBuffer findMatchesIntoBuffer(Buffer b) {
+  public long findMatchesReadEach() {
     long[] q = queries[next];
     next = (next + 1) & (QUERIES - 1);
-    index.findMatches(q, b.buffer);
-    return b.buffer;
-  }
-
-  @Benchmark
-  public MatchLevels findMatchLevels(Buffer b) {
-    long[] q = queries[next];
-    next = (next + 1) & (QUERIES - 1);
-    index.findMatchLevels(q, b.levels);
-    return b.levels;
-  }
-
-  /** {@link #findMatchLevels} plus a visit of every scored rank's name and device depth. */
-  @Benchmark
-  public long findMatchLevelsRead(Buffer b) {
-    long[] q = queries[next];
-    next = (next + 1) & (QUERIES - 1);
-    index.findMatchLevels(q, b.levels);
-    b.levels.forEach(b.reader);
-    return b.sum;
-  }
-
-  /** {@link #findMatchesIntoBuffer} plus a visit of every scored rank's name and device depth. */
-  @Benchmark
-  public long findMatchesIntoBufferRead(Buffer b) {
-    long[] q = queries[next];
-    next = (next + 1) & (QUERIES - 1);
-    MatchBuffer m = b.buffer;
-    index.findMatches(q, m);
+    OverlapScores o = index.findMatches(q);
     long sum = 0;
-    for (int i = 0, n = m.size(); i < n; i++) {
-      sum += m.rank(i).dpRank() + m.device(i);
+    for (WorkerRank r : all) {
+      sum += o.of(r).device();
     }
     return sum;
   }

@@ -1,8 +1,6 @@
 package io.kvselect.bench;
 
 import io.kvselect.core.index.BlockIndex;
-import io.kvselect.core.index.MatchBuffer;
-import io.kvselect.core.index.MatchLevels;
 import io.kvselect.core.index.PrefixChainIndex;
 import io.kvselect.core.index.ShardedBlockIndex;
 import java.lang.management.ManagementFactory;
@@ -16,10 +14,9 @@ import java.util.Locale;
  * other builds, a thread that is descheduled is not charged, so the figure follows the lookup's
  * own cost (cache effects of the neighbours remain). Per form and workload: 30 rounds of 50 x
  * 1,024 lookups, the first 5 discarded; prints the median and the best round, in microseconds of
- * CPU per lookup, as a Markdown table. Forms: {@code buffer} ({@link MatchBuffer}), {@code levels}
- * ({@link MatchLevels}), {@code levelsRead} (levels plus a visit of every scored rank). The forms
- * that use {@link MatchLevels} live in their own methods, so {@code buffer} alone also runs
- * against an index without it. Arguments: shards (1), forms (buffer,levels,levelsRead). Run with
+ * CPU per lookup, as a Markdown table. Forms: {@code scores} ({@code findMatches} returning
+ * {@code OverlapScores}, the node's call), {@code scoresRead} (plus a visit of every scored rank).
+ * Arguments: shards (1), forms (scores,scoresRead). Run with
  *
  * <pre>
  * java -cp target/test-classes:target/classes:$(cat target/cp.txt) io.kvselect.bench.FindMatchesCpu 1
@@ -35,7 +32,7 @@ public final class FindMatchesCpu {
 
   public static void main(String[] args) {
     int shards = args.length > 0 ? Integer.parseInt(args[0]) : 1;
-    String[] forms = (args.length > 1 ? args[1] : "buffer,levels,levelsRead").split(",");
+    String[] forms = (args.length > 1 ? args[1] : "scores,scoresRead").split(",");
     ThreadMXBean mx = ManagementFactory.getThreadMXBean();
     System.out.printf("## FindMatchesCpu%n%n- command: `FindMatchesCpu %s`%n- date: %s; %d CPUs; "
             + "java %s; load average %s%n%n", String.join(" ", args), Instant.now(),
@@ -61,9 +58,8 @@ public final class FindMatchesCpu {
         for (int round = 0; round < ROUNDS; round++) {
           long c0 = mx.getCurrentThreadCpuTime();
           long n = switch (form) {
-            case "buffer" -> buffer(index, qs);
-            case "levels" -> levels(index, qs, false);
-            case "levelsRead" -> levels(index, qs, true);
+            case "scores" -> scores(index, qs, false);
+            case "scoresRead" -> scores(index, qs, true);
             default -> throw new IllegalArgumentException(form);
           };
           long c1 = mx.getCurrentThreadCpuTime();
@@ -79,29 +75,15 @@ public final class FindMatchesCpu {
     }
   }
 
-  private static long buffer(BlockIndex index, long[][] qs) {
-    MatchBuffer b = new MatchBuffer();
-    long n = 0;
-    for (int r = 0; r < REPEAT; r++) {
-      for (long[] q : qs) {
-        index.findMatches(q, b);
-        n += b.size();
-      }
-    }
-    return n;
-  }
-
-  private static long levels(BlockIndex index, long[][] qs, boolean read) {
-    MatchLevels l = new MatchLevels();
+  private static long scores(BlockIndex index, long[][] qs, boolean read) {
     long[] sum = {0};
-    MatchLevels.Visitor v = (rank, d, h, dk, e) -> sum[0] += rank.dpRank() + d;
     long n = 0;
     for (int r = 0; r < REPEAT; r++) {
       for (long[] q : qs) {
-        index.findMatchLevels(q, l);
-        n += l.size();
+        io.kvselect.core.index.OverlapScores o = index.findMatches(q);
+        n += o.size();
         if (read) {
-          l.forEach(v);
+          o.forEach((rank, overlap) -> sum[0] += rank.dpRank() + overlap.device());
         }
       }
     }

@@ -1,7 +1,5 @@
 package io.kvselect.tools.loadgen;
 
-import io.kvselect.core.index.MatchBuffer;
-import io.kvselect.core.index.MatchLevels;
 import io.kvselect.core.index.OverlapScores;
 import io.kvselect.core.index.PrefixChainIndex;
 import io.kvselect.core.index.ShardedBlockIndex;
@@ -28,9 +26,9 @@ import org.openjdk.jmh.annotations.State;
  * replay} from the replay's scheduling and its event threads. With every store applied, a lookup
  * scores more ranks than during the replay (every worker that served a request holds block 0).
  *
- * <p>Forms: {@code scores} ({@code findMatches} returning {@link OverlapScores}), {@code buffer}
- * ({@link MatchBuffer}), {@code levels} ({@link MatchLevels}); the {@code *Read} variants also
- * visit every scored rank's name and device depth, as a consumer of the whole result does.
+ * <p>Forms: {@code scores} ({@code findMatches} returning {@link OverlapScores}, the node's
+ * call); {@code scoresRead} also visits every scored rank's name and device depth, as a consumer
+ * of the whole result does.
  *
  * <p>The trace is given by {@code -p trace=FILE} (required). Run (after {@code mvn test-compile}
  * and the class path of {@code docs/benchmarks.md}):
@@ -59,13 +57,10 @@ public class TraceLookupBenchmark {
   private long[][] queries;
   private int next;
 
-  /** Per-thread reusable results and the read accumulator. */
+  /** Per-thread read accumulator. */
   @State(Scope.Thread)
   public static class Results {
-    final MatchBuffer buffer = new MatchBuffer();
-    final MatchLevels levels = new MatchLevels();
     long sum;
-    final MatchLevels.Visitor reader = (rank, d, h, dk, e) -> sum += rank.dpRank() + d;
   }
 
   @Setup(Level.Trial)
@@ -105,32 +100,8 @@ public class TraceLookupBenchmark {
   }
 
   @Benchmark
-  public MatchBuffer buffer(Results r) {
-    index.findMatches(nextQuery(), r.buffer);
-    return r.buffer;
-  }
-
-  @Benchmark
-  public long bufferRead(Results r) {
-    MatchBuffer b = r.buffer;
-    index.findMatches(nextQuery(), b);
-    long sum = 0;
-    for (int i = 0, n = b.size(); i < n; i++) {
-      sum += b.rank(i).dpRank() + b.device(i);
-    }
-    return sum;
-  }
-
-  @Benchmark
-  public MatchLevels levels(Results r) {
-    index.findMatchLevels(nextQuery(), r.levels);
-    return r.levels;
-  }
-
-  @Benchmark
-  public long levelsRead(Results r) {
-    index.findMatchLevels(nextQuery(), r.levels);
-    r.levels.forEach(r.reader);
+  public long scoresRead(Results r) {
+    index.findMatches(nextQuery()).forEach((rank, o) -> r.sum += rank.dpRank() + o.device());
     return r.sum;
   }
 }

@@ -1,8 +1,6 @@
 package io.kvselect.tools.loadgen;
 
 import io.kvselect.core.index.BlockIndex;
-import io.kvselect.core.index.MatchBuffer;
-import io.kvselect.core.index.MatchLevels;
 import io.kvselect.core.index.PrefixChainIndex;
 import io.kvselect.core.index.ShardedBlockIndex;
 import io.kvselect.core.index.StorageTier;
@@ -22,10 +20,9 @@ import java.util.Locale;
  * are applied to a fresh index, three times (the last is reported: CPU per store event and per
  * block); then the trace's lookups run against the index holding every store, once per round and
  * form (8 rounds, the first 2 discarded; median and best round). With every store applied, a
- * lookup scores more ranks than during the replay. Forms: {@code buffer}, {@code bufferRead},
- * {@code levels}, {@code levelsRead} (the {@code Read} forms also visit every scored rank's name
- * and device depth); the {@link MatchLevels} forms live in their own method, so the buffer forms
- * alone also run against an index without it. Arguments: trace file, workers, forms. Run with
+ * lookup scores more ranks than during the replay. Forms: {@code scores} ({@code findMatches}
+ * returning {@code OverlapScores}, the node's call) and {@code scoresRead} (also visits every
+ * scored rank's name and device depth). Arguments: trace file, workers, forms. Run with
  *
  * <pre>
  * java -cp target/test-classes:target/classes:$(cat target/cp.txt) \
@@ -42,7 +39,7 @@ public final class TraceLookupCpu {
   public static void main(String[] args) throws Exception {
     Path file = Path.of(args[0]);
     int workers = Integer.parseInt(args[1]);
-    String[] forms = (args.length > 2 ? args[2] : "buffer,bufferRead,levels,levelsRead")
+    String[] forms = (args.length > 2 ? args[2] : "scores,scoresRead")
         .split(",");
     ReplayWorkload w = ReplayWorkload.build(MooncakeTrace.read(file), workers, 1, 16_384, 512, 42,
         2, ReplayWorkload.Apply.INDEX);
@@ -90,10 +87,8 @@ public final class TraceLookupCpu {
       for (int round = 0; round < ROUNDS; round++) {
         long c0 = mx.getCurrentThreadCpuTime();
         long n = switch (form) {
-          case "buffer" -> buffer(index, qs, false);
-          case "bufferRead" -> buffer(index, qs, true);
-          case "levels" -> levels(index, qs, false);
-          case "levelsRead" -> levels(index, qs, true);
+          case "scores" -> scores(index, qs, false);
+          case "scoresRead" -> scores(index, qs, true);
           default -> throw new IllegalArgumentException(form);
         };
         long c1 = mx.getCurrentThreadCpuTime();
@@ -108,32 +103,14 @@ public final class TraceLookupCpu {
     }
   }
 
-  private static long buffer(BlockIndex index, long[][] qs, boolean read) {
-    MatchBuffer b = new MatchBuffer();
-    long n = 0;
-    long sum = 0;
-    for (long[] q : qs) {
-      index.findMatches(q, b);
-      n += b.size();
-      if (read) {
-        for (int i = 0, m = b.size(); i < m; i++) {
-          sum += b.rank(i).dpRank() + b.device(i);
-        }
-      }
-    }
-    return sum == -1 ? 0 : n;
-  }
-
-  private static long levels(BlockIndex index, long[][] qs, boolean read) {
-    MatchLevels l = new MatchLevels();
+  private static long scores(BlockIndex index, long[][] qs, boolean read) {
     long[] sum = {0};
-    MatchLevels.Visitor v = (rank, d, h, dk, e) -> sum[0] += rank.dpRank() + d;
     long n = 0;
     for (long[] q : qs) {
-      index.findMatchLevels(q, l);
-      n += l.size();
+      io.kvselect.core.index.OverlapScores o = index.findMatches(q);
+      n += o.size();
       if (read) {
-        l.forEach(v);
+        o.forEach((rank, overlap) -> sum[0] += rank.dpRank() + overlap.device());
       }
     }
     return sum[0] == -1 ? 0 : n;

@@ -46,30 +46,6 @@ public interface BlockIndex {
   OverlapScores findMatches(long[] localHashes);
 
   /**
-   * {@link #findMatches(long[])} into a caller-owned buffer, replacing its content: the same
-   * ranks and overlaps. {@link PrefixChainIndex} and {@link ShardedBlockIndex} of it allocate
-   * nothing per query once the buffer and their per-thread scratch have grown to the result
-   * size; this default copies the result of {@link #findMatches(long[])}.
-   */
-  default void findMatches(long[] localHashes, MatchBuffer out) {
-    out.clear();
-    findMatches(localHashes).forEach(out::add);
-  }
-
-  /**
-   * {@link #findMatches(long[])} into a caller-owned {@link MatchLevels}, replacing its content:
-   * the same ranks and overlaps, kept by the depth at which ranks drop out of the query's path so
-   * that the lookup's cost does not grow with the number of ranks that match only a short prefix
-   * ({@link PrefixChainIndex}, {@link ShardedBlockIndex} of it). The caller reads a rank's overlap
-   * on demand or visits every scored rank. This default copies the result of
-   * {@link #findMatches(long[])}.
-   */
-  default void findMatchLevels(long[] localHashes, MatchLevels out) {
-    out.clear();
-    findMatches(localHashes).forEach(out::addNamed);
-  }
-
-  /**
    * The external hashes under which {@code rank} stored the leading blocks of
    * {@code localHashes} (a query's complete blocks in order) on the device tier: entry {@code i}
    * is the hash the rank stored for query block {@code i}. At most {@code depth} entries, ending

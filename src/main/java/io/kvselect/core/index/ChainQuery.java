@@ -1,4 +1,3 @@
-// Over 400 lines: the index's hot lookup walk with its scratch buffers, kept in one class so the allocation-free path stays visible.
 package io.kvselect.core.index;
 
 import java.util.Arrays;
@@ -46,8 +45,6 @@ final class ChainQuery {
   private int[] sparse = new int[16];
   private int touchedCount;
   private RankOverlap[] deviceOnly = new RankOverlap[0];
-  /** During {@link #append} with no lower tier: where device depths go directly. */
-  private MatchSink direct;
 
   /**
    * Scores {@code q} against {@code nodes}; {@code slotLimit} bounds the slots in use,
@@ -59,47 +56,6 @@ final class ChainQuery {
       return OverlapScores.EMPTY;
     }
     return collect(slotLimit, slots);
-  }
-
-  /**
-   * Like {@link #find}, appending the scored ranks to {@code out}; allocates nothing. With no
-   * lower-tier membership in the index, device depths go straight to {@code out} as slots drop
-   * out of the walk, a dropped bitset word at a time, without the per-slot scratch.
-   */
-  void append(long[] q, ChainNodes nodes, int slotLimit, long[] tierMembers, RankSlots slots,
-      MatchSink out) {
-    boolean lower = false;
-    for (int t = 1; t < TIERS; t++) {
-      lower |= tierMembers[t] > 0;
-    }
-    out.beginSource(slots, slotLimit);
-    if (!lower) {
-      direct = out;
-      try {
-        score(q, nodes, slotLimit, tierMembers);
-      } finally {
-        direct = null;
-      }
-      return;
-    }
-    if (!score(q, nodes, slotLimit, tierMembers)) {
-      return;
-    }
-    int[] host = extension[1];
-    int[] disk = extension[2];
-    int[] external = extension[3];
-    for (int j = 0; j < touchedCount; j++) {
-      int s = touched[j];
-      int h = host[s];
-      int d = disk[s];
-      int e = external[s];
-      out.addSlot(s, cumulative[s] - h - d - e, h, d, e);
-      cumulative[s] = 0;
-      host[s] = 0;
-      disk[s] = 0;
-      external[s] = 0;
-      seen[s] = false;
-    }
   }
 
   /** Fills the per-slot scratch for {@code q}; false when no rank scores. */
@@ -345,11 +301,6 @@ final class ChainQuery {
   }
 
   private void recordDevice(long bits, int word, int depth) {
-    MatchSink out = direct;
-    if (out != null) {
-      out.addSlots(word << 6, bits, depth);
-      return;
-    }
     while (bits != 0) {
       int slot = (word << 6) + Long.numberOfTrailingZeros(bits);
       bits &= bits - 1;

@@ -24,12 +24,9 @@ import java.util.Map;
  * <p><b>Queries.</b> {@link #findMatches} ({@link ChainQuery}) computes the chain of the query's
  * local hashes and probes node after node until one is missing, then intersects rank slot sets
  * along the path; removed middle blocks cut the depth even though removal does not cascade. The
- * result is slot-indexed ({@link OverlapScores}), built without a map, or written into a
- * caller's {@link MatchBuffer} without allocating. Cost: O(q) chain hashes and probes plus
- * O(q * W + m + r), W = ranks / 64, m = members of small sets on the path, r = ranks scored.
- * {@link #findMatchLevels} drops the {@code r}: it writes one record per bitset word of ranks
- * dropping out at a depth into a caller's {@link MatchLevels}, and the caller reads ranks' depths
- * from it on demand.
+ * result is slot-indexed ({@link OverlapScores}), built without a map. Cost: O(q) chain hashes
+ * and probes plus O(q * W + m + r), W = ranks / 64, m = members of small sets on the path, r =
+ * ranks scored.
  * {@link #externalHashes} walks the same path and names each node by the rank's external hash.
  *
  * <p><b>Stores.</b> The parent is looked up in the rank's map of the same tier, then of the tiers
@@ -44,10 +41,9 @@ import java.util.Map;
  * or {@link ShardedBlockIndex}'s read-write lock). Queries ({@link #findMatches},
  * {@link #externalHashes}) may run concurrently with each other: each thread uses its own scratch
  * buffers, and the rank-name snapshot ({@link RankSlots}), which the writer replaces in O(1) when
- * a rank joins on a fresh slot, is immutable and published through a volatile field. {@link OverlapScores} results are immutable; a {@link MatchBuffer} or
- * {@link MatchLevels} belongs to the caller's thread and holds copies (bitset words, slots,
- * depths) and the immutable snapshot, never a live slot set, so it stays valid after the reader
- * releases its lock.
+ * a rank joins on a fresh slot, is immutable and published through a volatile field.
+ * {@link OverlapScores} results are immutable and hold that snapshot, never a live slot set, so
+ * they stay valid after the reader releases its lock.
  *
  * <p><b>Known limitation.</b> A rank holding the same node under two external hashes holds it once;
  * removing either hash removes the membership.
@@ -161,30 +157,6 @@ public final class PrefixChainIndex implements BlockIndex {
   @Override
   public OverlapScores findMatches(long[] localHashes) {
     return query.get().find(localHashes, nodes, slotLimit, tierMembers, slots());
-  }
-
-  /** {@inheritDoc} Allocates nothing once this thread's scratch and {@code out} have grown. */
-  @Override
-  public void findMatches(long[] localHashes, MatchBuffer out) {
-    out.clear();
-    appendMatches(localHashes, out);
-  }
-
-  /**
-   * {@inheritDoc} Costs O(q) hashes and probes plus O(q * W) word operations and one record per
-   * dropped bitset word, W = rank slots / 64, independent of the ranks scored while the index
-   * holds no lower-tier block; allocates nothing once this thread's scratch and {@code out} have
-   * grown.
-   */
-  @Override
-  public void findMatchLevels(long[] localHashes, MatchLevels out) {
-    out.clear();
-    appendMatches(localHashes, out);
-  }
-
-  /** Appends this index's scored ranks to {@code out} (which holds none of them yet). */
-  void appendMatches(long[] localHashes, MatchSink out) {
-    query.get().append(localHashes, nodes, slotLimit, tierMembers, slots(), out);
   }
 
   /** The current rank-name snapshot (slots {@code 0 .. slotLimit - 1}). */

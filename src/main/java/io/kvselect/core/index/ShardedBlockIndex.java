@@ -18,9 +18,7 @@ import java.util.function.Supplier;
  *
  * <p>Thread-safe. {@code findMatches} costs the sum of the shards' lookups plus one lock
  * acquisition per shard; the merged result keeps one part per shard
- * ({@link OverlapScores#sharded}), and {@link #findMatches(long[], MatchBuffer)} appends every
- * shard's ranks to the caller's buffer without allocating. A write holds only its shard's write
- * lock.
+ * ({@link OverlapScores#sharded}). A write holds only its shard's write lock.
  */
 public final class ShardedBlockIndex implements BlockIndex {
 
@@ -134,45 +132,6 @@ public final class ShardedBlockIndex implements BlockIndex {
       return shards[s].findMatches(localHashes);
     } finally {
       locks[s].unlockRead(stamp);
-    }
-  }
-
-  @Override
-  public void findMatches(long[] localHashes, MatchBuffer out) {
-    out.clear();
-    for (int s = 0; s < shards.length; s++) {
-      long stamp = locks[s].readLock();
-      try {
-        if (shards[s] instanceof PrefixChainIndex p) {
-          p.appendMatches(localHashes, out);
-        } else {
-          shards[s].findMatches(localHashes).forEach(out::add);
-        }
-      } finally {
-        locks[s].unlockRead(stamp);
-      }
-    }
-  }
-
-  /**
-   * {@inheritDoc} Every shard is read under its read lock; what the result keeps of a shard
-   * (bitset words, the shard's immutable rank snapshot) is copied or immutable, so nothing in it
-   * is shared with the shard's writer after the lock is released.
-   */
-  @Override
-  public void findMatchLevels(long[] localHashes, MatchLevels out) {
-    out.clear();
-    for (int s = 0; s < shards.length; s++) {
-      long stamp = locks[s].readLock();
-      try {
-        if (shards[s] instanceof PrefixChainIndex p) {
-          p.appendMatches(localHashes, out);
-        } else {
-          shards[s].findMatches(localHashes).forEach(out::addNamed);
-        }
-      } finally {
-        locks[s].unlockRead(stamp);
-      }
     }
   }
 

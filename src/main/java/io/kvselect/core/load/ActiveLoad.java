@@ -91,15 +91,8 @@ public final class ActiveLoad {
    * @throws SelectionException CONFLICT if {@code requestId} is already active, BAD_REQUEST for
    *     a negative or zero argument named above
    */
-  public void addRequest(
-      String requestId,
-      WorkerRank rank,
-      long[] sequenceHashes,
-      long islTokens,
-      int blockSize,
-      Integer expectedOutputTokens,
-      boolean trackPrefill,
-      long prefillTokens) {
+  public void addRequest(String requestId, WorkerRank rank, long[] sequenceHashes, long islTokens, int blockSize,
+      Integer expectedOutputTokens, boolean trackPrefill, long prefillTokens) {
     addRequest(requestId, rank, sequenceHashes, islTokens, blockSize, expectedOutputTokens, trackPrefill,
         prefillTokens, null);
   }
@@ -110,16 +103,8 @@ public final class ActiveLoad {
    * peer published). The origin decides who may free the request in reconciliation
    * ({@link #requests(String)}, {@link #removeOrigin}).
    */
-  public void addRequest(
-      String requestId,
-      WorkerRank rank,
-      long[] sequenceHashes,
-      long islTokens,
-      int blockSize,
-      Integer expectedOutputTokens,
-      boolean trackPrefill,
-      long prefillTokens,
-      String origin) {
+  public void addRequest(String requestId, WorkerRank rank, long[] sequenceHashes, long islTokens, int blockSize,
+      Integer expectedOutputTokens, boolean trackPrefill, long prefillTokens, String origin) {
     Objects.requireNonNull(requestId, "requestId");
     Objects.requireNonNull(rank, "rank");
     requireShape(islTokens, blockSize);
@@ -133,16 +118,8 @@ public final class ActiveLoad {
       throw SelectionException.conflict("request '" + requestId + "' is already active");
     }
     long prefill = trackPrefill ? prefillTokens : 0;
-    ActiveRequest r =
-        new ActiveRequest(
-            requestId,
-            rank,
-            sequenceHashes,
-            clock.millis(),
-            islTokens,
-            expectedOutputTokens,
-            prefill,
-            origin);
+    ActiveRequest r = new ActiveRequest(requestId, rank, sequenceHashes, clock.millis(), islTokens,
+        expectedOutputTokens, prefill, origin);
     RankBlocks blocks = ranks.computeIfAbsent(rank, k -> new RankBlocks());
     for (long h : r.promptHashes) {
       blocks.touch(h);

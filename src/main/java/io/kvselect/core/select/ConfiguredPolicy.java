@@ -3,21 +3,25 @@ package io.kvselect.core.select;
 import java.util.List;
 
 /**
- * The policy named by the request's effective configuration ({@code policy}, or
- * {@code router_config_override.policy}): one instance of each of {@code kv}, {@code sticky},
- * {@code least_loaded}, {@code round_robin} and {@code kvc} (its synchronous Route form, for
- * requests the KVC dispatcher does not take). The service's default policy. Thread-safe: every
- * delegate is.
+ * The score-and-pick stage that follows each request's effective configuration ({@code policy},
+ * or {@code router_config_override.policy}): the policy a {@link PolicyRegistry} holds under that
+ * name ({@code kv} for an unknown one). The service's default pick stage. Thread-safe: the
+ * registry is immutable and every policy in it is thread-safe.
  */
 public final class ConfiguredPolicy implements SelectionPolicy {
 
   public static final String NAME = "configured";
 
-  private final KvCostPolicy kv = new KvCostPolicy();
-  private final StickyPolicy sticky = new StickyPolicy();
-  private final LeastLoadedPolicy leastLoaded = new LeastLoadedPolicy();
-  private final RoundRobinPolicy roundRobin = new RoundRobinPolicy();
-  private final KvcRoutePolicy kvc = new KvcRoutePolicy();
+  private final PolicyRegistry registry;
+
+  /** Over {@link PolicyRegistry#standard()}. */
+  public ConfiguredPolicy() {
+    this(PolicyRegistry.standard());
+  }
+
+  public ConfiguredPolicy(PolicyRegistry registry) {
+    this.registry = registry;
+  }
 
   @Override
   public String name() {
@@ -26,13 +30,7 @@ public final class ConfiguredPolicy implements SelectionPolicy {
 
   /** The delegate for a policy name ({@code kv} for an unknown one). */
   public SelectionPolicy delegate(String policyName) {
-    return switch (policyName) {
-      case StickyPolicy.NAME -> sticky;
-      case LeastLoadedPolicy.NAME -> leastLoaded;
-      case RoundRobinPolicy.NAME -> roundRobin;
-      case KvcRoutePolicy.NAME -> kvc;
-      default -> kv;
-    };
+    return registry.resolve(policyName);
   }
 
   @Override

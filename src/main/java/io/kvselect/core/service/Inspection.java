@@ -18,11 +18,13 @@ import java.util.List;
  */
 public final class Inspection {
 
-  private final SelectionService service;
+  private final ServiceSettings settings;
+  private final java.util.random.RandomGenerator rng;
   private final WorkerRegistry registry;
 
-  Inspection(SelectionService service, WorkerRegistry registry) {
-    this.service = service;
+  Inspection(ServiceSettings settings, java.util.random.RandomGenerator rng, WorkerRegistry registry) {
+    this.settings = settings;
+    this.rng = rng;
     this.registry = registry;
   }
 
@@ -59,7 +61,7 @@ public final class Inspection {
     NormalizedPrompt np = q.prompt();
     List<PotentialLoad> out = new ArrayList<>();
     synchronized (p.lock) {
-      Partition.Members m = SelectionService.current(p, q.members());
+      Partition.Members m = SelectionFlow.current(p, q.members());
       OverlapScores scores = p.overlapLocked(np.blockHashes(), q.eventScores());
       int bs = m.blockSize();
       for (WorkerRank r : m.pool().ranks()) {
@@ -82,7 +84,7 @@ public final class Inspection {
     OverlapScores scores;
     Partition.Members m;
     synchronized (p.lock) {
-      m = SelectionService.current(p, q.members());
+      m = SelectionFlow.current(p, q.members());
       scores = p.overlapLocked(q.prompt().blockHashes(), q.eventScores());
     }
     List<OverlapRow> rows = new ArrayList<>();
@@ -151,9 +153,9 @@ public final class Inspection {
       throw io.kvselect.core.error.SelectionException.notReady("no schedulable workers for " + req.partition());
     }
     Partition.Members m = p.members();
-    RouterConfig cfg = service.settings().router().with(req.override());
+    RouterConfig cfg = settings.router().with(req.override());
     NormalizedPrompt np = PromptNormalizer.normalize(req.prompt(), m.blockSize(), m.eagle(), cfg.assumeKvReuse(), true,
-        service.rng());
+        rng);
     return new Query(p, m, cfg, np, p.eventOverlap(np.blockHashes()));
   }
 }

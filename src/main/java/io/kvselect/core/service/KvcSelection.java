@@ -16,20 +16,27 @@ import io.kvselect.core.kvc.KvcParams;
 import io.kvselect.core.kvc.KvcRequest;
 import io.kvselect.core.kvc.KvcState;
 import io.kvselect.core.kvc.ResidentModel;
+import io.kvselect.core.select.Candidate;
 import io.kvselect.core.select.EligibilityFilter;
+import io.kvselect.core.select.KvcRoutePolicy;
+import io.kvselect.core.select.PolicyContext;
+import io.kvselect.core.select.SelectionPolicy;
 import io.kvselect.core.session.SessionAffinity;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import java.util.random.RandomGenerator;
 
 /**
- * The {@code kvc} policy's path through the service: a request with a session (and no hard
+ * The {@code kvc} policy, registered in the service's {@link io.kvselect.core.select.PolicyRegistry}
+ * with two stages. Its dispatch stage ({@link DispatchStage}): a request with a session (and no hard
  * target) is dispatched by {@link KvcDispatcher} over the partition's eligible decode workers
  * (workers whose {@code worker_type} is not {@code prefill}), then booked on the chosen decode
  * worker through the ordinary path as if pinned there, and answered with a {@code kvc} block.
+ * Its pick stage, for the requests the dispatch does not take, is {@link KvcRoutePolicy}.
  *
  * <p>Admit asks the worker's {@code admission_endpoint} through {@link AdmissionClient} when the
  * worker declares one (and a client is set), else the built-in {@link ResidentModel}: a booking
@@ -38,10 +45,12 @@ import java.util.random.RandomGenerator;
  * its previous worker. A worker without a known capacity ({@code kv_capacity_tokens}, else
  * {@code total_kv_blocks * block_size}) admits everything.
  *
- * <p>Threading: the dispatcher's state and the model synchronize themselves; {@link #booked} is a
- * concurrent map. Nothing here holds a partition lock while calling out.
+ * <p>State and owners: the dispatcher's state ({@link KvcState}, per session) and the resident
+ * model synchronize themselves; {@link #booked} (the live kvc bookings' promises) is a
+ * concurrent map written by the booking and release paths. Nothing here holds a partition lock
+ * while calling out.
  */
-final class KvcSelection {
+final class KvcSelection implements SelectionPolicy, DispatchStage {
 
   /** Capacity of a decode worker that declares none: effectively unbounded. */
   static final long UNKNOWN_CAPACITY = Long.MAX_VALUE / 4;
@@ -59,6 +68,7 @@ final class KvcSelection {
   private final RandomGenerator rng;
   private final ConcurrentHashMap<String, Booked> booked = new ConcurrentHashMap<>();
   private final EligibilityFilter eligibility = new EligibilityFilter();
+  private final KvcRoutePolicy route = new KvcRoutePolicy();
 
   /** The KVC state the dispatcher works on (a cluster-wide one, or the local one). */
   KvcState state() {
@@ -79,10 +89,44 @@ final class KvcSelection {
     return model;
   }
 
-  /** Whether the kvc dispatcher takes {@code req}: policy kvc, a session, no pinned or affinity target. */
-  static boolean takes(RouterConfig cfg, SelectRequest req) {
-    return "kvc".equals(cfg.selectionPolicy().name()) && req.effectiveSessionId() != null
-        && req.pinnedWorker() == null && req.affinityTarget() == null;
+  @Override
+  public String name() {
+    return KvcRoutePolicy.NAME;
+  }
+
+  /** The pick stage for requests the dispatch does not take: Route without pins ({@link KvcRoutePolicy}). */
+  @Override
+  public int choose(List<Candidate> candidates, PolicyContext ctx) {
+    return route.choose(candidates, ctx);
+  }
+
+  /** The dispatcher takes a request with a session and no pinned or affinity target. */
+  @Override
+  public boolean takes(SelectRequest req) {
+    return req.effectiveSessionId() != null && req.pinnedWorker() == null && req.affinityTarget() == null;
+  }
+
+  /**
+   * Dispatches, then books (or only selects) on the chosen decode worker through {@code pipeline};
+   * a booking records the dispatch in the KVC state, and gives its in-flight count back when the
+   * booking fails.
+   */
+  @Override
+  public CompletionStage<Selection> select(Partition p, RouterConfig cfg, SelectRequest req, boolean reserve,
+      Function<SelectRequest, CompletionStage<Selection>> pipeline) {
+    return dispatch(p, p.members(), cfg, req, reserve).thenCompose(plan ->
+        pipeline.apply(plan.pinned()).handle((s, e) -> {
+          if (e != null) {
+            if (reserve) {
+              failed(plan);
+            }
+            return CompletableFuture.<Selection>failedFuture(SelectionException.unwrap(e));
+          }
+          if (reserve) {
+            booked(s.selectionId(), plan);
+          }
+          return CompletableFuture.completedFuture(s.withKvc(plan.answer()));
+        }).thenCompose(x -> x));
   }
 
   /** Dispatches {@code req}; {@code record} (a booking) writes the KVC state, a query does not. */
@@ -165,8 +209,8 @@ final class KvcSelection {
     dispatcher.state().finished(plan.partition(), plan.outcome().decode());
   }
 
-  /** Reservation {@code id} ended (freed, expired or dropped); unknown ids are ignored. */
-  void released(String id) {
+  @Override
+  public void released(String id) {
     Booked b = booked.remove(id);
     if (b != null) {
       model.addWaiting(b.decode(), -b.tokens());
@@ -176,7 +220,8 @@ final class KvcSelection {
   }
 
   /** A worker left the catalog: its accounting and every pin or counter naming it go. */
-  void removeWorker(WorkerRecord w) {
+  @Override
+  public void removeWorker(WorkerRecord w) {
     for (WorkerRank r : w.ranks()) {
       model.removeWorker(r);
     }

@@ -19,7 +19,7 @@ import java.util.random.RandomGenerator;
  */
 final class Reservations {
 
-  private final SelectionService service;
+  private final ServiceGate gate;
   private final Bookings bookings;
   private final Booker booker;
   private final PendingStore<PendingKey, PendingSelection> pending;
@@ -27,10 +27,10 @@ final class Reservations {
   private final RouterConfig router;
   private final RandomGenerator rng;
 
-  Reservations(SelectionService service, Bookings bookings, Booker booker,
+  Reservations(ServiceGate gate, Bookings bookings, Booker booker,
       PendingStore<PendingKey, PendingSelection> pending, SessionAffinity affinity, RouterConfig router,
       RandomGenerator rng) {
-    this.service = service;
+    this.gate = gate;
     this.bookings = bookings;
     this.booker = booker;
     this.pending = pending;
@@ -46,7 +46,7 @@ final class Reservations {
   CompletionStage<Reservation> explicit(ReservationRequest req) {
     String id = req.selectionId();
     return claimed(id, () -> {
-      Partition p = service.readyPartition(req.partition());
+      Partition p = gate.readyPartition(req.partition());
       Partition.Members m = p.members();
       WorkerRecord w = m.schedulableWorker(req.workerId());
       int dpRank = req.dpRank() != null ? req.dpRank() : w != null ? w.spec().dataParallelStartRank() : 0;
@@ -68,7 +68,7 @@ final class Reservations {
       Booker.Admission a;
       Partition.Members cur;
       synchronized (p.lock) {
-        cur = SelectionService.current(p, m);
+        cur = SelectionFlow.current(p, m);
         requireRank(cur, p, rank);
         long prefill = eff != null ? eff : Selector.effectivePrefillLocked(p, cfg, np, rank, cur.blockSize());
         a = new Booker.Admission(id, rank, np, req.expectedOutputTokens(), track, prefill, null, true);
@@ -96,7 +96,7 @@ final class Reservations {
   private CompletionStage<Reservation> replay(ReservationRequest req, PendingKey key, PendingEntry<PendingSelection> e) {
     String id = req.selectionId();
     PendingSelection ps = e.value();
-    Partition p = service.readyPartition(req.partition());
+    Partition p = gate.readyPartition(req.partition());
     requireRank(p.members(), p, ps.rank());
     CompletionStage<WorkerRank> bound = ps.sessionId() == null || affinity == null
         ? CompletableFuture.completedFuture(null)

@@ -182,6 +182,18 @@ final class RouterQueueing {
     return out.size();
   }
 
+  /** Serves what a partition's freed capacity allows from its router queue (null: nothing). */
+  void drain(Partition p) {
+    drain(p, System.nanoTime());
+  }
+
+  /** After a catalog change or expiry: every partition's queue gets a chance. */
+  void drainAll(Iterable<Partition> partitions) {
+    for (Partition p : partitions) {
+      drain(p);
+    }
+  }
+
   /**
    * Serves what the freed capacity allows, in policy order, at most {@link #SLICE} requests per
    * slice; completes the waiters outside the lock. The first slice runs on the caller's thread (a

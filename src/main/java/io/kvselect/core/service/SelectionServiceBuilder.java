@@ -10,12 +10,15 @@ import io.kvselect.core.pending.LocalPendingStore;
 import io.kvselect.core.pending.PendingStore;
 import io.kvselect.core.queue.QueueConfig;
 import io.kvselect.core.select.ConfiguredPolicy;
+import io.kvselect.core.select.PolicyRegistry;
 import io.kvselect.core.select.SelectionPipeline;
 import io.kvselect.core.select.SelectionPolicy;
 import io.kvselect.core.session.LocalSessionAffinity;
 import io.kvselect.core.session.SessionAffinity;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Random;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -41,7 +44,9 @@ public final class SelectionServiceBuilder {
   private Supplier<BlockIndex> indexFactory = DEFAULT_INDEX;
   private Clock clock = Clock.systemUTC();
   private RandomGenerator rng = new Random();
-  private SelectionPolicy policy = new ConfiguredPolicy();
+  /** The pick stage for every request instead of the configured one; null: by name from the registry. */
+  private SelectionPolicy policy;
+  private final List<SelectionPolicy> registered = new ArrayList<>();
   private Function<Clock, SessionAffinity> affinity;
   private LoadSync loadSync = LoadSync.LOCAL;
   private CatalogSync catalogSync = CatalogSync.LOCAL;
@@ -95,11 +100,24 @@ public final class SelectionServiceBuilder {
   }
 
   /**
-   * The selection policy (score and pick stages); by default {@link ConfiguredPolicy}, which
-   * follows each request's effective {@code policy} ({@code kv} unless configured).
+   * The score-and-pick stage for every request, whatever its configured policy; by default a
+   * {@link ConfiguredPolicy} over the service's {@link PolicyRegistry}, which follows each
+   * request's effective {@code policy} ({@code kv} unless configured). A policy's dispatch stage
+   * (the {@code kvc} policy's) still follows the configured name.
    */
   public SelectionServiceBuilder policy(SelectionPolicy p) {
     this.policy = p;
+    return this;
+  }
+
+  /**
+   * Registers a policy under its {@link SelectionPolicy#name} (replacing a standard one of that
+   * name), so that a request whose effective {@code policy} names it is picked by it. The
+   * standard ones are {@link PolicyRegistry#standard()} and the {@code kvc} dispatcher. The name
+   * must also be one the configuration accepts ({@code PolicySettings.NAMES}).
+   */
+  public SelectionServiceBuilder registerPolicy(SelectionPolicy p) {
+    this.registered.add(java.util.Objects.requireNonNull(p, "policy"));
     return this;
   }
 
@@ -192,10 +210,15 @@ public final class SelectionServiceBuilder {
     PendingStore<PendingKey, PendingSelection> store = pendingStore != null ? castPending(pendingStore)
         : new LocalPendingStore<>(clock, selectionCacheTtl, selectionCacheMaxEntries, selectionCacheMaxBytes);
     QueueConfig queue = queueConfig != null ? queueConfig : QueueConfig.defaults(router.queuePolicy());
-    return new SelectionService(settings, clock, rng, SelectionPipeline.standard(policy), sessions, store,
-        loadSync, catalogSync, queue, queueTimeout, new KvcSelection(
-            kvcState != null ? kvcState : new io.kvselect.core.kvc.LocalKvcState(), admissionClient, rng),
-        lifecycleForwarder);
+    KvcSelection kvc = new KvcSelection(kvcState != null ? kvcState : new io.kvselect.core.kvc.LocalKvcState(),
+        admissionClient, rng);
+    PolicyRegistry policies = PolicyRegistry.standard().with(kvc);
+    for (SelectionPolicy p : registered) {
+      policies = policies.with(p);
+    }
+    SelectionPipeline pipeline = SelectionPipeline.standard(policy != null ? policy : new ConfiguredPolicy(policies));
+    return new SelectionService(settings, clock, rng, pipeline, policies, kvc, sessions, store, loadSync,
+        catalogSync, queue, queueTimeout, lifecycleForwarder);
   }
 
   @SuppressWarnings({"unchecked", "rawtypes"})

@@ -4,8 +4,6 @@ import io.kvselect.core.events.ApplyStats;
 import io.kvselect.core.events.EventApplier;
 import io.kvselect.core.events.KvEventBatch;
 import io.kvselect.core.index.BlockIndex;
-import io.kvselect.core.index.MatchBuffer;
-import io.kvselect.core.index.MatchLevels;
 import io.kvselect.core.index.OverlapScores;
 import io.kvselect.core.index.PrefixChainIndex;
 import io.kvselect.core.index.RankOverlap;
@@ -42,23 +40,18 @@ final class ReplayRun {
 
   /** Which lookup form the replay calls. */
   enum Lookup {
-    /** {@link BlockIndex#findMatches(long[])}, an {@link OverlapScores} per lookup. */
-    SCORES,
-    /** {@link BlockIndex#findMatches(long[], MatchBuffer)} into a per-thread buffer. */
-    BUFFER,
-    /** {@link BlockIndex#findMatchLevels} into a per-thread {@link MatchLevels}. */
-    LEVELS
+    /** {@link BlockIndex#findMatches(long[])}, an {@link OverlapScores} per lookup (the node's call). */
+    SCORES
   }
 
   /**
    * Figures of one run. {@code offered} is 0 for "as fast as possible". {@code service} times the
    * lookup call alone, {@code serviceRead} the call plus, when the run reads its results, the
-   * visit of every scored rank's name and device depth. {@code scored} sums the results' sizes,
-   * {@code records} the records of {@link MatchLevels} results (0 for the other forms).
+   * visit of every scored rank's name and device depth. {@code scored} sums the results' sizes.
    */
   record Result(double offered, long lookups, long elapsedNanos, Histogram service,
       Histogram serviceRead, Histogram response, long maxBehindNanos, long rejectedStores,
-      long indexSize, long scored, long records, long cpuNanos) {
+      long indexSize, long scored, long cpuNanos) {
 
     /** CPU time the replay threads used, in seconds (-1 when the JVM cannot measure it). */
     double cpuSeconds() {
@@ -118,7 +111,6 @@ final class ReplayRun {
     long behind = 0;
     long rejected = 0;
     long scored = 0;
-    long records = 0;
     long cpu = 0;
     for (Worker wk : workers) {
       cpu = cpu < 0 || wk.cpuNanos < 0 ? -1 : cpu + wk.cpuNanos;
@@ -133,10 +125,9 @@ final class ReplayRun {
       behind = Math.max(behind, wk.maxBehind);
       rejected += wk.rejected;
       scored += wk.scored;
-      records += wk.records;
     }
     return new Result(rate, lookups, end - start, service, serviceRead, response, behind,
-        rejected, index.size(), scored, records, cpu);
+        rejected, index.size(), scored, cpu);
   }
 
   /** One replay thread's loop and figures; fields are read after {@code join}. */
@@ -149,14 +140,10 @@ final class ReplayRun {
     private final CountDownLatch go;
     private final Lookup lookup;
     private final boolean read;
-    private final MatchBuffer buffer = new MatchBuffer();
-    private final MatchLevels levels = new MatchLevels();
     /** What the reads sum (names and depths), so that they cannot be optimised away. */
     long readSum;
     private final BiConsumer<WorkerRank, RankOverlap> scoreReader =
         (rank, o) -> readSum += rank.dpRank() + o.device();
-    private final MatchLevels.Visitor levelReader =
-        (rank, d, h, dk, e) -> readSum += rank.dpRank() + d;
     final Histogram service = new Histogram(HIGHEST_NS, 3);
     final Histogram serviceRead = new Histogram(HIGHEST_NS, 3);
     final Histogram response = new Histogram(HIGHEST_NS, 3);
@@ -166,7 +153,6 @@ final class ReplayRun {
     long maxBehind;
     long rejected;
     long scored;
-    long records;
     long cpuNanos = -1;
     Throwable failure;
 
@@ -234,40 +220,12 @@ final class ReplayRun {
     private long lookUp(long[] q, long due) {
       long t0;
       long t1;
-      switch (lookup) {
-        case BUFFER -> {
-          t0 = System.nanoTime();
-          index.findMatches(q, buffer);
-          t1 = System.nanoTime();
-          scored += buffer.size();
-          if (read) {
-            MatchBuffer b = buffer;
-            long sum = 0;
-            for (int i = 0, n = b.size(); i < n; i++) {
-              sum += b.rank(i).dpRank() + b.device(i);
-            }
-            readSum += sum;
-          }
-        }
-        case LEVELS -> {
-          t0 = System.nanoTime();
-          index.findMatchLevels(q, levels);
-          t1 = System.nanoTime();
-          scored += levels.size();
-          records += levels.records();
-          if (read) {
-            levels.forEach(levelReader);
-          }
-        }
-        default -> {
-          t0 = System.nanoTime();
-          OverlapScores scores = index.findMatches(q);
-          t1 = System.nanoTime();
-          scored += scores.size();
-          if (read) {
-            scores.forEach(scoreReader);
-          }
-        }
+      t0 = System.nanoTime();
+      OverlapScores scores = index.findMatches(q);
+      t1 = System.nanoTime();
+      scored += scores.size();
+      if (read) {
+        scores.forEach(scoreReader);
       }
       long t2 = System.nanoTime();
       service.recordValue(Math.min(t1 - t0, HIGHEST_NS));

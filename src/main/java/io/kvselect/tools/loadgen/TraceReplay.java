@@ -63,10 +63,8 @@ public final class TraceReplay implements Callable<Integer> {
   ReplayWorkload.Apply apply = ReplayWorkload.Apply.INDEX;
 
   @Option(names = "--lookup", paramLabel = "API",
-      description = "scores: findMatches returning OverlapScores (what the node calls); "
-          + "buffer: findMatches into a reused per-thread MatchBuffer (one entry per scored rank); "
-          + "levels: findMatchLevels into a reused per-thread MatchLevels (one record per "
-          + "dropped bitset word, depths read on demand) (scores).")
+      description = "scores: findMatches returning OverlapScores, what the node calls (the only "
+          + "form; scores).")
   String lookup = "scores";
 
   @Option(names = "--read", paramLabel = "WHAT",
@@ -115,10 +113,8 @@ public final class TraceReplay implements Callable<Integer> {
     }
     ReplayRun.Lookup form = switch (lookup) {
       case "scores" -> ReplayRun.Lookup.SCORES;
-      case "buffer" -> ReplayRun.Lookup.BUFFER;
-      case "levels" -> ReplayRun.Lookup.LEVELS;
       default -> throw new CommandLine.ParameterException(new CommandLine(this),
-          "--lookup: scores, buffer or levels, not " + lookup);
+          "--lookup: scores, not " + lookup);
     };
     if (!read.equals("none") && !read.equals("all")) {
       throw new CommandLine.ParameterException(new CommandLine(this),
@@ -179,14 +175,8 @@ public final class TraceReplay implements Callable<Integer> {
         + "pass per offered rate and one with everything due at once; every pass replays the whole "
         + "trace against a fresh index (one pass: %,d operations)%n", warmupPasses(),
         c.lookups() + c.events());
-    out.printf("- lookups: %s; %s%n", switch (lookup) {
-      case "buffer" -> "findMatches into a reused per-thread MatchBuffer (allocation-free; one "
-          + "entry per scored rank)";
-      case "levels" -> "findMatchLevels into a reused per-thread MatchLevels (allocation-free; "
-          + "one record per bitset word of ranks dropping out at a depth; a rank's depth is read "
-          + "from it on demand)";
-      default -> "findMatches returning OverlapScores (the node's call)";
-    }, read.equals("all")
+    out.printf("- lookups: %s; %s%n", "findMatches returning OverlapScores (the node's call)",
+        read.equals("all")
         ? "after each lookup the replay visits every scored rank's name and device depth "
             + "(call+read columns; the response time and throughput include it)"
         : "the replay reads only the result's size (call+read = call)");
@@ -195,12 +185,11 @@ public final class TraceReplay implements Callable<Integer> {
         c.lookupBlocks(), c.storeEvents(), c.storedBlocks(), c.removeEvents(), c.removedBlocks(),
         c.cachedAtEnd());
     out.printf("- block-ops = lookup blocks + stored blocks (Dynamo's count); events = stores + "
-        + "removes; call = the lookup call alone (findMatches or findMatchLevels); response = "
+        + "removes; call = the lookup call alone (findMatches); response = "
         + "from the scheduled instant to the answer "
         + "(includes time the thread was behind); replay CPU = CPU time of the replay threads "
         + "(lookups, events and waiting for the schedule: spinning before a due operation counts); ranks "
-        + "scored per lookup = mean size of the lookups' results; records per lookup = mean records of a "
-        + "MatchLevels result (levels only)%n%n");
+        + "scored per lookup = mean size of the lookups' results%n%n");
   }
 
   private void table(ReplayWorkload w, List<ReplayRun.Result> results) {
@@ -209,8 +198,8 @@ public final class TraceReplay implements Callable<Integer> {
     out.println("| offered lookups/s | achieved lookups/s | achieved/offered | block-ops/s | events/s "
         + "| lookups | call p50 us | call p99 us | call p99.9 us | response p99 us | max behind ms "
         + "| rejected stores | index entries at end | replay CPU s | lookups per CPU-s "
-        + "| ranks scored per lookup | call+read p50 us | call+read p99 us | records per lookup |");
-    out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        + "| ranks scored per lookup | call+read p50 us | call+read p99 us |");
+    out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     Double knee = null;
     Double firstMissed = null;
     for (ReplayRun.Result r : results) {
@@ -225,7 +214,7 @@ public final class TraceReplay implements Callable<Integer> {
         }
       }
       out.printf(Locale.ROOT, "| %s | %,.0f | %s | %,.0f | %,.0f | %,d | %.2f | %.2f | %.2f | %s | %s "
-              + "| %d | %,d | %s | %s | %.0f | %s | %s | %s |%n",
+              + "| %d | %,d | %s | %s | %.0f | %s | %s |%n",
           max ? "max (all due at once)" : String.format(Locale.ROOT, "%,.0f", r.offered()),
           r.lookupsPerSec(), max ? "n/a" : String.format(Locale.ROOT, "%.2f", ratio),
           (c.lookupBlocks() + c.storedBlocks()) / s, c.events() / s, r.lookups(),
@@ -240,9 +229,6 @@ public final class TraceReplay implements Callable<Integer> {
           readAll ? String.format(Locale.ROOT, "%.2f", us(r.serviceRead().getValueAtPercentile(50)))
               : "n/a",
           readAll ? String.format(Locale.ROOT, "%.2f", us(r.serviceRead().getValueAtPercentile(99)))
-              : "n/a",
-          lookup.equals("levels")
-              ? String.format(Locale.ROOT, "%.1f", r.records() / (double) Math.max(1, r.lookups()))
               : "n/a");
     }
     out.println();

@@ -61,19 +61,17 @@ class RankSlotsTest {
     long[] q = {11, 12};
     long[] ext = {11, ChainHash.chain(11, 12)};
     index.store(r(1), StorageTier.DEVICE, false, 0, ext, q);
-    MatchLevels before = new MatchLevels();
-    index.findMatchLevels(q, before);
+    OverlapScores before = index.findMatches(q);
     for (int i = 2; i < 40; i++) {
       index.store(r(i), StorageTier.DEVICE, false, 0, ext, q);
     }
     index.removeRank(r(1));
-    MatchLevels after = new MatchLevels();
-    index.findMatchLevels(q, after);
+    OverlapScores after = index.findMatches(q);
     assertEquals(1, before.size());
-    assertEquals(2, before.device(r(1)));
-    assertEquals(0, before.device(r(5)));
+    assertEquals(2, before.of(r(1)).device());
+    assertEquals(0, before.of(r(5)).device());
     assertEquals(38, after.size());
-    assertEquals(0, after.device(r(1)));
-    assertEquals(2, after.device(r(39)));
+    assertEquals(0, after.of(r(1)).device());
+    assertEquals(2, after.of(r(39)).device());
   }
 }

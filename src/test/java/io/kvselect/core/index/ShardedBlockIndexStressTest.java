@@ -24,8 +24,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * Writers and readers of one {@link ShardedBlockIndex} on separate threads, as KV-event ingestion
  * and selections use it: writer threads apply per-worker sequences of stores, removals, rank
  * resets and worker clears (the writes {@code KvEventsCoordinator} makes for a batch, a reset or an
- * {@code AllBlocksCleared}), reader threads call {@code findMatches} in a loop (alternately
- * returning {@link OverlapScores} and into the reader's own {@link MatchBuffer}). No exception may
+ * {@code AllBlocksCleared}), reader threads call {@code findMatches} in a loop and visit every
+ * scored rank of each {@link OverlapScores}. No exception may
  * escape any thread, and the final index must equal a plain {@link PrefixChainIndex} fed the same
  * sequences one after another: ranks do not influence each other's entries, so any interleaving of
  * the per-worker sequences ends in the same state.
@@ -112,13 +112,9 @@ class ShardedBlockIndexStressTest {
     assertTrue(reference.size() > 0, "the sequences leave blocks behind");
     assertEquals(reference.size(), index.size());
     assertEquals(new HashSet<>(reference.dump()), new HashSet<>(index.dump()));
-    MatchBuffer buffer = new MatchBuffer();
     for (long[] q : queries(families)) {
       assertEquals(reference.findMatches(q).ranks(), index.findMatches(q).ranks(),
           () -> "query " + Arrays.toString(q));
-      index.findMatches(q, buffer);
-      assertEquals(reference.findMatches(q).ranks(), buffer.toScores().ranks(),
-          () -> "buffer, query " + Arrays.toString(q));
     }
   }
 
@@ -152,28 +148,21 @@ class ShardedBlockIndexStressTest {
     for (int t = 0; t < readerCount; t++) {
       int offset = t;
       readers.add(thread("stress-reader-" + t, failures, start, () -> {
-        MatchBuffer buffer = new MatchBuffer();
         for (int i = 0; i < MAX_READS_PER_READER && failures.isEmpty(); i++) {
           if (!writing.get() || System.nanoTime() > deadline) {
             return;
           }
           long[] q = queries.get((i + offset) % queries.size());
-          if (i % 2 == 0) {
-            OverlapScores s = index.findMatches(q);
-            s.forEach((rank, overlap) -> {
-              if (overlap.totalBlocks() > q.length) {
-                throw new AssertionError(rank + " overlaps " + overlap + " of " + q.length);
-              }
-            });
-          } else {
-            index.findMatches(q, buffer);
-            java.util.Set<WorkerRank> seen = new HashSet<>();
-            for (int j = 0; j < buffer.size(); j++) {
-              if (buffer.totalBlocks(j) > q.length || !seen.add(buffer.rank(j))) {
-                throw new AssertionError(buffer.rank(j) + " overlaps " + buffer.overlap(j)
-                    + " of " + q.length + " or is listed twice");
-              }
+          OverlapScores s = index.findMatches(q);
+          int[] visited = {0};
+          s.forEach((rank, overlap) -> {
+            visited[0]++;
+            if (overlap.totalBlocks() > q.length) {
+              throw new AssertionError(rank + " overlaps " + overlap + " of " + q.length);
             }
+          });
+          if (visited[0] != s.size()) {
+            throw new AssertionError("visited " + visited[0] + " of " + s.size() + " scored ranks");
           }
           reads.incrementAndGet();
         }

@@ -12,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,6 +21,18 @@ import org.junit.jupiter.api.Test;
  * it, and the held writes landing once the member answers.
  */
 class BudgetedKvcStateTest {
+
+  /** {@link KvcStateContract} through the budget and near cache, over a local state that always answers in time. */
+  @Nested
+  class OverALocalState extends KvcStateContract {
+    private final KvcState state = new BudgetedKvcState(new LocalKvcState(),
+        new CallBudget(Duration.ofSeconds(5), Runnable::run, k -> "member"), 1000);
+
+    @Override
+    protected KvcState state(int handle) {
+      return state;
+    }
+  }
 
   private static final WorkerRank A = new WorkerRank(1, 0);
   private static final WorkerRank B = new WorkerRank(2, 0);

@@ -7,11 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.kvselect.core.budget.CallBudget;
 import io.kvselect.core.error.ErrorCode;
 import io.kvselect.core.error.SelectionException;
+import io.kvselect.testing.MutableClock;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,6 +21,29 @@ import org.junit.jupiter.api.Test;
  * and over one that answers: the fallbacks of each call, and the answers passed through.
  */
 class BudgetedPendingStoreTest {
+
+  /** {@link PendingStoreContract} through the budget, over a local store that always answers in time. */
+  @Nested
+  class OverALocalStore extends PendingStoreContract {
+    @Override
+    protected PendingStore<Key, Value> store(MutableClock clock, Duration ttl, long maxBytes) {
+      return new BudgetedPendingStore<>(new LocalPendingStore<>(clock, ttl, 16, maxBytes),
+          new CallBudget(Duration.ofSeconds(5), Runnable::run, k -> "member"));
+    }
+
+    @Override
+    protected PendingStore<Key, Value> other(PendingStore<Key, Value> s, MutableClock clock, Duration ttl,
+        long maxBytes) {
+      return s;
+    }
+
+    @Override
+    protected void awaitExpiry(MutableClock clock, Duration ttl, java.util.concurrent.Callable<Boolean> gone)
+        throws Exception {
+      clock.advance(ttl);
+      org.junit.jupiter.api.Assertions.assertTrue(gone.call());
+    }
+  }
 
   /** A store whose every call waits forever, as one on a paused member does. */
   static final class Silent implements PendingStore<String, String> {

@@ -8,13 +8,34 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kvselect.testing.MutableClock;
 import java.time.Duration;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionStage;
 import org.junit.jupiter.api.Test;
 
-/** The local pending store and the cache's deadline and argument rules. */
-class LocalPendingStoreTest {
+/**
+ * The local pending store: {@link PendingStoreContract}, plus its sizes, stages complete on
+ * return, and the cache's deadline and argument rules.
+ */
+class LocalPendingStoreTest extends PendingStoreContract {
 
-  private final MutableClock clock = new MutableClock();
+  @Override
+  protected PendingStore<Key, Value> store(MutableClock clock, Duration ttl, long maxBytes) {
+    return new LocalPendingStore<>(clock, ttl, 16, maxBytes);
+  }
+
+  @Override
+  protected PendingStore<Key, Value> other(PendingStore<Key, Value> s, MutableClock clock, Duration ttl,
+      long maxBytes) {
+    return s;
+  }
+
+  @Override
+  protected void awaitExpiry(MutableClock clock, Duration ttl, Callable<Boolean> gone) throws Exception {
+    clock.advance(ttl.minusMillis(1));
+    assertFalse(gone.call(), "live until its deadline");
+    clock.advance(Duration.ofMillis(1));
+    assertTrue(gone.call(), "gone at its deadline");
+  }
 
   private static <T> T done(CompletionStage<T> st) {
     assertTrue(st.toCompletableFuture().isDone(), "the local store completes before returning");

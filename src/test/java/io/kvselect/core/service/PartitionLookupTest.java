@@ -22,8 +22,7 @@ import org.junit.jupiter.api.Test;
 /**
  * A partition's overlap result stays the result of its own query when the same thread (an event
  * loop) runs another request's lookup before the first request, resumed after an asynchronous
- * step, reads it: the guard for any lookup that reuses per-thread scratch (an index's own, or a
- * caller-owned {@code MatchBuffer}).
+ * step, reads it: the guard for any lookup that reuses per-thread scratch (the index's own).
  */
 class PartitionLookupTest {
 

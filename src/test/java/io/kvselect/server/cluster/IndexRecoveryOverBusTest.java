@@ -147,7 +147,10 @@ class IndexRecoveryOverBusTest {
             engine.publish(0, filler);
             return b.main.events().stats().values().stream().anyMatch(r -> r.lastSeq() > before);
           });
-          Thread.sleep(500);
+          // the joiner keeps the copied blocks after its first live batch, for the next 500 ms too
+          await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(50))
+              .failFast("the joiner lost copied blocks", () -> deviceDepth(b.service, 8) != BLOCKS)
+              .until(() -> deviceDepth(b.service, 8) == BLOCKS);
           assertEquals(BLOCKS, deviceDepth(b.service, 8),
               "the joiner kept the copied blocks after its first live batch: " + b.main.events().stats());
         }

@@ -38,9 +38,8 @@ class IngestRigLagTest {
       long[] lags = new long[2];
       try {
         Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> rig.deliveredSeqs()[1] == rig.published(1) - 1);
-        while (System.nanoTime() - after < HELD_NS) {
-          Thread.sleep(5);
-        }
+        Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(5))
+            .until(() -> System.nanoTime() - after >= HELD_NS);
         sampledAt = System.nanoTime();
         long[] delivered = rig.deliveredSeqs();
         lags[0] = lag.lagNanos(0, delivered[0], sampledAt);

@@ -14,12 +14,13 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.function.BiConsumer;
-import java.util.function.Consumer;
 
 /**
- * Applies what peers tell this node: their bookings' lifecycle steps, their reservation digests,
- * their death, and their catalog changes. Nothing applied here is published again (the origin
+ * What peers ask of this node: their bookings' lifecycle steps ({@link #apply}), their
+ * reservation digests ({@link #reconcile}), their death ({@link #releasePeer}), their catalog
+ * changes ({@link #applyCatalog}, with {@link #catalogDigest} / {@link #catalogState} to repair a
+ * missed one), and the lifecycle steps they forward for bookings this node holds
+ * ({@link #applyForwarded}). Nothing applied here is published or forwarded again (the origin
  * already told everyone).
  *
  * <p>A peer's booking lives only in the partition's {@link ActiveLoad}, tagged with the peer's
@@ -27,27 +28,27 @@ import java.util.function.Consumer;
  * answer 404 here. A peer's step touches only requests of that origin, so a late or repeated
  * message can never free a booking of this node or of a third node.
  *
- * <p>Threading: stateless apart from its collaborators; each step takes the partition's lock
- * around its own load changes (catalog changes go through the catalog writer), and the router
- * queue is drained after the lock is released, exactly as after a local free.
+ * <p>State and owners: none of its own. The peers' bookings are rows of each partition's load,
+ * owned by the partition's lock, which each step takes around its own load changes; catalog
+ * changes go through the catalog writer ({@link WorkerRegistry}); forwarded steps run through
+ * {@link ReservationLifecycle}. The router queue is drained after the lock is released, exactly
+ * as after a local free. Called on the node's sync context.
  */
-final class PeerState {
+final class PeerEntryPoints {
 
   private final WorkerRegistry registry;
   private final Bookings bookings;
   private final SessionAffinity affinity;
-  private final Consumer<Partition> capacityFreed;
-  private final Runnable drainAll;
-  private final java.util.function.Supplier<BiConsumer<Partition, String>> droppedBookings;
+  private final RouterQueueing queueing;
+  private final ReservationLifecycle lifecycle;
 
-  PeerState(WorkerRegistry registry, Bookings bookings, SessionAffinity affinity, Consumer<Partition> capacityFreed,
-      Runnable drainAll, java.util.function.Supplier<BiConsumer<Partition, String>> droppedBookings) {
+  PeerEntryPoints(WorkerRegistry registry, Bookings bookings, SessionAffinity affinity, RouterQueueing queueing,
+      ReservationLifecycle lifecycle) {
     this.registry = registry;
     this.bookings = bookings;
     this.affinity = affinity;
-    this.capacityFreed = capacityFreed;
-    this.drainAll = drainAll;
-    this.droppedBookings = droppedBookings;
+    this.queueing = queueing;
+    this.lifecycle = lifecycle;
   }
 
   /** See {@link SelectionService#applyPeerLoad}. */
@@ -72,7 +73,7 @@ final class PeerState {
       }
     }
     if (freed) {
-      capacityFreed.accept(p);
+      queueing.drain(p);
     }
     return applied;
   }
@@ -100,21 +101,6 @@ final class PeerState {
       return false;
     }
     return true;
-  }
-
-  /**
-   * The peer that booked {@code id}, as this node's load view knows it; null when no partition
-   * holds it as a peer's booking. Takes each partition's lock in turn, O(partitions).
-   */
-  String originOf(String id) {
-    for (Partition p : registry.partitions()) {
-      synchronized (p.lock) {
-        if (p.load.isActive(id)) {
-          return p.load.originOf(id);
-        }
-      }
-    }
-    return null;
   }
 
   /** See {@link SelectionService#loadDigest}. */
@@ -175,7 +161,7 @@ final class PeerState {
         }
       }
       if (gaveBack) {
-        capacityFreed.accept(p);
+        queueing.drain(p);
       }
     }
     for (Map.Entry<PartitionKey, Map<String, LoadEvent.Booked>> e : byPartition.entrySet()) {
@@ -197,7 +183,7 @@ final class PeerState {
       }
       if (freed > 0) {
         n += freed;
-        capacityFreed.accept(p);
+        queueing.drain(p);
       }
     }
     return n;
@@ -205,13 +191,34 @@ final class PeerState {
 
   /** See {@link SelectionService#applyPeerCatalog}. */
   CompletionStage<Boolean> applyCatalog(CatalogSync.CatalogChange change) {
-    if (!registry.applyPeer(change, droppedBookings.get())) {
+    if (!registry.applyPeer(change, lifecycle.droppedBookings())) {
       return CompletableFuture.completedFuture(false);
     }
-    drainAll.run();
+    queueing.drainAll(registry.partitions());
     if (change instanceof CatalogSync.CatalogChange.Removed && affinity != null) {
       return affinity.removeWorker(change.workerId()).thenApply(v -> true);
     }
     return CompletableFuture.completedFuture(true);
+  }
+
+  /** See {@link SelectionService#catalogDigest}. */
+  long catalogDigest() {
+    return registry.catalogDigest();
+  }
+
+  /** See {@link SelectionService#catalogState}. */
+  List<CatalogSync.CatalogChange> catalogState() {
+    return registry.catalogState();
+  }
+
+  /** See {@link SelectionService#applyForwarded}. */
+  CompletionStage<Void> applyForwarded(LifecycleStep step) {
+    if (step instanceof LifecycleStep.PrefillComplete c) {
+      return lifecycle.prefillCompleteLocal(c.id());
+    }
+    if (step instanceof LifecycleStep.OutputBlock o) {
+      return lifecycle.outputBlockLocal(o.id(), o.decayFraction());
+    }
+    return lifecycle.freeLocal(step.id());
   }
 }
