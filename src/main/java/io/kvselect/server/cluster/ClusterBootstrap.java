@@ -233,6 +233,7 @@ public final class ClusterBootstrap {
           hz.getCluster().getMembers().forEach(ClusterBootstrap::warnIfForeignDataMember);
           ClusterView view = new ClusterView(s, hz, manager.getNodeId());
           repair.ifPresent(view::subscriptionRepair);
+          StalledHandshakeReaper.start(hz).ifPresent(view::handshakeReaper);
           view.logMembership();
           for (String line : view.startLines()) {
             LOG.info(line);
