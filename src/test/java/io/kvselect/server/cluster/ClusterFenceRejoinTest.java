@@ -18,8 +18,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A fenced member that the others removed takes selections again as soon as it has rejoined the
- * cluster under a new member id, without waiting for Hazelcast's {@code MERGED} (which follows the
- * merge of its own map entries) or the fence's 5 s settle. Two real members in this JVM: the
+ * cluster under a new member id, without Hazelcast's {@code MERGED} (which follows the merge of
+ * its own map entries) or the fence's 5 s settle. Two real members in this JVM: the
  * member's beat is driven a failure timeout ahead (what its first beat after a SIGCONT sees), the
  * other removes it, and it merges back the way Hazelcast's split-brain handler makes it.
  */
@@ -37,7 +37,9 @@ class ClusterFenceRejoinTest {
     try {
       await().atMost(Duration.ofSeconds(60)).until(() -> a.getCluster().getMembers().size() == 2
           && b.getCluster().getMembers().size() == 2);
-      fence = new ClusterFence(b, Duration.ofSeconds(5));
+      // MERGED unheard: on an idle machine it can come before the membership event, on a loaded
+      // one seconds after it (docs/benchmarks.md, 2026-12-07); the rejoin must lift by itself
+      fence = new ClusterFence(b, Duration.ofSeconds(5), false);
       // a beat, then the first beat after a pause longer than the failure timeout
       fence.tick(System.nanoTime());
       fence.tick(System.nanoTime() + Duration.ofSeconds(6).toNanos());
