@@ -117,11 +117,13 @@ public final class ClusterBootstrap {
    * stopped until the paused member woke. With 3 threads that happened in 5 of 13 runs,
    * for longer than the 5 s failure timeout, so the survivors removed each other and split; with
    * 8 threads none of 3 runs stalled or split (docs/benchmarks.md, "Cluster: the SIGSTOP
-   * phase"). Reading Hazelcast 5.3.8's sources, the one encoder that answers "clean" with frames
-   * still queued is {@code UnifiedProtocolEncoder} before the peer's protocol header arrived;
-   * which connection that is was not established. The spinning thread still costs CPU until the
-   * member wakes. {@code -Dhazelcast.io.output.thread.count} or the property in
-   * {@code cluster.xml} takes precedence.
+   * phase"). The looping pipeline is a connection this node opened to the paused member (its
+   * kernel completes the connect, nothing answers the protocol header, and
+   * {@code UnifiedProtocolEncoder} answers "clean" with the member handshake still queued):
+   * {@link StalledHandshakeReaper} closes such a connection after a second, which bounds the
+   * stall; the extra threads make a stall of that second on the survivors' link rarer still.
+   * {@code -Dhazelcast.io.output.thread.count} or the property in {@code cluster.xml} takes
+   * precedence.
    */
   static void outputThreads(Config c) {
     setDefault(c, "hazelcast.io.output.thread.count", Integer.toString(OUTPUT_THREADS));
@@ -233,6 +235,7 @@ public final class ClusterBootstrap {
           hz.getCluster().getMembers().forEach(ClusterBootstrap::warnIfForeignDataMember);
           ClusterView view = new ClusterView(s, hz, manager.getNodeId());
           repair.ifPresent(view::subscriptionRepair);
+          StalledHandshakeReaper.start(hz).ifPresent(view::handshakeReaper);
           view.logMembership();
           for (String line : view.startLines()) {
             LOG.info(line);

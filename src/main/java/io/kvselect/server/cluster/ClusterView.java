@@ -51,6 +51,7 @@ public final class ClusterView {
   private volatile io.kvselect.core.kvc.BudgetedKvcState kvc;
   /** The repair of this member's event-bus registrations, or null (an embedded node has none). */
   private volatile SubscriptionRepair subscriptionRepair;
+  private volatile StalledHandshakeReaper handshakeReaper;
 
   ClusterView(ClusterSettings settings, HazelcastInstance hazelcast, String nodeId) {
     this.settings = settings;
@@ -200,6 +201,10 @@ public final class ClusterView {
     if (repair != null) {
       m.put("subscription_repair", Map.of("republished", repair.republished()));
     }
+    StalledHandshakeReaper reaper = handshakeReaper;
+    if (reaper != null) {
+      m.put("unanswered_connections", Map.of("closed", reaper.closed(), "limit_ms", reaper.limitMillis()));
+    }
     java.util.function.Supplier<Map<String, Object>> report = sync;
     if (report != null) {
       m.put("sync", report.get());
@@ -210,6 +215,11 @@ public final class ClusterView {
   /** Reports {@code repair}'s re-puts under {@code subscription_repair}; set once at start-up. */
   void subscriptionRepair(SubscriptionRepair repair) {
     this.subscriptionRepair = repair;
+  }
+
+  /** Reports {@code reaper}'s closed connections under {@code unanswered_connections}; set once at start-up. */
+  void handshakeReaper(StalledHandshakeReaper reaper) {
+    this.handshakeReaper = reaper;
   }
 
   /** The {@code cluster} field of {@code /ready}: enabled, state and member count. */
