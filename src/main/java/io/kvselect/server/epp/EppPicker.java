@@ -4,6 +4,7 @@ import io.kvselect.core.catalog.PartitionKey;
 import io.kvselect.core.catalog.WorkerRecord;
 import io.kvselect.core.index.WorkerRank;
 import io.kvselect.core.service.PromptInput;
+import io.kvselect.core.service.ReservationRequest;
 import io.kvselect.core.service.SelectRequest;
 import io.kvselect.core.service.Selection;
 import io.kvselect.core.service.SelectionService;
@@ -36,13 +37,21 @@ public final class EppPicker {
    * rendering (0 when none), and for a prefill/decode split the prefill worker's {@code host:port}.
    */
   public record Pick(String selectionId, List<String> destinations, long workerId, int dpRank,
-      long predictedCachedTokens, long renderNanos, String prefiller) {
+      long predictedCachedTokens, long renderNanos, String prefiller, PartitionKey partition, int[] tokenIds) {
+
+    /** Whether the pick booked anything (a conformance-test pick does not). */
+    public boolean booked() {
+      return selectionId != null;
+    }
 
     /** The value of {@code x-gateway-destination-endpoint}: the destinations comma-joined. */
     public String destinationValue() {
       return String.join(",", destinations);
     }
   }
+
+  /** The conformance suite's hook: the endpoints to answer, comma-joined, instead of a pick (nothing booked). */
+  public static final String CONFORMANCE_SELECTION = "test-epp-endpoint-selection";
 
   private final SelectionService service;
   private final RenderClient renderer;
@@ -63,6 +72,10 @@ public final class EppPicker {
             + " /v1/completions, /v1/messages)");
       }
       InferenceRequest req = InferenceRequest.parse(api, p.body());
+      String forced = p.headers().get(CONFORMANCE_SELECTION);
+      if (forced != null) {
+        return CompletableFuture.completedFuture(conformancePick(forced, p.subset()));
+      }
       PartitionKey partition = new PartitionKey(req.model(), p.headers().get(settings.routingGroupHeader()));
       List<WorkerRecord> eligible = eligible(partition, p.subset());
       String session = p.headers().get(settings.sessionHeader());
@@ -74,7 +87,7 @@ public final class EppPicker {
         long renderNanos = req.tokenIds() != null ? 0 : System.nanoTime() - renderStart;
         SelectRequest sel = new SelectRequest(partition, null, PromptInput.tokens(ids), null, null,
             session == null || session.isBlank() ? null : session, null, null, null, allowed, null, null, false);
-        return service.select(sel, true, gone).thenApply(s -> pick(s, eligible, p.subset(), renderNanos));
+        return service.select(sel, true, gone).thenApply(s -> pick(s, eligible, p.subset(), renderNanos, ids));
       });
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
@@ -116,7 +129,7 @@ public final class EppPicker {
     return scheme + "://" + d;
   }
 
-  private Pick pick(Selection s, List<WorkerRecord> eligible, SubsetHint subset, long renderNanos) {
+  private Pick pick(Selection s, List<WorkerRecord> eligible, SubsetHint subset, long renderNanos, int[] ids) {
     List<String> dests = new ArrayList<>();
     WorkerRecord chosen = service.worker(s.workerId());
     String first = chosen == null ? Destinations.of(s.endpoint(), 0) : destination(chosen, s.dpRank());
@@ -139,7 +152,44 @@ public final class EppPicker {
       prefiller = Destinations.of(s.kvc().prefill().endpoint(), 0);
     }
     long predicted = s.overlap() == null ? 0 : s.overlap().gpu();
-    return new Pick(s.selectionId(), List.copyOf(dests), s.workerId(), s.dpRank(), predicted, renderNanos, prefiller);
+    return new Pick(s.selectionId(), List.copyOf(dests), s.workerId(), s.dpRank(), predicted, renderNanos, prefiller,
+        s.partition(), ids);
+  }
+
+  /** The conformance hook's endpoints inside the subset, as a pick that books nothing; 503 when none is. */
+  private static Pick conformancePick(String forced, SubsetHint subset) {
+    List<String> dests = new ArrayList<>();
+    for (String e : forced.split(",")) {
+      String d = e.strip();
+      if (!d.isEmpty() && subset.admits(d)) {
+        dests.add(d);
+      }
+    }
+    if (dests.isEmpty()) {
+      throw new EppFailure(503, "no endpoint of " + CONFORMANCE_SELECTION + " is inside the subset " + subset);
+    }
+    return new Pick(null, List.copyOf(dests), 0, 0, 0, 0, null, null, null);
+  }
+
+  /**
+   * Books the same prompt on the worker whose destination is {@code served} (the gateway retried
+   * the request elsewhere), under a new selection id; completes with that id, or null when
+   * {@code served} is the pick itself or no registered worker rank.
+   */
+  public CompletionStage<String> moveTo(Pick p, String served) {
+    if (!p.booked() || p.destinations().get(0).equals(served)) {
+      return CompletableFuture.completedFuture(null);
+    }
+    for (WorkerRecord w : service.listWorkers(p.partition().modelName(), p.partition().routingGroup())) {
+      for (WorkerRank r : w.ranks()) {
+        if (served.equals(destination(w, r.dpRank()))) {
+          String id = p.selectionId() + ".served";
+          return service.reserve(new ReservationRequest(p.partition(), id, w.workerId(), r.dpRank(),
+              PromptInput.tokens(p.tokenIds()), null, null, null, null)).thenApply(x -> id);
+        }
+      }
+    }
+    return CompletableFuture.completedFuture(null);
   }
 
   /** The {@code host:port} of rank {@code dpRank} of {@code w}, or null when its endpoint is not routable. */

@@ -45,6 +45,10 @@ class ExtProcStream implements StreamObserver<ProcessingRequest> {
   static final String SUBSET_NAMESPACE = "envoy.lb.subset_hint";
   static final String SUBSET_KEY = "x-gateway-destination-endpoint-subset";
   static final String PREFILLER = "x-prefiller-host-port";
+  /** Where the gateway reports the endpoint that served (namespace {@link #LB_NAMESPACE}). */
+  static final String SERVED = "x-gateway-destination-endpoint-served";
+  /** The conformance suite's response header naming the endpoint that served. */
+  static final String CONFORMANCE_SERVED = "x-conformance-test-served-endpoint";
   /** Largest body chunk sent back in one message (Envoy's gRPC client takes 4 MiB by default). */
   private static final int CHUNK = 1 << 20;
 
@@ -65,6 +69,7 @@ class ExtProcStream implements StreamObserver<ProcessingRequest> {
   private boolean outDone;
   private final CachedTokens usage = new CachedTokens();
   private EppPicker.Pick pick;
+  private boolean usageSeen;
 
   ExtProcStream(Context context, StreamObserver<ProcessingResponse> out, EppPicker picker, EppMetrics metrics,
       int maxBody, StreamBooking.Lifecycle lifecycle) {
@@ -133,7 +138,16 @@ class ExtProcStream implements StreamObserver<ProcessingRequest> {
         if (req.getResponseHeaders().getEndOfStream()) {
           booking.end();
         }
-        send(ProcessingResponse.newBuilder().setResponseHeaders(HeadersResponse.getDefaultInstance()).build());
+        String served = served(req);
+        if (served != null && pick != null) {
+          follow(pick, served);
+        }
+        HeadersResponse.Builder ack = HeadersResponse.newBuilder();
+        if (served != null && headers.containsKey(EppPicker.CONFORMANCE_SELECTION)) {
+          ack.setResponse(CommonResponse.newBuilder().setHeaderMutation(HeaderMutation.newBuilder()
+              .addSetHeaders(header(CONFORMANCE_SERVED, served))));
+        }
+        send(ProcessingResponse.newBuilder().setResponseHeaders(ack).build());
       }
       case RESPONSE_BODY -> {
         boolean eos = req.getResponseBody().getEndOfStream();
@@ -169,7 +183,9 @@ class ExtProcStream implements StreamObserver<ProcessingRequest> {
             return;
           }
           metrics.decision(200, System.nanoTime() - started, p.renderNanos());
-          booking.booked(p.selectionId());
+          if (p.booked()) {
+            booking.booked(p.selectionId());
+          }
           if (!closed) {
             pick = p;
             answer(p, bytes);
@@ -235,11 +251,30 @@ class ExtProcStream implements StreamObserver<ProcessingRequest> {
     }
   }
 
+  /** Moves the booking when the endpoint that served is not the pick (a gateway retry). */
+  private void follow(EppPicker.Pick p, String served) {
+    picker.moveTo(p, served).whenComplete((id, e) -> context.runOnContext(v -> {
+      if (id != null) {
+        booking.moved(id);
+      }
+    }));
+  }
+
+  /** The endpoint that served, from the response path's metadata context, or null. */
+  static String served(ProcessingRequest req) {
+    Struct ns = req.getMetadataContext().getFilterMetadataMap().get(LB_NAMESPACE);
+    if (ns == null || !ns.containsFields(SERVED) || !ns.getFieldsOrThrow(SERVED).hasStringValue()) {
+      return null;
+    }
+    String v = ns.getFieldsOrThrow(SERVED).getStringValue().strip();
+    return v.isEmpty() ? null : v;
+  }
+
   private void observeUsage() {
     EppMetrics.Observed o = usage.cachedTokens();
-    if (pick != null && o != null) {
+    if (pick != null && pick.booked() && o != null && !usageSeen) {
+      usageSeen = true;
       metrics.cachedTokens(pick.predictedCachedTokens(), o.cachedTokens());
-      pick = null;
     }
   }
 

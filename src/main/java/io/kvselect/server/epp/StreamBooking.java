@@ -61,6 +61,24 @@ public final class StreamBooking {
     }
   }
 
+  /**
+   * The booking moved to {@code newId} (the endpoint that served differs from the pick: a gateway
+   * retry). The old booking is freed here and a prefill already seen is repeated on the new one;
+   * when the stream ended meanwhile, the new booking is freed at once.
+   */
+  public void moved(String newId) {
+    if (state == State.ENDED || state == State.UNBOOKED) {
+      lifecycle.free(newId);
+      return;
+    }
+    String old = selectionId;
+    selectionId = newId;
+    lifecycle.free(old);
+    if (state == State.PREFILLED) {
+      lifecycle.prefillComplete(newId);
+    }
+  }
+
   /** The upstream's response status: an error status ends the booking. */
   public void responseStatus(int status) {
     if (status >= 400) {

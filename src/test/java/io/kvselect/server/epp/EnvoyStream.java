@@ -79,9 +79,19 @@ final class EnvoyStream {
   }
 
   EnvoyStream responseHeaders(int status) {
-    requests.onNext(ProcessingRequest.newBuilder().setResponseHeaders(HttpHeaders.newBuilder()
+    return responseHeaders(status, null);
+  }
+
+  /** Response headers; {@code served} (nullable) is the endpoint that served, in metadata {@code envoy.lb}. */
+  EnvoyStream responseHeaders(int status, String served) {
+    ProcessingRequest.Builder r = ProcessingRequest.newBuilder().setResponseHeaders(HttpHeaders.newBuilder()
         .setHeaders(HeaderMap.newBuilder().addHeaders(raw(":status", Integer.toString(status)))
-            .addHeaders(raw("content-type", "text/event-stream")))).build());
+            .addHeaders(raw("content-type", "text/event-stream"))));
+    if (served != null) {
+      r.setMetadataContext(Metadata.newBuilder().putFilterMetadata("envoy.lb", Struct.newBuilder()
+          .putFields("x-gateway-destination-endpoint-served", string(served)).build()));
+    }
+    requests.onNext(r.build());
     return this;
   }
 

@@ -248,6 +248,43 @@ class EppProtocolTest {
   }
 
   @Test
+  void aGatewayRetryElsewhereMovesTheBookingToTheEndpointThatServed() throws Exception {
+    String model = "m-served";
+    node.worker(91, model, "http://127.0.0.1:18091");
+    node.worker(92, model, "http://127.0.0.1:18092");
+    EnvoyStream s = node.stream();
+    String[] dests = setHeader(route(s, "/v1/chat/completions", chat(model, "retry me elsewhere please"), Map.of(),
+        null), "x-gateway-destination-endpoint").split(",");
+    long picked = dests[0].endsWith("18091") ? 91 : 92;
+    long other = picked == 91 ? 92 : 91;
+    assertEquals(1, node.active(model, picked));
+    s.responseHeaders(200, dests[1]);
+    assertTrue(s.next().hasResponseHeaders());
+    await().atMost(Duration.ofSeconds(10)).until(() -> node.active(model, other) == 1 && node.active(model, picked) == 0);
+    s.responseBody("{\"choices\":[]}", true);
+    s.next();
+    await().atMost(Duration.ofSeconds(10)).until(() -> node.active(model, other) == 0);
+  }
+
+  @Test
+  void theConformanceHooksPickTheNamedEndpointAndEchoTheServedOne() throws Exception {
+    String model = "m-conformance";
+    node.worker(95, model, "http://127.0.0.1:18095");
+    EnvoyStream s = node.stream();
+    ProcessingResponse h = route(s, "/v1/chat/completions", chat(model, "hi"),
+        Map.of("test-epp-endpoint-selection", "10.1.2.3:8000,10.1.2.4:8000"), list("10.1.2.4:8000"));
+    assertEquals("10.1.2.4:8000", setHeader(h, "x-gateway-destination-endpoint"));
+    assertEquals(0, node.active(model, 95), "a forced pick books nothing");
+    s.responseHeaders(200, "10.1.2.4:8000");
+    ProcessingResponse ack = s.next();
+    assertEquals("10.1.2.4:8000", ack.getResponseHeaders().getResponse().getHeaderMutation().getSetHeaders(0)
+        .getHeader().getRawValue().toStringUtf8());
+    assertEquals("x-conformance-test-served-endpoint", ack.getResponseHeaders().getResponse().getHeaderMutation()
+        .getSetHeaders(0).getHeader().getKey());
+    s.cancel();
+  }
+
+  @Test
   void grpcHealthReportsLivenessAndReadiness() {
     var health = HealthGrpc.newBlockingStub(node.channel).withDeadlineAfter(5, java.util.concurrent.TimeUnit.SECONDS);
     for (String service : new String[] {"liveness", "readiness", "envoy.service.ext_proc.v3.ExternalProcessor"}) {
