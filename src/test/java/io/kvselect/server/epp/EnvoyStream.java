@@ -118,8 +118,13 @@ final class EnvoyStream {
 
   /** The next answer, waiting up to ten seconds. */
   ProcessingResponse next() throws InterruptedException {
-    ProcessingResponse r = answers.poll(10, TimeUnit.SECONDS);
-    assertNotNull(r, "no ext_proc answer within 10 s (error: " + error + ")");
+    return next(10);
+  }
+
+  /** The next answer, waiting up to {@code seconds}. */
+  ProcessingResponse next(long seconds) throws InterruptedException {
+    ProcessingResponse r = answers.poll(seconds, TimeUnit.SECONDS);
+    assertNotNull(r, "no ext_proc answer within " + seconds + " s (error: " + error + ")");
     return r;
   }
 
