@@ -22,14 +22,15 @@ final class EppDraft {
   static final String SESSION_HEADER_ENV = "KVSELECT_EPP_SESSION_HEADER";
   static final String FALLBACKS_ENV = "KVSELECT_EPP_FALLBACKS";
   static final String MAX_BODY_ENV = "KVSELECT_EPP_MAX_BODY_BYTES";
+  static final String INJECT_ENV = "KVSELECT_EPP_INJECT_TOKEN_IDS";
 
   /** Every variable read here, in {@code --help} order. */
   static final List<String> VARIABLES = List.of(PORT_ENV, RENDER_URL_ENV, RENDER_TIMEOUT_ENV,
-      ROUTING_GROUP_HEADER_ENV, SESSION_HEADER_ENV, FALLBACKS_ENV, MAX_BODY_ENV);
+      ROUTING_GROUP_HEADER_ENV, SESSION_HEADER_ENV, FALLBACKS_ENV, MAX_BODY_ENV, INJECT_ENV);
 
   static final String SECTION = "epp";
   private static final Set<String> KEYS = Set.of("port", "render_url", "render_timeout_secs",
-      "routing_group_header", "session_header", "fallbacks", "max_body_bytes");
+      "routing_group_header", "session_header", "fallbacks", "max_body_bytes", "inject_token_ids");
   /** An HTTP field name (RFC 9110 token), stored lower case as HTTP/2 carries it. */
   private static final Pattern HEADER = Pattern.compile("[!#$%&'*+.^_`|~0-9a-z-]+");
   private static final double MAX_TIMEOUT_SECS = 3600.0;
@@ -43,6 +44,7 @@ final class EppDraft {
   private String sessionHeader = "x-session-id";
   private int fallbacks = 2;
   private int maxBodyBytes = 16 << 20;
+  private boolean injectTokenIds;
 
   /** Applies the {@code epp} section of a config document (absent: nothing changes). */
   void applyJson(Map<String, Object> section) {
@@ -82,6 +84,12 @@ final class EppDraft {
       maxBodyBytes = (int) range(field("max_body_bytes"), integer(field("max_body_bytes"),
           section.get("max_body_bytes")), MIN_BODY, MAX_BODY);
     }
+    if (section.containsKey("inject_token_ids")) {
+      if (!(section.get("inject_token_ids") instanceof Boolean b)) {
+        throw new CliException(field("inject_token_ids") + " must be true or false");
+      }
+      injectTokenIds = b;
+    }
   }
 
   /** Applies the {@code KVSELECT_EPP_*} variables that are set and not blank. */
@@ -112,6 +120,12 @@ final class EppDraft {
     if ((v = value(env, MAX_BODY_ENV)) != null) {
       maxBodyBytes = (int) range(MAX_BODY_ENV, parseLong(MAX_BODY_ENV, v), MIN_BODY, MAX_BODY);
     }
+    if ((v = value(env, INJECT_ENV)) != null) {
+      if (!v.equalsIgnoreCase("true") && !v.equalsIgnoreCase("false")) {
+        throw new CliException(INJECT_ENV + " must be true or false, got '" + v + "'");
+      }
+      injectTokenIds = Boolean.parseBoolean(v);
+    }
   }
 
   /** Applies the flags that were given. */
@@ -137,11 +151,14 @@ final class EppDraft {
     if (o.maxBodyBytes != null) {
       maxBodyBytes = (int) range("--epp-max-body-bytes", o.maxBodyBytes, MIN_BODY, MAX_BODY);
     }
+    if (o.injectTokenIds != null) {
+      injectTokenIds = o.injectTokenIds;
+    }
   }
 
   EppSettings build() {
     return new EppSettings(port, renderUrl, renderTimeoutSecs, routingGroupHeader, sessionHeader, fallbacks,
-        maxBodyBytes);
+        maxBodyBytes, injectTokenIds);
   }
 
   /** The built-in defaults, for {@code --help}. */

@@ -39,4 +39,9 @@ public final class EppOptions {
   @Option(names = "--epp-max-body-bytes", paramLabel = "BYTES",
       description = "Largest request body the picker buffers before a 413 (16777216; KVSELECT_EPP_MAX_BODY_BYTES).")
   Integer maxBodyBytes;
+
+  @Option(names = "--epp-inject-token-ids", negatable = true,
+      description = "Forward a text /v1/completions prompt as the token ids it rendered to (off;"
+          + " KVSELECT_EPP_INJECT_TOKEN_IDS).")
+  Boolean injectTokenIds;
 }

@@ -22,6 +22,7 @@ import java.util.Map;
  * @param sessionHeader request header naming the session id (absent: no session)
  * @param fallbacks how many other endpoints follow the pick in the destination list
  * @param maxBodyBytes largest request body buffered before a 413
+ * @param injectTokenIds whether a text {@code /v1/completions} prompt is forwarded as its token ids
  */
 public record EppSettings(
     Integer port,
@@ -30,7 +31,8 @@ public record EppSettings(
     String routingGroupHeader,
     String sessionHeader,
     int fallbacks,
-    int maxBodyBytes) {
+    int maxBodyBytes,
+    boolean injectTokenIds) {
 
   /** Whether the node runs the endpoint picker. */
   public boolean enabled() {
@@ -51,6 +53,7 @@ public record EppSettings(
     m.put("session_header", sessionHeader);
     m.put("fallbacks", fallbacks);
     m.put("max_body_bytes", maxBodyBytes);
+    m.put("inject_token_ids", injectTokenIds);
     return m;
   }
 }

@@ -34,10 +34,12 @@ public final class EppPicker {
   /**
    * A booked pick: the selection id to free, the destination list (the pick first, then the
    * fallbacks), the worker chosen, the device overlap predicted for it (tokens), the time spent
-   * rendering (0 when none), and for a prefill/decode split the prefill worker's {@code host:port}.
+   * rendering (0 when none), for a prefill/decode split the prefill worker's {@code host:port},
+   * and the body to forward when it was rewritten (token ids injected), else null.
    */
   public record Pick(String selectionId, List<String> destinations, long workerId, int dpRank,
-      long predictedCachedTokens, long renderNanos, String prefiller, PartitionKey partition, int[] tokenIds) {
+      long predictedCachedTokens, long renderNanos, String prefiller, PartitionKey partition, int[] tokenIds,
+      byte[] rewrittenBody) {
 
     /** Whether the pick booked anything (a conformance-test pick does not). */
     public boolean booked() {
@@ -87,7 +89,10 @@ public final class EppPicker {
         long renderNanos = req.tokenIds() != null ? 0 : System.nanoTime() - renderStart;
         SelectRequest sel = new SelectRequest(partition, null, PromptInput.tokens(ids), null, null,
             session == null || session.isBlank() ? null : session, null, null, null, allowed, null, null, false);
-        return service.select(sel, true, gone).thenApply(s -> pick(s, eligible, p.subset(), renderNanos, ids));
+        byte[] rewritten = settings.injectTokenIds() && api == InferenceApi.COMPLETIONS && req.tokenIds() == null
+            ? InferenceRequest.withTokenPrompt(p.body(), ids) : null;
+        return service.select(sel, true, gone).thenApply(s -> pick(s, eligible, p.subset(), renderNanos, ids,
+            rewritten));
       });
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
@@ -129,7 +134,8 @@ public final class EppPicker {
     return scheme + "://" + d;
   }
 
-  private Pick pick(Selection s, List<WorkerRecord> eligible, SubsetHint subset, long renderNanos, int[] ids) {
+  private Pick pick(Selection s, List<WorkerRecord> eligible, SubsetHint subset, long renderNanos, int[] ids,
+      byte[] rewritten) {
     List<String> dests = new ArrayList<>();
     WorkerRecord chosen = service.worker(s.workerId());
     String first = chosen == null ? Destinations.of(s.endpoint(), 0) : destination(chosen, s.dpRank());
@@ -153,7 +159,7 @@ public final class EppPicker {
     }
     long predicted = s.overlap() == null ? 0 : s.overlap().gpu();
     return new Pick(s.selectionId(), List.copyOf(dests), s.workerId(), s.dpRank(), predicted, renderNanos, prefiller,
-        s.partition(), ids);
+        s.partition(), ids, rewritten);
   }
 
   /** The conformance hook's endpoints inside the subset, as a pick that books nothing; 503 when none is. */
@@ -168,7 +174,7 @@ public final class EppPicker {
     if (dests.isEmpty()) {
       throw new EppFailure(503, "no endpoint of " + CONFORMANCE_SELECTION + " is inside the subset " + subset);
     }
-    return new Pick(null, List.copyOf(dests), 0, 0, 0, 0, null, null, null);
+    return new Pick(null, List.copyOf(dests), 0, 0, 0, 0, null, null, null, null);
   }
 
   /**

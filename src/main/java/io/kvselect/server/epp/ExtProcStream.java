@@ -188,7 +188,7 @@ class ExtProcStream implements StreamObserver<ProcessingRequest> {
           }
           if (!closed) {
             pick = p;
-            answer(p, bytes);
+            answer(p, p.rewrittenBody() != null ? p.rewrittenBody() : bytes);
           }
         }));
   }

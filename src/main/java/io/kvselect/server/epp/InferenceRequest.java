@@ -57,6 +57,23 @@ public record InferenceRequest(InferenceApi api, String model, byte[] renderBody
     };
   }
 
+  /**
+   * The completion body {@code original} with its {@code prompt} replaced by {@code ids}, every
+   * other field kept; for engines that accept token prompts.
+   */
+  public static byte[] withTokenPrompt(byte[] original, int[] ids) {
+    try {
+      ObjectNode root = (ObjectNode) JSON.readTree(original);
+      ArrayNode prompt = root.putArray("prompt");
+      for (int id : ids) {
+        prompt.add(id);
+      }
+      return JSON.writeValueAsBytes(root);
+    } catch (IOException e) {
+      throw new EppFailure(400, "request body is not valid JSON: " + e.getMessage());
+    }
+  }
+
   private static void messages(JsonNode messages) {
     if (messages == null || !messages.isArray() || messages.isEmpty()) {
       throw bad("field `messages` must be a non-empty array");

@@ -29,6 +29,7 @@ class EppSettingsTest {
     assertEquals("x-kvselect-routing-group", e.routingGroupHeader());
     assertEquals("x-session-id", e.sessionHeader());
     assertEquals(2, e.fallbacks());
+    assertFalse(e.injectTokenIds());
   }
 
   @Test
@@ -47,7 +48,8 @@ class EppSettingsTest {
     assertEquals(9003, env.port());
     assertEquals(0.5, env.renderTimeoutSecs());
     EppSettings flags = NodeSettings.parse(new String[] {"--config", f.toString(), "--epp-port", "0",
-        "--epp-routing-group-header", "x-tier"}, Map.of("KVSELECT_EPP_PORT", "9003")).epp();
+        "--epp-routing-group-header", "x-tier", "--epp-inject-token-ids"}, Map.of("KVSELECT_EPP_PORT", "9003")).epp();
+    assertTrue(flags.injectTokenIds());
     assertEquals(0, flags.port());
     assertEquals("x-tier", flags.routingGroupHeader());
   }
