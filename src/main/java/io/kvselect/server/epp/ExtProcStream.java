@@ -64,6 +64,8 @@ class ExtProcStream implements StreamObserver<ProcessingRequest> {
   private SubsetHint subset = SubsetHint.ANY;
   private ByteArrayOutputStream body = new ByteArrayOutputStream();
   private boolean picking;
+  /** Whether request trailers arrived; their answer follows the body's. */
+  private boolean requestTrailers;
   private boolean closed;
   /** Whether the response side was completed (nothing more may be sent). */
   private boolean outDone;
@@ -126,10 +128,11 @@ class ExtProcStream implements StreamObserver<ProcessingRequest> {
         }
       }
       case REQUEST_TRAILERS -> {
+        // acknowledged after the headers and body answers, in the order Envoy sent the phases
+        requestTrailers = true;
         if (!picking) {
           startPick();
         }
-        send(ProcessingResponse.newBuilder().setRequestTrailers(TrailersResponse.getDefaultInstance()).build());
       }
       case RESPONSE_HEADERS -> {
         Map<String, String> h = new HashMap<>();
@@ -219,6 +222,9 @@ class ExtProcStream implements StreamObserver<ProcessingRequest> {
           .build());
       off += n;
     } while (off < bytes.length);
+    if (requestTrailers) {
+      send(ProcessingResponse.newBuilder().setRequestTrailers(TrailersResponse.getDefaultInstance()).build());
+    }
   }
 
   /** An immediate response with the failure's status and JSON body; the stream ends here. */

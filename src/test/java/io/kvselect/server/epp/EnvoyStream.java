@@ -101,6 +101,12 @@ final class EnvoyStream {
     return this;
   }
 
+  EnvoyStream requestTrailers() {
+    requests.onNext(ProcessingRequest.newBuilder().setRequestTrailers(HttpTrailers.newBuilder()
+        .setTrailers(HeaderMap.newBuilder().addHeaders(raw("x-trailer", "1")))).build());
+    return this;
+  }
+
   EnvoyStream responseTrailers() {
     requests.onNext(ProcessingRequest.newBuilder().setResponseTrailers(HttpTrailers.newBuilder()
         .setTrailers(HeaderMap.newBuilder().addHeaders(raw("grpc-status", "0")))).build());

@@ -285,6 +285,25 @@ class EppProtocolTest {
   }
 
   @Test
+  void requestTrailersEndTheBodyAndAreAcknowledged() throws Exception {
+    String model = "m-trailers";
+    node.worker(97, model, "http://127.0.0.1:18097");
+    String body = chat(model, "a body that ends with trailers");
+    EnvoyStream s = node.stream();
+    s.headers("/v1/chat/completions", Map.of(), null, false).body(body, false).requestTrailers();
+    java.util.List<ProcessingResponse> got = new java.util.ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      got.add(s.next());
+    }
+    assertTrue(got.get(0).hasRequestHeaders() && got.get(1).hasRequestBody() && got.get(2).hasRequestTrailers(),
+        "headers, body, then the trailers acknowledged, in Envoy's phase order: " + got);
+    assertEquals("127.0.0.1:18097", setHeader(got.get(0), "x-gateway-destination-endpoint"));
+    assertEquals(1, node.active(model, 97));
+    s.cancel();
+    await().atMost(Duration.ofSeconds(10)).until(() -> node.active(model, 97) == 0);
+  }
+
+  @Test
   void grpcHealthReportsLivenessAndReadiness() {
     var health = HealthGrpc.newBlockingStub(node.channel).withDeadlineAfter(5, java.util.concurrent.TimeUnit.SECONDS);
     for (String service : new String[] {"liveness", "readiness", "envoy.service.ext_proc.v3.ExternalProcessor"}) {
