@@ -71,13 +71,13 @@ class EppPlainPartsTest {
 
   @Test
   void anthropicMessagesBecomeTheEquivalentChat() throws Exception {
-    InferenceRequest r = InferenceRequest.parse(InferenceApi.MESSAGES, b("{\"model\":\"claude\",\"max_tokens\":9,"
+    InferenceRequest r = InferenceRequest.parse(InferenceApi.MESSAGES, b("{\"model\":\"anthropic-model\",\"max_tokens\":9,"
         + "\"system\":[{\"type\":\"text\",\"text\":\"be \"},{\"type\":\"text\",\"text\":\"brief\"}],"
         + "\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"a\"},"
         + "{\"type\":\"image\",\"source\":{}},{\"type\":\"text\",\"text\":\"b\"}]},"
         + "{\"role\":\"assistant\",\"content\":\"c\"}]}"));
     JsonNode chat = JSON.readTree(r.renderBody());
-    assertEquals("claude", chat.get("model").asText());
+    assertEquals("anthropic-model", chat.get("model").asText());
     assertEquals(JSON.readTree("[{\"role\":\"system\",\"content\":\"be brief\"},{\"role\":\"user\",\"content\":\"ab\"},"
         + "{\"role\":\"assistant\",\"content\":\"c\"}]"), chat.get("messages"));
     assertEquals("/v1/chat/completions/render", r.api().renderPath());
