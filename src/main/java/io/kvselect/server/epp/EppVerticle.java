@@ -25,8 +25,8 @@ import org.slf4j.LoggerFactory;
  * shaded Netty) serving Envoy's {@code ext_proc} v3 {@code ExternalProcessor.Process} and
  * {@code grpc.health.v1.Health} with the services {@code liveness}, {@code readiness} and
  * {@code envoy.service.ext_proc.v3.ExternalProcessor} (ready: the node's {@code /ready} holds).
- * A thin adapter: each stream is an {@link ExtProcStream} on a Vert.x context of its own, and a
- * pick is an {@link EppPicker} call on the node's {@link SelectionService}.
+ * A thin adapter: each stream is an {@link ExtProcStream} confined to one Vert.x event-loop
+ * context, and a pick is an {@link EppPicker} call on the node's {@link SelectionService}.
  *
  * <p>Owns the gRPC server (started and stopped here, on the worker pool: binding blocks) and the
  * health statuses (set by this verticle's timer).
@@ -85,7 +85,8 @@ public final class EppVerticle extends VerticleBase {
     ExternalProcessorGrpc.ExternalProcessorImplBase extProc = new ExternalProcessorGrpc.ExternalProcessorImplBase() {
       @Override
       public StreamObserver<ProcessingRequest> process(StreamObserver<ProcessingResponse> out) {
-        // a context per stream: its callbacks run in order there, spread over the event loops
+        // the stream's context: every callback of the stream runs there, in order; obtained on the
+        // gRPC transport thread that opened it (Vert.x may give all streams of that thread one context)
         metrics.streamOpened();
         ExtProcStream stream = new ExtProcStream(vertx.getOrCreateContext(), out, picker, metrics,
             settings.maxBodyBytes(), lifecycle) {
