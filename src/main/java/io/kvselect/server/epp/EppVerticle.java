@@ -13,6 +13,7 @@ import io.kvselect.core.service.SelectionService;
 import io.kvselect.server.config.EppSettings;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.internal.VertxInternal;
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -85,11 +86,12 @@ public final class EppVerticle extends VerticleBase {
     ExternalProcessorGrpc.ExternalProcessorImplBase extProc = new ExternalProcessorGrpc.ExternalProcessorImplBase() {
       @Override
       public StreamObserver<ProcessingRequest> process(StreamObserver<ProcessingResponse> out) {
-        // the stream's context: every callback of the stream runs there, in order; obtained on the
-        // gRPC transport thread that opened it (Vert.x may give all streams of that thread one context)
+        // a fresh event-loop context per stream (the next loop in turn): every callback of the stream
+        // runs there, in order; getOrCreateContext() on a gRPC thread would hand every stream of
+        // that thread one sticky context
         metrics.streamOpened();
-        ExtProcStream stream = new ExtProcStream(vertx.getOrCreateContext(), out, picker, metrics,
-            settings.maxBodyBytes(), lifecycle) {
+        ExtProcStream stream = new ExtProcStream(((VertxInternal) vertx).createEventLoopContext(), out, picker,
+            metrics, settings.maxBodyBytes(), lifecycle) {
           @Override
           void closed() {
             metrics.streamClosed();
