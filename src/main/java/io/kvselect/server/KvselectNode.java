@@ -134,6 +134,11 @@ public final class KvselectNode {
     return main.port();
   }
 
+  /** The endpoint picker's gRPC port, or -1 without {@code --epp-port}. */
+  public int eppPort() {
+    return main.eppPort();
+  }
+
   /** KV-event ingestion of this node, or null in approximate mode. */
   public io.kvselect.server.events.KvEventsCoordinator events() {
     return main.events();

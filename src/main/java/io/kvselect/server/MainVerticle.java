@@ -9,6 +9,8 @@ import io.kvselect.server.cluster.ClusterView;
 import io.kvselect.server.config.NodeSettings;
 import io.kvselect.server.config.OperationsSettings;
 import io.kvselect.core.config.RouterConfigLoader;
+import io.kvselect.server.epp.EppMetrics;
+import io.kvselect.server.epp.EppVerticle;
 import io.kvselect.server.events.IndexShardVerticle;
 import io.kvselect.server.events.KvEventIngestVerticle;
 import io.kvselect.server.events.ShardWriters;
@@ -38,7 +40,8 @@ import org.slf4j.LoggerFactory;
  * ingestion and one indexing-shard verticle per ingest poller (when the index is event-driven), the HTTP
  * adapter instances, the event-bus API ({@link EventBusApi}, with the {@link BusEvents}
  * publisher) over the node's shared {@link SelectionService}, and the workers-file and liveness
- * watchers when {@link OperationsSettings} switches them on. It runs the periodic housekeeping
+ * watchers when {@link OperationsSettings} switches them on, and the endpoint picker
+ * ({@link EppVerticle}, Envoy {@code ext_proc}) with {@code --epp-port}. It runs the periodic housekeeping
  * (request expiry, TTL indexes, idle session bindings) and the status page's history sampler
  * ({@link HistorySampler}). Built by {@link NodeAssembly} from the node's {@link NodeParts}.
  */
@@ -77,6 +80,9 @@ public final class MainVerticle extends VerticleBase {
 
   /** What {@code GET /cluster} and {@code /ready} report about clustering. */
   private final ClusterView cluster;
+  /** The endpoint picker's settings; its verticle is deployed only when a port is set. */
+  private final io.kvselect.server.config.EppSettings epp;
+  private final AtomicInteger eppPort = new AtomicInteger(-1);
 
   /**
    * The root of a node built from {@code parts} as {@code s} describes it, with
@@ -97,6 +103,7 @@ public final class MainVerticle extends VerticleBase {
     this.host = s.host();
     this.port = s.port();
     this.httpInstances = httpInstances;
+    this.epp = s.epp();
   }
 
   @Override
@@ -187,7 +194,15 @@ public final class MainVerticle extends VerticleBase {
           return vertx.deployVerticle(() -> new EventBusApi(ops),
               new DeploymentOptions().setInstances(Math.max(1, httpInstances)));
         })
-        .compose(v -> Operations.deploy(vertx, operations, service, events));
+        .compose(v -> Operations.deploy(vertx, operations, service, events))
+        .compose(v -> epp.enabled() ? vertx.deployVerticle(new EppVerticle(service, epp, host,
+            () -> service.ready().ready() && cluster.notReadyReason() == null,
+            new EppMetrics(metrics.registry()), eppPort::set)) : Future.succeededFuture());
+  }
+
+  /** The endpoint picker's gRPC port, or -1 when it is off (useful with {@code --epp-port 0}). */
+  public int eppPort() {
+    return eppPort.get();
   }
 
   /** The publisher of {@code kvselect.events.*}, once started. */

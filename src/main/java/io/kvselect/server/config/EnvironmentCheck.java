@@ -29,6 +29,7 @@ public final class EnvironmentCheck {
     Set<String> names = new LinkedHashSet<>(RouterConfigLoader.environmentVariables());
     names.add(SettingsDraft.QUEUE_TIMEOUT_ENV);
     names.addAll(OperationsDraft.VARIABLES);
+    names.addAll(EppDraft.VARIABLES);
     names.addAll(io.kvselect.server.cluster.ClusterSettings.ENVIRONMENT);
     names.addAll(SCRIPT_VARIABLES);
     return names;
@@ -82,6 +83,11 @@ public final class EnvironmentCheck {
       Object v = ops.get(key);
       lines.add(String.format(Locale.ROOT, "  %-52s %s", name,
           shown(v instanceof List<?> l ? String.join(",", l.stream().map(Object::toString).toList()) : v)));
+    }
+    Map<String, Object> epp = EppDraft.defaults().configJson();
+    for (String name : EppDraft.VARIABLES) {
+      lines.add(String.format(Locale.ROOT, "  %-52s %s", name,
+          shown(epp.get(name.substring("KVSELECT_EPP_".length()).toLowerCase(Locale.ROOT)))));
     }
     io.kvselect.server.cluster.ClusterSettings cluster = SettingsDraft.fromDefaults().build(false, false).cluster();
     lines.add(String.format(Locale.ROOT, "  %-52s [%s]", io.kvselect.server.cluster.ClusterSettings.NAME_ENV,

@@ -92,6 +92,9 @@ public final class KvselectCommand {
 
   @Mixin
   OperationsOptions operations = new OperationsOptions();
+
+  @Mixin
+  EppOptions epp = new EppOptions();
   @Option(names = "--cluster",
       description = "Start clustered (Hazelcast, configured by cluster.xml); off by default.")
   Boolean cluster;

@@ -39,6 +39,7 @@ import picocli.CommandLine;
  * @param operations access control, TLS, workers file, drain and liveness ({@link OperationsSettings})
  * @param cluster whether and how the node clusters ({@code --cluster*}, {@code KVSELECT_CLUSTER_*},
  *     section {@code cluster})
+ * @param epp the endpoint picker ({@code --epp-*}, {@code KVSELECT_EPP_*}, section {@code epp}; off by default)
  */
 public record NodeSettings(
     String host,
@@ -57,7 +58,8 @@ public record NodeSettings(
     boolean help,
     boolean version,
     OperationsSettings operations,
-    io.kvselect.server.cluster.ClusterSettings cluster) {
+    io.kvselect.server.cluster.ClusterSettings cluster,
+    EppSettings epp) {
 
   /** Classpath resource holding every default; {@code conf/kvselect.json} is a copy. */
   public static final String DEFAULTS_RESOURCE = "kvselect-defaults.json";
@@ -117,6 +119,7 @@ public record NodeSettings(
     root.put("replica_sync", ordered("port", replicaSyncPort, "peers", replicaSyncPeers));
     root.put("operations", operations.configJson());
     root.put("cluster", cluster.json());
+    root.put("epp", epp.configJson());
     return root;
   }
 

@@ -62,6 +62,7 @@ final class SettingsDraft {
   private Path configFile;
   private RouterConfig router = RouterConfig.defaults();
   private final OperationsDraft operations = new OperationsDraft();
+  private final EppDraft epp = new EppDraft();
   private final io.kvselect.server.cluster.ClusterSettingsDraft cluster =
       new io.kvselect.server.cluster.ClusterSettingsDraft();
 
@@ -198,6 +199,7 @@ final class SettingsDraft {
           strings("config field replica_sync.peers", sync.get("peers")));
     }
     operations.applyJson(section(root, OperationsDraft.SECTION));
+    epp.applyJson(section(root, EppDraft.SECTION));
     cluster.applyJson(root);
   }
 
@@ -217,6 +219,7 @@ final class SettingsDraft {
       }
     }
     operations.applyEnv(env);
+    epp.applyEnv(env);
     cluster.applyEnv(env);
   }
 
@@ -287,6 +290,7 @@ final class SettingsDraft {
     router = router.withTracking(
         c.routerTrackingHash, c.routerTrackingKeyFile, c.routerTrackingKeyId);
     operations.applyFlags(c.operations);
+    epp.applyFlags(c.epp);
     cluster.applyFlags(c.cluster, c.clusterName, c.clusterMembers, c.clusterPort, c.clusterHost,
         c.clusterBusPort);
     cluster.applyReconcileFlag(c.clusterReconcileSecs);
@@ -337,7 +341,7 @@ final class SettingsDraft {
   NodeSettings build(boolean help, boolean version) {
     return new NodeSettings(host, port, threads, indexerPeers, replicaSyncPort, replicaSyncPeers,
         sessionAffinityTtlSecs, cacheTtlSecs, cacheMaxEntries, cacheMaxBytes, queueTimeoutSecs, configFile, router,
-        help, version, operations.build(), cluster.build());
+        help, version, operations.build(), cluster.build(), epp.build());
   }
 
   /** The named object of {@code root}, empty when absent; non-objects are rejected. */

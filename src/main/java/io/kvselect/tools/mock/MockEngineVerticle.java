@@ -28,7 +28,9 @@ import org.slf4j.LoggerFactory;
  * numbers from 0, as a new engine process), {@code POST /admit} (the KVC-Router's admission RPC:
  * {@code {session_id, turn, input_tokens, append_tokens}} -> {@code {can_admit, mode, reason}},
  * decided by Algorithm 2 over the tokens each session left resident by its last
- * {@code /generate} carrying a {@code session_id}) and {@code GET /state}. Errors answer
+ * {@code /generate} carrying a {@code session_id}), {@code GET /state}, and the OpenAI surface of a
+ * vLLM pod ({@link OpenAiRoutes}: completions with streaming and cached-token usage, the render
+ * routes, {@code /tokenize}, {@code /health}). Errors answer
  * {@code {"error": "..."}} with status 400 for bad input.
  */
 public final class MockEngineVerticle extends VerticleBase {
@@ -71,6 +73,7 @@ public final class MockEngineVerticle extends VerticleBase {
     router.post("/admit").handler(this::admit);
     router.post("/restart").handler(this::restart);
     router.get("/state").handler(this::state);
+    new OpenAiRoutes(workerId, this::generateOpenAi).mount(router);
     router.route().failureHandler(this::failure);
     server = vertx.createHttpServer(new HttpServerOptions().setHost(options.host()).setPort(options.httpPort(index)));
     return Future.fromCompletionStage(publisher.ready(), context)
@@ -138,6 +141,38 @@ public final class MockEngineVerticle extends VerticleBase {
           .put("prefill_ms", plan.prefillMs())
           .put("decode_ms", plan.decodeMs())), ctx);
     }, ctx);
+  }
+
+  /**
+   * One generation for the OpenAI routes: the same admit, prefill wait, commit and publish as
+   * {@code /generate}, reporting the cached tokens after the prefill and the end after the decode.
+   */
+  private void generateOpenAi(int[] tokens, int outputTokens, java.util.function.Consumer<Integer> prefilled,
+      Runnable done, java.util.function.Consumer<Throwable> failed) {
+    MockEngine.Plan plan;
+    try {
+      plan = engine.admit(new MockEngine.Prompt(tokens, null, null), null, outputTokens);
+    } catch (RuntimeException e) {
+      failed.accept(e);
+      return;
+    }
+    TimingModel t = engine.timing();
+    later(t.waitMs(plan.prefillMs()), () -> {
+      KvEventBatch batch = engine.commit(plan, now());
+      if (batch != null) {
+        publisher.publish(plan.dpRank(), KvEventEncoder.encode(batch, options.wire()));
+      }
+      prefilled.accept(plan.cachedTokens());
+      later(t.waitMs(plan.decodeMs()), done);
+    });
+  }
+
+  private void later(long ms, Runnable r) {
+    if (ms <= 0) {
+      r.run();
+    } else {
+      vertx.setTimer(ms, id -> r.run());
+    }
   }
 
   /** The admission RPC: Algorithm 2 with the original's defaults over this engine's KV capacity. */
