@@ -54,6 +54,15 @@ import org.junit.jupiter.api.TestFactory;
  *       runs them in separate terminals), a node with {@code --host 127.0.0.1} and the block's
  *       port unless the command names them, and waited for: a node until {@code /health}
  *       answers, a fleet until it printed one ready line per engine.
+ *   <li>The endpoint picker's port 9002 and the example gateway's port 8080 become free ports of
+ *       the block. {@code java ... EppGateway.java PICKER PORT} is a server: started in the
+ *       background and waited for until its port accepts connections. A {@code curl} of
+ *       {@code /v1/chat/completions} through it reads the streamed answer: the engine that served
+ *       (the mock's completion id {@code chatcmpl-<worker_id>-...}) and the usage chunk's
+ *       {@code cached_tokens}; every later turn of the block must come from the first turn's
+ *       engine with {@code cached_tokens} above 0 (before it is sent, the test waits, as a person
+ *       typing would, until the node has indexed the earlier turn's blocks).
+ *   <li>A {@code curl ... | grep PATTERN} pipeline must exit 0 (grep found its lines).
  *   <li>{@code ./bin/kvselect-demo} talks to the block's node; {@code PORT} in a {@code curl}
  *       command stands for the HTTP port of the first engine the block's fleet printed.
  *   <li>Every other command runs to completion within {@link #COMMAND_SECONDS} and must exit 0;
@@ -73,6 +82,8 @@ class ReadmeShellBlocksIT {
   private static final String MOCKER = "./bin/kvselect-mocker";
   private static final String DEMO = "./bin/kvselect-demo";
   private static final String SIM = "./bin/kvselect-sim";
+  private static final String GATEWAY = "examples/java/io/kvselect/examples/EppGateway.java";
+  private static final Pattern CHAT_ENGINE = Pattern.compile("\"id\"\\s*:\\s*\"chatcmpl-(\\d+)-");
   private static final Pattern SIM_OUT = Pattern.compile("--out[ =](\\S+)");
   private static final Pattern URL_PATH =
       Pattern.compile("(?:https?://)?(?:localhost|127\\.0\\.0\\.1):[0-9]+(/[^\\s'\"]*)");
@@ -118,6 +129,8 @@ class ReadmeShellBlocksIT {
     private final Set<String> openReservations = new HashSet<>();
     private final Set<Integer> nodePorts = new HashSet<>();
     private final Map<String, Long> sessionWorkers = new java.util.HashMap<>();
+    private Long chatEngine;
+    private long indexedBeforeLastTurn;
 
     BlockRun(Block block, Processes procs) throws IOException {
       this.block = block;
@@ -128,7 +141,9 @@ class ReadmeShellBlocksIT {
     void run() throws Exception {
       String text = block.text().replaceAll("\\b8092\\b", Integer.toString(port))
           .replaceAll("\\b8093\\b", Integer.toString(Ports.free()))
-          .replaceAll("\\b8094\\b", Integer.toString(Ports.free()));
+          .replaceAll("\\b8094\\b", Integer.toString(Ports.free()))
+          .replaceAll("\\b9002\\b", Integer.toString(Ports.free()))
+          .replaceAll("\\b8080\\b", Integer.toString(Ports.free()));
       if (text.matches("(?s).*\\b570[1-3]\\b.*")) {
         int members = Ports.freeRange(3);
         for (int i = 0; i < 3; i++) {
@@ -194,6 +209,12 @@ class ReadmeShellBlocksIT {
           }
         }
         case "curl" -> runCurl(c);
+        case "java" -> {
+          if (!c.contains(GATEWAY)) {
+            fail(block.where() + ": the test runs only the example gateway with java: " + command);
+          }
+          startGateway(c);
+        }
         default -> fail(block.where() + ": the test cannot run \"" + command + "\"; mark it"
             + " <!-- not run: \"" + program + "\" reason --> before the block");
       }
@@ -280,7 +301,94 @@ class ReadmeShellBlocksIT {
       assertEquals(repeats, sticky, "repeat turns that left the previous turn's worker:\n" + s.stdout());
     }
 
+    /** The example gateway: a server on the port its last argument names. */
+    private void startGateway(String c) throws Exception {
+      String[] words = c.split("\\s+");
+      int gatewayPort = Integer.parseInt(words[words.length - 1]);
+      Started s = procs.start(c);
+      servers.add(s);
+      await("gateway of " + block.where()).atMost(START_LIMIT).pollInterval(Duration.ofMillis(200))
+          .until(() -> {
+            assertAlive(s);
+            try (java.net.Socket probe = new java.net.Socket()) {
+              probe.connect(new java.net.InetSocketAddress("127.0.0.1", gatewayPort), 1_000);
+              return true;
+            } catch (IOException notYet) {
+              return false;
+            }
+          });
+    }
+
+    /** A curl piped into grep: the pipeline must succeed, that is grep found what it looks for. */
+    private void runPipeline(String c) throws Exception {
+      Started s = procs.run(c, COMMAND_SECONDS);
+      assertEquals(0, s.process().exitValue(), c + " found nothing\nstderr:\n" + s.stderrTail());
+      assertFalse(s.stdout().isBlank(), c + " printed nothing");
+    }
+
+    /**
+     * A chat turn streamed through the gateway: which engine served it and what it found cached.
+     * A later turn extends the earlier ones, so it must reach the first turn's engine and reuse
+     * its prefix; before it is sent, the node has indexed the earlier turn's blocks (a person
+     * typing the next command gives it that time).
+     */
+    private void runChatTurn(String c) throws Exception {
+      if (chatEngine != null) {
+        await(block.where() + ": the earlier turn's blocks indexed").atMost(Duration.ofSeconds(10))
+            .pollInterval(Duration.ofMillis(100)).until(() -> indexedBlocks() > indexedBeforeLastTurn);
+      }
+      long indexedBefore = indexedBlocks();
+      Started s = procs.run(c, COMMAND_SECONDS);
+      assertEquals(0, s.process().exitValue(), c + "\nstderr:\n" + s.stderrTail());
+      long engine = -1;
+      long cached = -1;
+      for (String line : s.stdout().split("\n")) {
+        if (!line.startsWith("data: {")) {
+          continue;
+        }
+        JsonNode chunk = JSON.readTree(line.substring("data: ".length()));
+        Matcher m = CHAT_ENGINE.matcher(line);
+        if (m.find()) {
+          engine = Long.parseLong(m.group(1));
+        }
+        JsonNode usage = chunk.path("usage").path("prompt_tokens_details").path("cached_tokens");
+        if (usage.isNumber()) {
+          cached = usage.asLong();
+        }
+      }
+      String what = c + "\n-> " + s.stdout();
+      assertTrue(registeredWorkers.contains(engine), "served by an engine the block did not start: " + what);
+      assertTrue(cached >= 0, "no usage chunk with cached_tokens: " + what);
+      if (chatEngine == null) {
+        chatEngine = engine;
+      } else {
+        assertEquals(chatEngine.longValue(), engine, "a later turn left the engine holding its prefix: " + what);
+        assertTrue(cached > 0, "a later turn reused nothing: " + what);
+      }
+      indexedBeforeLastTurn = indexedBefore;
+    }
+
+    /** Blocks in the node's KV-event index ({@code kvselect_index_blocks}). */
+    private long indexedBlocks() throws IOException, InterruptedException {
+      String text = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
+          .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()).body();
+      for (String line : text.split("\n")) {
+        if (line.startsWith("kvselect_index_blocks")) {
+          return (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+        }
+      }
+      return 0;
+    }
+
     private void runCurl(String c) throws Exception {
+      if (c.contains(" | ")) {
+        runPipeline(c);
+        return;
+      }
+      if (c.contains("/v1/chat/completions")) {
+        runChatTurn(c);
+        return;
+      }
       Matcher mm = METHOD.matcher(c);
       boolean get = !mm.find() && !c.contains(" -d ") || "GET".equals(mm.group(1));
       if (get && nodePorts.size() > 1) {
