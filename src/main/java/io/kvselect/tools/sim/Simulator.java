@@ -1,3 +1,4 @@
+// Over 400 lines: one discrete-event model (sessions, prefill and decode engines, the policies) whose parts share its clock and queues.
 package io.kvselect.tools.sim;
 
 import io.kvselect.core.config.PolicySettings;
