@@ -12,12 +12,11 @@ import io.kvselect.server.api.HttpApiVerticle;
 import io.kvselect.server.config.NodeSettings;
 import io.kvselect.server.sync.replica.ReplicaSyncVerticle;
 import io.kvselect.server.sync.replica.ReplicaWire;
+import io.kvselect.testing.Deployed;
 import io.kvselect.testing.Ports;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.ReplyFailure;
-import io.vertx.core.internal.VertxInternal;
-import io.vertx.core.internal.deployment.DeploymentContext;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.InetAddress;
@@ -45,14 +44,8 @@ import org.zeromq.ZMQ;
  */
 class NodeVerticlesTest {
 
-  /** The verticle classes deployed on {@code vertx}, roots and children, sorted by simple name. */
   private static List<String> deployed(Vertx vertx) {
-    List<String> out = new ArrayList<>();
-    for (DeploymentContext d : ((VertxInternal) vertx).deploymentManager().deployments()) {
-      d.deployment().instances().forEach(v -> out.add(v.getClass().getSimpleName() + (d.isChild() ? "" : " (root)")));
-    }
-    out.sort(null);
-    return out;
+    return Deployed.verticles(vertx);
   }
 
   @Test
