@@ -158,7 +158,7 @@ public final class MainVerticle extends VerticleBase {
         Future<?> all = Future.succeededFuture();
         for (int p = 0; p < pollers; p++) {
           int shard = p;
-          all = all.compose(x -> vertx.deployVerticle(new IndexShardVerticle(shards, shard), shardOptions));
+          all = all.compose(x -> vertx.deployVerticle(new IndexShardVerticle(shards, shard, service::eventIndex), shardOptions));
         }
         return all;
       }).compose(r -> vertx.deployVerticle(iv)).onSuccess(id -> {

@@ -13,6 +13,7 @@ import io.kvselect.server.cluster.ClusterSeams;
 import io.kvselect.server.cluster.PeerSync;
 import io.kvselect.server.config.CliException;
 import io.kvselect.server.config.NodeSettings;
+import io.kvselect.server.events.BusIndexShards;
 import io.kvselect.server.kvc.HttpAdmissionClient;
 import io.kvselect.server.session.BusSessionAffinity;
 import io.kvselect.server.sync.replica.BusLoadSync;
@@ -59,7 +60,7 @@ public record NodeParts(SelectionService service, ReplicaSync replica, PeerSync 
    */
   public static NodeParts standalone(NodeSettings s, Vertx vertx) {
     ReplicaSync replica = replicaSync(s);
-    SelectionServiceBuilder b = builder(s);
+    SelectionServiceBuilder b = indexReads(builder(s), vertx);
     if (replica != null) {
       b.loadSync(new BusLoadSync(vertx));
     }
@@ -81,7 +82,7 @@ public record NodeParts(SelectionService service, ReplicaSync replica, PeerSync 
   public static NodeParts clustered(NodeSettings s, Vertx vertx, HazelcastInstance hz) {
     ReplicaSync replica = replicaSync(s);
     PeerSync sync = new PeerSync(vertx, PeerSync.options(s.cluster()));
-    SelectionService service = ClusterSeams.build(builder(s), s, vertx, hz, sync,
+    SelectionService service = ClusterSeams.build(indexReads(builder(s), vertx), s, vertx, hz, sync,
         replica == null ? null : new BusLoadSync(vertx));
     return new NodeParts(service, replica, sync, hz);
   }
@@ -98,6 +99,15 @@ public record NodeParts(SelectionService service, ReplicaSync replica, PeerSync 
   private static ReplicaSync replicaSync(NodeSettings s) {
     return s.replicaSyncPort() == null ? null : new ReplicaSync(
         s.replicaSyncPort(), s.host(), s.replicaSyncPeers(), s.sessionAffinityTtlSecs() != null);
+  }
+
+  /**
+   * Selections read the event index's shards in place; only with {@code -Dkvselect.index.reads=bus}
+   * do they ask each shard's verticle over the bus ({@link BusIndexShards}, kept so that the
+   * measurement in {@code docs/design.md} can be repeated).
+   */
+  private static SelectionServiceBuilder indexReads(SelectionServiceBuilder b, Vertx vertx) {
+    return BusIndexShards.selected() ? b.indexShards(indexOf -> new BusIndexShards(vertx, indexOf)) : b;
   }
 
   /** The builder of a node's service; a clustered node adds its shared seams to it. */

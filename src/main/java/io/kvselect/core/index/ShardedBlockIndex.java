@@ -107,7 +107,7 @@ public final class ShardedBlockIndex implements BlockIndex {
     int singleShard = -1;
     OverlapScores[] parts = null;
     for (int s = 0; s < shards.length; s++) {
-      OverlapScores part = readShard(s, localHashes);
+      OverlapScores part = findMatchesInShard(s, localHashes);
       if (part.isEmpty()) {
         continue;
       }
@@ -126,13 +126,31 @@ public final class ShardedBlockIndex implements BlockIndex {
     return parts == null ? single : OverlapScores.sharded(parts);
   }
 
-  private OverlapScores readShard(int s, long[] localHashes) {
+  /** Shard {@code s}'s part of {@link #findMatches}, read under that shard's read lock. */
+  public OverlapScores findMatchesInShard(int s, long[] localHashes) {
     long stamp = locks[s].readLock();
     try {
       return shards[s].findMatches(localHashes);
     } finally {
       locks[s].unlockRead(stamp);
     }
+  }
+
+  /**
+   * The answer of {@link #findMatches} from its shards' parts (entry {@code s} is shard {@code s}'s,
+   * never null): the one non-empty part as is, two or more kept as parts, else empty. The parts
+   * are disjoint since a rank lives on exactly one shard.
+   */
+  public static OverlapScores merge(OverlapScores[] parts) {
+    OverlapScores single = OverlapScores.EMPTY;
+    int nonEmpty = 0;
+    for (OverlapScores part : parts) {
+      if (!part.isEmpty()) {
+        single = part;
+        nonEmpty++;
+      }
+    }
+    return nonEmpty > 1 ? OverlapScores.sharded(parts.clone()) : single;
   }
 
   /** Reads the rank's shard under its read lock. */

@@ -37,10 +37,11 @@ final class SelectionFlow {
   private final Booker booker;
   private final PendingStore<PendingKey, PendingSelection> pending;
   private final SessionAffinity affinity;
+  private final IndexShards shards;
 
   SelectionFlow(ServiceSettings settings, RandomGenerator rng, ServiceGate gate, PolicyRegistry policies,
       Selector selector, RouterQueueing queueing, Bookings bookings, Booker booker,
-      PendingStore<PendingKey, PendingSelection> pending, SessionAffinity affinity) {
+      PendingStore<PendingKey, PendingSelection> pending, SessionAffinity affinity, IndexShards shards) {
     this.settings = settings;
     this.rng = rng;
     this.gate = gate;
@@ -51,6 +52,7 @@ final class SelectionFlow {
     this.booker = booker;
     this.pending = pending;
     this.affinity = affinity;
+    this.shards = shards;
   }
 
   /** See {@link SelectionService#select(SelectRequest, boolean, CompletionStage)}. */
@@ -126,7 +128,14 @@ final class SelectionFlow {
   /** Chooses now, or parks the request until {@link #attemptLocked} succeeds for it. */
   private CompletionStage<Selector.Choice> choose(Partition p, Partition.Members m, RouterConfig cfg,
       NormalizedPrompt np, SelectRequest req, WorkerRank bound, BookingSpec booking, CompletionStage<?> gone) {
-    OverlapScores ev = p.eventOverlap(np.blockHashes());
+    return shards.findMatches(p.key, np.blockHashes())
+        .thenCompose(ev -> chooseWith(p, m, cfg, np, req, bound, booking, gone, ev));
+  }
+
+  /** {@link #choose} once the event overlap {@code ev} is read (null: none, or read under the lock). */
+  private CompletionStage<Selector.Choice> chooseWith(Partition p, Partition.Members m, RouterConfig cfg,
+      NormalizedPrompt np, SelectRequest req, WorkerRank bound, BookingSpec booking, CompletionStage<?> gone,
+      OverlapScores ev) {
     RouterQueueing.Waiter w;
     synchronized (p.lock) {
       Selector.Choice c = attemptLocked(p, m, cfg, np, req, bound, ev, booking);

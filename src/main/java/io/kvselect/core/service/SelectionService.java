@@ -26,6 +26,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import java.util.random.RandomGenerator;
@@ -81,7 +82,8 @@ public final class SelectionService {
   SelectionService(ServiceSettings settings, Clock clock, RandomGenerator rng, SelectionPipeline pipeline,
       PolicyRegistry policies, KvcSelection kvc, SessionAffinity affinity,
       PendingStore<PendingKey, PendingSelection> pending, LoadSync loadSync, CatalogSync catalogSync,
-      QueueConfig queueConfig, Duration queueTimeout, LifecycleForwarder forwarder) {
+      QueueConfig queueConfig, Duration queueTimeout, LifecycleForwarder forwarder,
+      Function<Function<PartitionKey, BlockIndex>, IndexShards> indexShards) {
     this.settings = settings;
     this.pending = pending;
     this.affinity = affinity;
@@ -94,7 +96,7 @@ public final class SelectionService {
     Bookings bookings = new Bookings();
     this.booker = new Booker(bookings, affinity, pending, loadSync, queueing::drain);
     this.flow = new SelectionFlow(settings, rng, gate, policies, new Selector(pipeline, rng), queueing, bookings,
-        booker, pending, affinity);
+        booker, pending, affinity, indexShards.apply(this::eventIndex));
     this.lifecycle = new ReservationLifecycle(settings, rng, registry, gate, bookings, booker, pending, affinity,
         loadSync, forwarder, queueing, policies);
     this.peers = new PeerEntryPoints(registry, bookings, affinity, queueing, lifecycle);

@@ -2,6 +2,7 @@ package io.kvselect.core.service;
 
 import io.kvselect.core.catalog.CatalogSync;
 import io.kvselect.core.config.RouterConfig;
+import io.kvselect.core.catalog.PartitionKey;
 import io.kvselect.core.index.BlockIndex;
 import io.kvselect.core.index.PrefixChainIndex;
 import io.kvselect.core.index.ShardedBlockIndex;
@@ -56,6 +57,7 @@ public final class SelectionServiceBuilder {
   private io.kvselect.core.kvc.KvcState kvcState;
   private io.kvselect.core.kvc.AdmissionClient admissionClient;
   private LifecycleForwarder lifecycleForwarder = LifecycleForwarder.LOCAL;
+  private Function<Function<PartitionKey, BlockIndex>, IndexShards> indexShards = IndexShards::direct;
 
   public SelectionServiceBuilder routerConfig(RouterConfig c) {
     this.router = c;
@@ -81,6 +83,16 @@ public final class SelectionServiceBuilder {
    */
   public SelectionServiceBuilder indexFactory(Supplier<BlockIndex> f) {
     this.indexFactory = f;
+    return this;
+  }
+
+  /**
+   * Where selections read the event index's shards; by default {@link IndexShards#direct}. The
+   * function receives the service's own lookup of a partition's event index (null: none, as in
+   * approximate mode).
+   */
+  public SelectionServiceBuilder indexShards(Function<Function<PartitionKey, BlockIndex>, IndexShards> f) {
+    this.indexShards = java.util.Objects.requireNonNull(f, "indexShards");
     return this;
   }
 
@@ -218,7 +230,7 @@ public final class SelectionServiceBuilder {
     }
     SelectionPipeline pipeline = SelectionPipeline.standard(policy != null ? policy : new ConfiguredPolicy(policies));
     return new SelectionService(settings, clock, rng, pipeline, policies, kvc, sessions, store, loadSync,
-        catalogSync, queue, queueTimeout, lifecycleForwarder);
+        catalogSync, queue, queueTimeout, lifecycleForwarder, indexShards);
   }
 
   @SuppressWarnings({"unchecked", "rawtypes"})

@@ -33,6 +33,19 @@ public final class LocalAddresses {
   }
 
   /**
+   * The prefix of the index-shard read addresses: {@link #indexRead}{@code (s)} carries a
+   * query's block hashes for one partition and is answered with shard {@code s}'s overlap; consumed
+   * by that shard's {@code IndexShardVerticle}. Used only when selections read the index over the
+   * bus ({@code BusIndexShards}, a measured alternative to the direct read; {@code docs/design.md}).
+   */
+  public static final String INDEX_READ_PREFIX = "kvselect.index.read.";
+
+  /** The read address of index shard {@code shard}. */
+  public static String indexRead(int shard) {
+    return INDEX_READ_PREFIX + shard;
+  }
+
+  /**
    * Housekeeping of the node's session table ({@code core.session.SessionAffinity}: the idle
    * sweep, dropping a removed worker's bindings), each answered with the table's result or its
    * exception; consumed by {@code SessionAffinityVerticle}, the table's owner.
@@ -40,5 +53,5 @@ public final class LocalAddresses {
   public static final String SESSION_AFFINITY = "kvselect.session.affinity";
 
   /** Every node-internal address (a prefix for the per-shard ones). */
-  public static final List<String> ALL = List.of(REPLICA_LOAD, INDEX_SHARD_PREFIX, SESSION_AFFINITY);
+  public static final List<String> ALL = List.of(REPLICA_LOAD, INDEX_SHARD_PREFIX, INDEX_READ_PREFIX, SESSION_AFFINITY);
 }
