@@ -22,8 +22,10 @@ class SchedulabilityTest {
   /** A full spec; every argument that a rule reads is explicit. */
   static WorkerSpec spec(String endpoint, Integer blockSize, int startRank, int dpSize, Long maxBatched,
       String replay, String kvEvents, Map<Integer, String> kvEventsPerRank, boolean eagle) {
-    return new WorkerSpec(7, "m", "g", endpoint, kvEvents, kvEventsPerRank, replay, blockSize, startRank, dpSize,
-        maxBatched, null, null, eagle, null, null, null, null, null, null, null, null);
+    return WorkerSpec.builder(7).modelName("m").routingGroup("g").endpoint(endpoint).kvEventsEndpoint(kvEvents)
+        .kvEventsEndpoints(kvEventsPerRank).replayEndpoint(replay).blockSize(blockSize)
+        .dataParallelStartRank(startRank).dataParallelSize(dpSize).maxNumBatchedTokens(maxBatched).isEagle(eagle)
+        .build();
   }
 
   private static WorkerSpec plain(String endpoint, Integer blockSize, int dpSize) {

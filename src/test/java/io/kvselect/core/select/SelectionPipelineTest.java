@@ -41,8 +41,8 @@ class SelectionPipelineTest {
   }
 
   private static WorkerRecord record(long id, int dp, Set<String> taints) {
-    WorkerSpec s = new WorkerSpec(id, "m", "g", "http://w" + id, null, null, null, 4, 0, dp, null, null, null,
-        false, taints, null, null, null, null, null, null, null);
+    WorkerSpec s = WorkerSpec.builder(id).modelName("m").routingGroup("g").endpoint("http://w" + id).blockSize(4)
+        .dataParallelSize(dp).taints(taints).build();
     return new WorkerRecord(s, Lifecycle.SCHEDULABLE, List.of());
   }
 

@@ -42,8 +42,8 @@ public final class BookingSoakBench {
     SelectionService svc = SelectionService.builder().routerConfig(cfg).clock(Clock.systemUTC())
         .random(new Random(5)).build();
     for (int w = 1; w <= WORKERS; w++) {
-      SelectionServiceTest.join(svc.upsertWorker(new WorkerSpec(w, null, null, "http://w" + w, null, null, null, 16,
-          0, 1, 8192L, null, null, false, null, null, null, null, null, null, null, null)));
+      SelectionServiceTest.join(svc.upsertWorker(WorkerSpec.builder(w).endpoint("http://w" + w).blockSize(16)
+          .maxNumBatchedTokens(8192L).build()));
     }
     int[][] prompts = AfterBookingsBench.prompts();
     AfterBookingsBench.warm(svc, prompts);

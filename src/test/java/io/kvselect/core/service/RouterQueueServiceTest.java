@@ -48,8 +48,7 @@ class RouterQueueServiceTest {
     SelectionService svc = SelectionService.builder().routerConfig(cfg).clock(clock).random(new Random(5))
         .queue(q, timeout).build();
     svc.addQueueObserver((partition, cls, waited, outcome) -> outcomes.add(cls + ":" + outcome));
-    join(svc.upsertWorker(new WorkerSpec(1, null, null, "http://w1", null, null, null, 4, 0, 1, 16L, null, null,
-        false, null, null, null, null, null, null, null, null)));
+    join(svc.upsertWorker(WorkerSpec.builder(1).endpoint("http://w1").blockSize(4).maxNumBatchedTokens(16L).build()));
     return svc;
   }
 
@@ -218,8 +217,8 @@ class RouterQueueServiceTest {
     }
     assertEquals(200, pending(svc));
     // a larger batch wakes the queue: the caller's thread serves one slice and hands on the rest
-    join(svc.upsertWorker(new WorkerSpec(1, null, null, "http://w1", null, null, null, 4, 0, 1, 1_000_000L, null,
-        null, false, null, null, null, null, null, null, null, null)));
+    join(svc.upsertWorker(WorkerSpec.builder(1).endpoint("http://w1").blockSize(4).maxNumBatchedTokens(1_000_000L)
+        .build()));
     for (int i = 0; i < parked.size(); i++) {
       // equal prompts, equal priority: the oldest slice is served first
       assertEquals(i < RouterQueueing.SLICE, parked.get(i).isDone(), "p" + i + " after the first slice");
