@@ -12,11 +12,11 @@ import org.junit.jupiter.api.Test;
 class SchedulabilityTest {
 
   private static final RouterConfig NO_EVENTS =
-      RouterConfigLoader.fromEnv(RouterConfig.defaults(), Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
-  private static final RouterConfig EVENTS = RouterConfig.defaults();
-  private static final RouterConfig QUEUEING = RouterConfigLoader.fromEnv(RouterConfig.defaults(),
+      RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS, Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
+  private static final RouterConfig EVENTS = RouterConfig.DEFAULTS;
+  private static final RouterConfig QUEUEING = RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS,
       Map.of("DYN_ROUTER_USE_KV_EVENTS", "false", "DYN_ROUTER_QUEUE_THRESHOLD", "0.5"));
-  private static final RouterConfig NO_CREDIT = RouterConfigLoader.fromEnv(RouterConfig.defaults(),
+  private static final RouterConfig NO_CREDIT = RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS,
       Map.of("DYN_ROUTER_KV_OVERLAP_SCORE_CREDIT", "0"));
 
   /** A full spec; every argument that a rule reads is explicit. */

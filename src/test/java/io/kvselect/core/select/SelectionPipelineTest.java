@@ -134,7 +134,7 @@ class SelectionPipelineTest {
     List<WorkerRank> ranks = p.filter(pool, new SelectionConstraints(new long[] {1, 2}, null, null, null, null));
     assertEquals(List.of(A0, B0, B1), ranks);
     Candidate c = p.choose(ranks, r -> Candidate.unloaded(r, RankOverlap.NONE),
-        new PolicyContext(RouterConfig.defaults(), new CostRequest(4, 8, true, false), new Random(1)));
+        new PolicyContext(RouterConfig.DEFAULTS, new CostRequest(4, 8, true, false), new Random(1)));
     assertEquals(B1, c.rank());
     assertEquals(List.of(List.of(A0, B0, B1)), seen);
   }
@@ -147,7 +147,7 @@ class SelectionPipelineTest {
         new Candidate(A0, RankOverlap.NONE, true, 5_000, 10, 3, 0),
         new Candidate(B0, RankOverlap.NONE, true, 0, 0, 0, 0),
         new Candidate(C0, RankOverlap.NONE, true, 9_000, 20, 5, 0));
-    assertEquals(1, kv.choose(cands, new PolicyContext(RouterConfig.defaults(), new CostRequest(16, 64, true, false),
+    assertEquals(1, kv.choose(cands, new PolicyContext(RouterConfig.DEFAULTS, new CostRequest(16, 64, true, false),
         new Random(3))));
   }
 }

@@ -44,7 +44,7 @@ public final class AfterBookingsBench {
     MutableClock clock = new MutableClock();
     Map<String, String> env = new HashMap<>();
     env.put("DYN_ROUTER_USE_KV_EVENTS", String.valueOf(events));
-    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.defaults(), env);
+    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS, env);
     SelectionService svc = SelectionService.builder().routerConfig(cfg).clock(clock).random(new Random(5)).build();
     for (int w = 1; w <= WORKERS; w++) {
       SelectionServiceTest.join(svc.upsertWorker(WorkerSpec.builder(w).endpoint("http://w" + w)

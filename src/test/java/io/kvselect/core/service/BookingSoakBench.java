@@ -38,7 +38,7 @@ public final class BookingSoakBench {
     System.out.printf(Locale.ROOT, "BookingSoakBench %d %s %s: %d CPUs, %s, %s, heap max %d MiB, commit %s%n%n",
         minutes, cycleSecs, selectSecs, BenchEnv.cpus(), BenchEnv.cpuModel(), BenchEnv.javaVersion(),
         Runtime.getRuntime().maxMemory() >> 20, BenchEnv.gitCommit());
-    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.defaults(), Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
+    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS, Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
     SelectionService svc = SelectionService.builder().routerConfig(cfg).clock(Clock.systemUTC())
         .random(new Random(5)).build();
     for (int w = 1; w <= WORKERS; w++) {

@@ -43,8 +43,9 @@ class RouterQueueServiceTest {
     for (int i = 0; i < env.length; i += 2) {
       vars.put(env[i], env[i + 1]);
     }
-    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.defaults(), vars);
-    QueueConfig q = yaml == null ? QueueConfig.defaults(cfg.queuePolicy()) : QueueConfig.parse(yaml, cfg.queuePolicy());
+    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS, vars);
+    String policy = cfg.queue().policy();
+    QueueConfig q = yaml == null ? QueueConfig.defaults(policy) : QueueConfig.parse(yaml, policy);
     SelectionService svc = SelectionService.builder().routerConfig(cfg).clock(clock).random(new Random(5))
         .queue(q, timeout).build();
     svc.addQueueObserver((partition, cls, waited, outcome) -> outcomes.add(cls + ":" + outcome));

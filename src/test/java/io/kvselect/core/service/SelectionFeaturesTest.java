@@ -389,7 +389,7 @@ class SelectionFeaturesTest {
   @Test
   void defaultBuilderServesTheEmbeddedExample() {
     SelectionService svc = SelectionService.builder().build();
-    assertTrue(svc.settings().router().useKvEvents());
+    assertTrue(svc.settings().router().index().useKvEvents());
     assertEquals(SelectionServiceBuilder.DEFAULT_INDEX, svc.settings().eventIndexFactory());
     join(svc.upsertWorker(eventWorker(1, 4, 0, 1, null, null, null)));
     assertEquals(1, join(svc.select(req("a", 1, 2, 3, 4), true)).workerId());

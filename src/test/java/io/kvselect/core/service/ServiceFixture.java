@@ -43,7 +43,7 @@ final class ServiceFixture {
     for (int i = 0; i < env.length; i += 2) {
       m.put(env[i], env[i + 1]);
     }
-    return RouterConfigLoader.fromEnv(RouterConfig.defaults(), m);
+    return RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS, m);
   }
 
   /** Router config with KV events on plus the given environment knobs. */
@@ -52,7 +52,7 @@ final class ServiceFixture {
     for (int i = 0; i < env.length; i += 2) {
       m.put(env[i], env[i + 1]);
     }
-    return RouterConfigLoader.fromEnv(RouterConfig.defaults(), m);
+    return RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS, m);
   }
 
   SelectionService service(RouterConfig cfg, Duration affinityTtl) {
