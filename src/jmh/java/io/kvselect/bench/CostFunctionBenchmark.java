@@ -46,7 +46,7 @@ public class CostFunctionBenchmark {
   @Param({"8", "128", "1000"})
   public int candidates;
 
-  private final RouterConfig config = RouterConfig.defaults();
+  private final RouterConfig config = RouterConfig.DEFAULTS;
   private RouterConfig decayConfig;
   private final CostRequest request = new CostRequest(16, 2048, true, false);
   private List<Candidate> cands;
@@ -74,14 +74,7 @@ public class CostFunctionBenchmark {
     }
     out = new double[candidates];
     rng = new SplittableRandom(7);
-    RouterConfig d = config;
-    decayConfig = new RouterConfig(d.overlapScoreCredit(), 1.0, d.prefillLoadScale(),
-        d.decodeActiveRequestWeight(), d.hostCacheHitWeight(), d.diskCacheHitWeight(),
-        d.routerTemperature(), d.useKvEvents(), d.trackActiveBlocks(), d.trackOutputBlocks(),
-        d.assumeKvReuse(), d.trackPrefillTokens(), d.routerTtlSecs(),
-        d.approximateCachePolicy(), d.predictedTtlSecs(), d.queueThreshold(), d.queuePolicy(),
-        d.sharedCacheMultiplier(), d.decodeBusyThreshold(), d.prefillBusyThreshold(),
-        d.activeRequestExpirySecs(), d.trackingHash());
+    decayConfig = config.toBuilder().overlapScoreCreditDecay(1.0).build();
   }
 
   @Benchmark

@@ -143,7 +143,7 @@ public final class MainVerticle extends VerticleBase {
     if (replica != null) {
       ingest = ingest.compose(r -> vertx.deployVerticle(new ReplicaSyncVerticle(replica, service)));
     }
-    if (cfg.useKvEvents() && cfg.overlapScoreCredit() > 0) {
+    if (cfg.index().useKvEvents() && cfg.cost().overlapScoreCredit() > 0) {
       // the ingest verticle owns the ZMQ threads; every subscription the coordinator opens names
       // its own sink, so the ingest's default one only logs stray deliveries
       // one indexing-shard verticle per poller: poller p decodes the batches of shard p's ranks and

@@ -130,14 +130,14 @@ public record NodeParts(SelectionService service, ReplicaSync replica, PeerSync 
    * {@code router_queue_policy}. A bad document stops the node with a message naming the field.
    */
   static QueueConfig queueConfig(RouterConfig router) {
-    String v = router.policyConfig();
+    String v = router.queue().policyConfig();
     if (v == null || v.isBlank()) {
-      return QueueConfig.defaults(router.queuePolicy());
+      return QueueConfig.defaults(router.queue().policy());
     }
     try {
       Path path = Path.of(v);
       String yaml = Files.isRegularFile(path) ? Files.readString(path) : v;
-      return QueueConfig.parse(yaml, router.queuePolicy());
+      return QueueConfig.parse(yaml, router.queue().policy());
     } catch (IOException | InvalidPathException e) {
       throw new CliException("router_policy_config: cannot read " + v + ": " + e.getMessage());
     } catch (io.kvselect.core.config.ConfigException e) {

@@ -10,7 +10,7 @@ final class StartupSummary {
 
   static List<String> lines(NodeSettings s, int port) {
     var r = s.router();
-    String mode = r.useKvEvents() && r.overlapScoreCredit() > 0
+    String mode = r.index().useKvEvents() && r.cost().overlapScoreCredit() > 0
         ? "events (index fed by the engines' KV events, " + s.threads() + " indexer threads)"
         : "approximate (index predicted from selections, no KV events)";
     var ops = s.operations();

@@ -30,7 +30,7 @@ class ConfigRouteTest {
     Files.writeString(file, JSON.writeValueAsString(s.configJson()));
     NodeSettings again = NodeSettings.parse(new String[] {"--config", file.toString()}, Map.of());
     assertEquals(s.configJson(), again.configJson());
-    assertEquals(0.5, again.router().routerTemperature());
+    assertEquals(0.5, again.router().cost().temperature());
   }
 
   @Test

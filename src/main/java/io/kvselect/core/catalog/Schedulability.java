@@ -44,7 +44,7 @@ public final class Schedulability {
     if (spec.replayEndpoint() != null && spec.dataParallelSize() > 1) {
       reasons.add("replay_endpoint is only supported when data_parallel_size is 1");
     }
-    if (cfg.useKvEvents() && cfg.overlapScoreCredit() > 0) {
+    if (cfg.index().useKvEvents() && cfg.cost().overlapScoreCredit() > 0) {
       for (int i = 0; i < spec.dataParallelSize(); i++) {
         int rank = spec.dataParallelStartRank() + i;
         String e = spec.kvEventsEndpointFor(rank);

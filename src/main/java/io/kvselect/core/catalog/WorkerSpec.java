@@ -15,6 +15,10 @@ import java.util.TreeMap;
  * kvselect's optional {@code health_url}, polled by worker liveness), so a
  * spec that exists is one a listener can be started for. A blank {@code kv_events_endpoint} counts
  * as absent (a schedulability reason, not a syntax error).
+ *
+ * <p>Code builds specs with {@link #builder(long)} (or {@link #toBuilder()} to change some
+ * fields); the canonical constructor is left for the cluster codec, which binds the components by
+ * name.
  */
 public record WorkerSpec(
     long workerId,
@@ -41,32 +45,6 @@ public record WorkerSpec(
     String kvEventSourceMode,
     String healthUrl,
     DisaggSpec disagg) {
-
-  /** A registration with {@code health_url} and without prefill/decode role fields. */
-  public WorkerSpec(long workerId, String modelName, String routingGroup, String endpoint, String kvEventsEndpoint,
-      Map<Integer, String> kvEventsEndpoints, String replayEndpoint, Integer blockSize, int dataParallelStartRank,
-      int dataParallelSize, Long maxNumBatchedTokens, Long totalKvBlocks, String stableRoutingId, boolean isEagle,
-      Set<String> taints, Map<String, String> topologyDomains, String kvTransferDomain, String kvTransferEnforcement,
-      Double kvTransferPreferredWeight, String routerHintWorkerType, Map<Integer, String> routerHintSourceControlEndpoints,
-      String kvEventSourceMode, String healthUrl) {
-    this(workerId, modelName, routingGroup, endpoint, kvEventsEndpoint, kvEventsEndpoints, replayEndpoint, blockSize,
-        dataParallelStartRank, dataParallelSize, maxNumBatchedTokens, totalKvBlocks, stableRoutingId, isEagle, taints,
-        topologyDomains, kvTransferDomain, kvTransferEnforcement, kvTransferPreferredWeight, routerHintWorkerType,
-        routerHintSourceControlEndpoints, kvEventSourceMode, healthUrl, DisaggSpec.NONE);
-  }
-
-  /** A registration with prefill/decode role fields and without {@code health_url}. */
-  public WorkerSpec(long workerId, String modelName, String routingGroup, String endpoint, String kvEventsEndpoint,
-      Map<Integer, String> kvEventsEndpoints, String replayEndpoint, Integer blockSize, int dataParallelStartRank,
-      int dataParallelSize, Long maxNumBatchedTokens, Long totalKvBlocks, String stableRoutingId, boolean isEagle,
-      Set<String> taints, Map<String, String> topologyDomains, String kvTransferDomain, String kvTransferEnforcement,
-      Double kvTransferPreferredWeight, String routerHintWorkerType, Map<Integer, String> routerHintSourceControlEndpoints,
-      String kvEventSourceMode, DisaggSpec disagg) {
-    this(workerId, modelName, routingGroup, endpoint, kvEventsEndpoint, kvEventsEndpoints, replayEndpoint, blockSize,
-        dataParallelStartRank, dataParallelSize, maxNumBatchedTokens, totalKvBlocks, stableRoutingId, isEagle, taints,
-        topologyDomains, kvTransferDomain, kvTransferEnforcement, kvTransferPreferredWeight, routerHintWorkerType,
-        routerHintSourceControlEndpoints, kvEventSourceMode, null, disagg);
-  }
 
   /** {@code worker_type}, else {@code router_hint_worker_type} (null when neither is set). */
   public String workerType() {
@@ -111,19 +89,6 @@ public record WorkerSpec(
     }
   }
 
-  /** A registration with only the fields Dynamo's {@code POST /workers} has. */
-  public WorkerSpec(long workerId, String modelName, String routingGroup, String endpoint, String kvEventsEndpoint,
-      Map<Integer, String> kvEventsEndpoints, String replayEndpoint, Integer blockSize, int dataParallelStartRank,
-      int dataParallelSize, Long maxNumBatchedTokens, Long totalKvBlocks, String stableRoutingId, boolean isEagle,
-      Set<String> taints, Map<String, String> topologyDomains, String kvTransferDomain, String kvTransferEnforcement,
-      Double kvTransferPreferredWeight, String routerHintWorkerType,
-      Map<Integer, String> routerHintSourceControlEndpoints, String kvEventSourceMode) {
-    this(workerId, modelName, routingGroup, endpoint, kvEventsEndpoint, kvEventsEndpoints, replayEndpoint, blockSize,
-        dataParallelStartRank, dataParallelSize, maxNumBatchedTokens, totalKvBlocks, stableRoutingId, isEagle, taints,
-        topologyDomains, kvTransferDomain, kvTransferEnforcement, kvTransferPreferredWeight, routerHintWorkerType,
-        routerHintSourceControlEndpoints, kvEventSourceMode, null, DisaggSpec.NONE);
-  }
-
   /** {@code health_url}: an absolute http(s) URL with a host (kvselect's addition, for liveness). */
   private static void requireHttpUrl(String url) {
     java.net.URI uri;
@@ -141,8 +106,17 @@ public record WorkerSpec(
 
   /** A minimal spec: the given id in the default partition, everything else absent or default. */
   public static WorkerSpec of(long workerId, String endpoint, int blockSize) {
-    return new WorkerSpec(workerId, null, null, endpoint, null, null, null, blockSize, 0, 1, null, null,
-        null, false, null, null, null, null, null, null, null, null);
+    return builder(workerId).endpoint(endpoint).blockSize(blockSize).build();
+  }
+
+  /** A builder for worker {@code workerId} with every other field absent or default. */
+  public static Builder builder(long workerId) {
+    return new Builder(workerId);
+  }
+
+  /** A builder seeded with every field of this spec. */
+  public Builder toBuilder() {
+    return new Builder(this);
   }
 
   public PartitionKey partition() {
@@ -160,10 +134,202 @@ public record WorkerSpec(
 
   /** Returns a copy in another partition (used when a worker moves). */
   public WorkerSpec withPartition(String model, String group) {
-    return new WorkerSpec(workerId, model, group, endpoint, kvEventsEndpoint, kvEventsEndpoints,
-        replayEndpoint, blockSize, dataParallelStartRank, dataParallelSize, maxNumBatchedTokens,
-        totalKvBlocks, stableRoutingId, isEagle, taints, topologyDomains, kvTransferDomain,
-        kvTransferEnforcement, kvTransferPreferredWeight, routerHintWorkerType,
-        routerHintSourceControlEndpoints, kvEventSourceMode, healthUrl, disagg);
+    return toBuilder().modelName(model).routingGroup(group).build();
+  }
+
+  /**
+   * Chainable setters named after the record's components, one per registration field; unset
+   * fields keep the defaults of a bare {@code POST /workers} body (default partition, one DP rank
+   * starting at 0, not EAGLE, no role fields). {@link #build} runs the record's checks. Not
+   * thread-safe; confined to the thread that fills it.
+   */
+  public static final class Builder {
+    private final long workerId;
+    private String modelName;
+    private String routingGroup;
+    private String endpoint;
+    private String kvEventsEndpoint;
+    private Map<Integer, String> kvEventsEndpoints;
+    private String replayEndpoint;
+    private Integer blockSize;
+    private int dataParallelStartRank;
+    private int dataParallelSize = 1;
+    private Long maxNumBatchedTokens;
+    private Long totalKvBlocks;
+    private String stableRoutingId;
+    private boolean isEagle;
+    private Set<String> taints;
+    private Map<String, String> topologyDomains;
+    private String kvTransferDomain;
+    private String kvTransferEnforcement;
+    private Double kvTransferPreferredWeight;
+    private String routerHintWorkerType;
+    private Map<Integer, String> routerHintSourceControlEndpoints;
+    private String kvEventSourceMode;
+    private String healthUrl;
+    private DisaggSpec disagg = DisaggSpec.NONE;
+
+    private Builder(long workerId) {
+      this.workerId = workerId;
+    }
+
+    private Builder(WorkerSpec s) {
+      this(s.workerId);
+      modelName = s.modelName;
+      routingGroup = s.routingGroup;
+      endpoint = s.endpoint;
+      kvEventsEndpoint = s.kvEventsEndpoint;
+      kvEventsEndpoints = s.kvEventsEndpoints;
+      replayEndpoint = s.replayEndpoint;
+      blockSize = s.blockSize;
+      dataParallelStartRank = s.dataParallelStartRank;
+      dataParallelSize = s.dataParallelSize;
+      maxNumBatchedTokens = s.maxNumBatchedTokens;
+      totalKvBlocks = s.totalKvBlocks;
+      stableRoutingId = s.stableRoutingId;
+      isEagle = s.isEagle;
+      taints = s.taints;
+      topologyDomains = s.topologyDomains;
+      kvTransferDomain = s.kvTransferDomain;
+      kvTransferEnforcement = s.kvTransferEnforcement;
+      kvTransferPreferredWeight = s.kvTransferPreferredWeight;
+      routerHintWorkerType = s.routerHintWorkerType;
+      routerHintSourceControlEndpoints = s.routerHintSourceControlEndpoints;
+      kvEventSourceMode = s.kvEventSourceMode;
+      healthUrl = s.healthUrl;
+      disagg = s.disagg;
+    }
+
+    public Builder modelName(String v) {
+      modelName = v;
+      return this;
+    }
+
+    public Builder routingGroup(String v) {
+      routingGroup = v;
+      return this;
+    }
+
+    public Builder endpoint(String v) {
+      endpoint = v;
+      return this;
+    }
+
+    public Builder kvEventsEndpoint(String v) {
+      kvEventsEndpoint = v;
+      return this;
+    }
+
+    /** Per-rank KV-event endpoints, keyed by global DP rank. */
+    public Builder kvEventsEndpoints(Map<Integer, String> v) {
+      kvEventsEndpoints = v;
+      return this;
+    }
+
+    public Builder replayEndpoint(String v) {
+      replayEndpoint = v;
+      return this;
+    }
+
+    public Builder blockSize(Integer v) {
+      blockSize = v;
+      return this;
+    }
+
+    public Builder dataParallelStartRank(int v) {
+      dataParallelStartRank = v;
+      return this;
+    }
+
+    public Builder dataParallelSize(int v) {
+      dataParallelSize = v;
+      return this;
+    }
+
+    public Builder maxNumBatchedTokens(Long v) {
+      maxNumBatchedTokens = v;
+      return this;
+    }
+
+    public Builder totalKvBlocks(Long v) {
+      totalKvBlocks = v;
+      return this;
+    }
+
+    public Builder stableRoutingId(String v) {
+      stableRoutingId = v;
+      return this;
+    }
+
+    public Builder isEagle(boolean v) {
+      isEagle = v;
+      return this;
+    }
+
+    public Builder taints(Set<String> v) {
+      taints = v;
+      return this;
+    }
+
+    public Builder topologyDomains(Map<String, String> v) {
+      topologyDomains = v;
+      return this;
+    }
+
+    public Builder kvTransferDomain(String v) {
+      kvTransferDomain = v;
+      return this;
+    }
+
+    public Builder kvTransferEnforcement(String v) {
+      kvTransferEnforcement = v;
+      return this;
+    }
+
+    public Builder kvTransferPreferredWeight(Double v) {
+      kvTransferPreferredWeight = v;
+      return this;
+    }
+
+    public Builder routerHintWorkerType(String v) {
+      routerHintWorkerType = v;
+      return this;
+    }
+
+    /** Per-rank source control endpoints, keyed by global DP rank. */
+    public Builder routerHintSourceControlEndpoints(Map<Integer, String> v) {
+      routerHintSourceControlEndpoints = v;
+      return this;
+    }
+
+    public Builder kvEventSourceMode(String v) {
+      kvEventSourceMode = v;
+      return this;
+    }
+
+    public Builder healthUrl(String v) {
+      healthUrl = v;
+      return this;
+    }
+
+    /** The prefill/decode role fields; null means none. */
+    public Builder disagg(DisaggSpec v) {
+      disagg = v;
+      return this;
+    }
+
+    /**
+     * The spec.
+     *
+     * @throws SelectionException (422) naming the field when an endpoint, the health URL or the
+     *     DP rank range is malformed
+     */
+    public WorkerSpec build() {
+      return new WorkerSpec(workerId, modelName, routingGroup, endpoint, kvEventsEndpoint,
+          kvEventsEndpoints, replayEndpoint, blockSize, dataParallelStartRank, dataParallelSize,
+          maxNumBatchedTokens, totalKvBlocks, stableRoutingId, isEagle, taints, topologyDomains,
+          kvTransferDomain, kvTransferEnforcement, kvTransferPreferredWeight, routerHintWorkerType,
+          routerHintSourceControlEndpoints, kvEventSourceMode, healthUrl, disagg);
+    }
   }
 }

@@ -1,105 +1,61 @@
 package io.kvselect.core.config;
 
 /**
- * The scheduling knobs (Dynamo's {@code KvRouterConfig}), with Dynamo's defaults. Immutable; a
- * per-request {@link RouterConfigOverride} yields a derived copy through {@link #with}.
+ * The scheduling knobs (Dynamo's {@code KvRouterConfig}), grouped by concern, in the manner of
+ * Vert.x's {@code *Options}: {@link #DEFAULTS} holds Dynamo's defaults, {@link #builder()} and
+ * {@link #toBuilder()} change single knobs by name. Immutable; a per-request {@link
+ * RouterConfigOverride} yields a derived copy through {@link #with}.
  *
  * <p>Nullable {@code Double}s are "unset" knobs (thresholds, predicted TTL, queue threshold);
  * nullable {@code String}s are unset paths or identifiers. Values are not validated here:
  * {@link RouterConfigLoader} validates what it reads from the environment or a config file.
+ * A null concern stands for its defaults.
  *
- * <p>The components after {@code trackingHash} were added for the full {@code DYN_ROUTER_*}
- * table; the original 22-argument constructor remains and fills them with their defaults.
+ * @param cost the weights of the selection cost
+ * @param index how the router learns what workers cache
+ * @param load what counts as a worker's load, and when it is busy
+ * @param queue the router queue
+ * @param replica how this replica runs among others
+ * @param tracking the block-identity hash (the config file's {@code tracking} section)
+ * @param selectionPolicy the selection policy and the KVC-Router's parameters
  */
 public record RouterConfig(
-    double overlapScoreCredit,
-    double overlapScoreCreditDecay,
-    double prefillLoadScale,
-    double decodeActiveRequestWeight,
-    double hostCacheHitWeight,
-    double diskCacheHitWeight,
-    double routerTemperature,
-    boolean useKvEvents,
-    boolean trackActiveBlocks,
-    boolean trackOutputBlocks,
-    boolean assumeKvReuse,
-    boolean trackPrefillTokens,
-    double routerTtlSecs,
-    String approximateCachePolicy,
-    Double predictedTtlSecs,
-    Double queueThreshold,
-    String queuePolicy,
-    double sharedCacheMultiplier,
-    Double decodeBusyThreshold,
-    Double prefillBusyThreshold,
-    double activeRequestExpirySecs,
-    String trackingHash,
-    boolean replicaSync,
-    String prefillLoadModel,
-    String policyConfig,
-    int eventThreads,
-    boolean useRemoteIndexer,
-    String sharedCacheType,
-    int minInitialWorkers,
-    String trackingKeyFile,
-    String trackingKeyId,
+    CostWeights cost,
+    IndexSettings index,
+    LoadTracking load,
+    QueueSettings queue,
+    ReplicaSettings replica,
+    TrackingSettings tracking,
     PolicySettings selectionPolicy) {
 
+  /** Dynamo's defaults, and kvselect's for what Dynamo does not have. */
+  public static final RouterConfig DEFAULTS = new RouterConfig(CostWeights.DEFAULTS,
+      IndexSettings.DEFAULTS, LoadTracking.DEFAULTS, QueueSettings.DEFAULTS,
+      ReplicaSettings.DEFAULTS, TrackingSettings.DEFAULTS, PolicySettings.defaults());
+
   public RouterConfig {
+    cost = cost == null ? CostWeights.DEFAULTS : cost;
+    index = index == null ? IndexSettings.DEFAULTS : index;
+    load = load == null ? LoadTracking.DEFAULTS : load;
+    queue = queue == null ? QueueSettings.DEFAULTS : queue;
+    replica = replica == null ? ReplicaSettings.DEFAULTS : replica;
+    tracking = tracking == null ? TrackingSettings.DEFAULTS : tracking;
     selectionPolicy = selectionPolicy == null ? PolicySettings.defaults() : selectionPolicy;
+  }
+
+  /** A builder holding {@link #DEFAULTS}. */
+  public static RouterConfigBuilder builder() {
+    return new RouterConfigBuilder(DEFAULTS);
+  }
+
+  /** A builder holding this config. */
+  public RouterConfigBuilder toBuilder() {
+    return new RouterConfigBuilder(this);
   }
 
   /** A copy with another selection policy. */
   public RouterConfig withSelectionPolicy(PolicySettings p) {
-    return new RouterConfig(
-        overlapScoreCredit, overlapScoreCreditDecay, prefillLoadScale, decodeActiveRequestWeight,
-        hostCacheHitWeight, diskCacheHitWeight, routerTemperature, useKvEvents, trackActiveBlocks,
-        trackOutputBlocks, assumeKvReuse, trackPrefillTokens, routerTtlSecs,
-        approximateCachePolicy, predictedTtlSecs, queueThreshold, queuePolicy,
-        sharedCacheMultiplier, decodeBusyThreshold, prefillBusyThreshold,
-        activeRequestExpirySecs, trackingHash, replicaSync, prefillLoadModel, policyConfig,
-        eventThreads, useRemoteIndexer, sharedCacheType, minInitialWorkers, trackingKeyFile,
-        trackingKeyId, p);
-  }
-
-  /** The original knob set; the later components take their defaults. */
-  public RouterConfig(
-      double overlapScoreCredit,
-      double overlapScoreCreditDecay,
-      double prefillLoadScale,
-      double decodeActiveRequestWeight,
-      double hostCacheHitWeight,
-      double diskCacheHitWeight,
-      double routerTemperature,
-      boolean useKvEvents,
-      boolean trackActiveBlocks,
-      boolean trackOutputBlocks,
-      boolean assumeKvReuse,
-      boolean trackPrefillTokens,
-      double routerTtlSecs,
-      String approximateCachePolicy,
-      Double predictedTtlSecs,
-      Double queueThreshold,
-      String queuePolicy,
-      double sharedCacheMultiplier,
-      Double decodeBusyThreshold,
-      Double prefillBusyThreshold,
-      double activeRequestExpirySecs,
-      String trackingHash) {
-    this(
-        overlapScoreCredit, overlapScoreCreditDecay, prefillLoadScale, decodeActiveRequestWeight,
-        hostCacheHitWeight, diskCacheHitWeight, routerTemperature, useKvEvents, trackActiveBlocks,
-        trackOutputBlocks, assumeKvReuse, trackPrefillTokens, routerTtlSecs,
-        approximateCachePolicy, predictedTtlSecs, queueThreshold, queuePolicy,
-        sharedCacheMultiplier, decodeBusyThreshold, prefillBusyThreshold,
-        activeRequestExpirySecs, trackingHash, false, "none", null, 4, false, null, 0, null, null, null);
-  }
-
-  /** Dynamo's defaults. */
-  public static RouterConfig defaults() {
-    return new RouterConfig(
-        1.0, 0.0, 1.0, 0.0, 0.75, 0.25, 0.0, true, true, false, true, true, 120.0, "ttl", null,
-        null, "fcfs", 0.0, null, null, 300.0, "public-xxh3-v1");
+    return new RouterConfig(cost, index, load, queue, replica, tracking, p);
   }
 
   /**
@@ -107,21 +63,15 @@ public record RouterConfig(
    * flags). Null arguments keep the current value.
    */
   public RouterConfig withTracking(String hash, String keyFile, String keyId) {
-    return new RouterConfig(
-        overlapScoreCredit, overlapScoreCreditDecay, prefillLoadScale, decodeActiveRequestWeight,
-        hostCacheHitWeight, diskCacheHitWeight, routerTemperature, useKvEvents, trackActiveBlocks,
-        trackOutputBlocks, assumeKvReuse, trackPrefillTokens, routerTtlSecs,
-        approximateCachePolicy, predictedTtlSecs, queueThreshold, queuePolicy,
-        sharedCacheMultiplier, decodeBusyThreshold, prefillBusyThreshold,
-        activeRequestExpirySecs, hash != null ? hash : trackingHash, replicaSync,
-        prefillLoadModel, policyConfig, eventThreads, useRemoteIndexer, sharedCacheType,
-        minInitialWorkers, keyFile != null ? keyFile : trackingKeyFile,
-        keyId != null ? keyId : trackingKeyId, selectionPolicy);
+    return new RouterConfig(cost, index, load, queue, replica, new TrackingSettings(
+        hash != null ? hash : tracking.hash(),
+        keyFile != null ? keyFile : tracking.keyFile(),
+        keyId != null ? keyId : tracking.keyId()), selectionPolicy);
   }
 
-  /** True when some knob makes requests wait in a router queue (later work). */
+  /** True when some knob makes requests wait in a router queue. */
   public boolean queueingEnabled() {
-    return queueThreshold != null;
+    return queue.threshold() != null;
   }
 
   /** Applies a per-request override; absent override fields keep this config's values. */
@@ -129,8 +79,8 @@ public record RouterConfig(
     if (o == null || o.isEmpty()) {
       return this;
     }
-    double credit = overlapScoreCredit;
-    double scale = prefillLoadScale;
+    double credit = cost.overlapScoreCredit();
+    double scale = cost.prefillLoadScale();
     if (o.overlapScoreWeight() != null) {
       scale = o.overlapScoreWeight();
       if (o.overlapScoreWeight() == 0.0) {
@@ -143,38 +93,27 @@ public record RouterConfig(
     if (o.prefillLoadScale() != null) {
       scale = o.prefillLoadScale();
     }
-    return new RouterConfig(
+    CostWeights c = new CostWeights(
         credit,
-        overlapScoreCreditDecay,
+        cost.overlapScoreCreditDecay(),
         scale,
-        decodeActiveRequestWeight,
-        hostCacheHitWeight,
-        diskCacheHitWeight,
-        o.routerTemperature() != null ? o.routerTemperature() : routerTemperature,
-        useKvEvents,
-        trackActiveBlocks,
-        trackOutputBlocks,
-        o.assumeKvReuse() != null ? o.assumeKvReuse() : assumeKvReuse,
-        o.trackPrefillTokens() != null ? o.trackPrefillTokens() : trackPrefillTokens,
-        routerTtlSecs,
-        approximateCachePolicy,
-        predictedTtlSecs,
-        queueThreshold,
-        queuePolicy,
-        o.sharedCacheMultiplier() != null ? o.sharedCacheMultiplier() : sharedCacheMultiplier,
-        decodeBusyThreshold,
-        prefillBusyThreshold,
-        activeRequestExpirySecs,
-        trackingHash,
-        replicaSync,
-        prefillLoadModel,
-        policyConfig,
-        eventThreads,
-        useRemoteIndexer,
-        sharedCacheType,
-        minInitialWorkers,
-        trackingKeyFile,
-        trackingKeyId,
+        cost.decodeActiveRequestWeight(),
+        cost.hostCacheHitWeight(),
+        cost.diskCacheHitWeight(),
+        o.routerTemperature() != null ? o.routerTemperature() : cost.temperature(),
+        o.sharedCacheMultiplier() != null ? o.sharedCacheMultiplier() : cost.sharedCacheMultiplier(),
+        cost.sharedCacheType());
+    LoadTracking l = o.assumeKvReuse() == null && o.trackPrefillTokens() == null ? load
+        : new LoadTracking(
+            load.trackActiveBlocks(),
+            load.trackOutputBlocks(),
+            o.assumeKvReuse() != null ? o.assumeKvReuse() : load.assumeKvReuse(),
+            o.trackPrefillTokens() != null ? o.trackPrefillTokens() : load.trackPrefillTokens(),
+            load.activeRequestExpirySecs(),
+            load.prefillLoadModel(),
+            load.decodeBusyThreshold(),
+            load.prefillBusyThreshold());
+    return new RouterConfig(c, index, l, queue, replica, tracking,
         o.policy() != null ? selectionPolicy.withName(o.policy()) : selectionPolicy);
   }
 }

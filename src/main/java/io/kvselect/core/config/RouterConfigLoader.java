@@ -1,5 +1,7 @@
 package io.kvselect.core.config;
 
+import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -8,7 +10,9 @@ import java.util.Map;
 
 /**
  * Reads {@link RouterConfig} knobs from Dynamo's environment variables and from the {@code
- * router} and {@code tracking} sections of {@code conf/kvselect.json}.
+ * router} and {@code tracking} sections of {@code conf/kvselect.json}. The loader decides
+ * precedence and checks each value, naming its variable or dotted field; Jackson then binds the
+ * checked layer onto a {@link RouterConfigBuilder} by the knobs' config-file names.
  *
  * <p>Every {@code DYN_ROUTER_*} variable of Dynamo's knob table is read, plus the aliases {@code
  * DYN_USE_KV_EVENTS}, {@code DYN_OVERLAP_SCORE_WEIGHT}, {@code DYN_USE_REMOTE_INDEXER} and {@code
@@ -27,24 +31,23 @@ import java.util.Map;
 public final class RouterConfigLoader {
 
   private static final double SHARED_CACHE_DEFAULT_MULTIPLIER = 0.5;
+  private static final ObjectMapper BINDER = new ObjectMapper();
 
   private RouterConfigLoader() {}
 
   /** Applies every recognised variable of {@code env} on top of {@code base}. */
   public static RouterConfig fromEnv(RouterConfig base, Map<String, String> env) {
-    RouterConfigDraft draft = new RouterConfigDraft(base);
-    List<RouterKnob> applied = new ArrayList<>();
+    Map<String, Object> layer = new LinkedHashMap<>();
     for (RouterKnob knob : RouterKnob.values()) {
       for (String name : knob.envNames) {
         String text = env.get(name);
         if (text != null && !text.isBlank()) {
-          knob.setter.accept(draft, knob.kind.fromText(name, text, knob.choices));
-          applied.add(knob);
+          layer.put(knob.jsonName, knob.read(name, text, true));
           break;
         }
       }
     }
-    return finish(draft, applied);
+    return bind(base, layer);
   }
 
   /** Applies a {@code router} section (snake_case knob names) found at {@code "router"}. */
@@ -92,7 +95,7 @@ public final class RouterConfigLoader {
    * a setting is never silently ignored.
    */
   public static List<String> knobsNotActedOn(RouterConfig cfg) {
-    RouterConfig d = RouterConfig.defaults();
+    RouterConfig d = RouterConfig.DEFAULTS;
     List<String> out = new java.util.ArrayList<>();
     for (RouterKnob k : RouterKnob.values()) {
       if (NOT_ACTED_ON.contains(k) && k.getter != null
@@ -124,7 +127,7 @@ public final class RouterConfigLoader {
 
   /** The {@code --help} entries of every variable this loader reads, in application order. */
   public static List<VariableHelp> environmentHelp() {
-    RouterConfig d = RouterConfig.defaults();
+    RouterConfig d = RouterConfig.DEFAULTS;
     List<VariableHelp> out = new ArrayList<>();
     for (RouterKnob knob : RouterKnob.values()) {
       Object dflt = knob.getter == null ? null : knob.getter.apply(d);
@@ -153,11 +156,11 @@ public final class RouterConfigLoader {
    * @throws ConfigException naming both the config field and the variable
    */
   public static void validate(RouterConfig cfg) {
-    if (cfg.predictedTtlSecs() != null && !cfg.useKvEvents()) {
+    if (cfg.index().predictedTtlSecs() != null && !cfg.index().useKvEvents()) {
       throw new ConfigException("router.router_predicted_ttl_secs (DYN_ROUTER_PREDICTED_TTL_SECS)"
           + " requires use_kv_events=true");
     }
-    if ("lru".equals(cfg.approximateCachePolicy()) && cfg.useKvEvents()) {
+    if ("lru".equals(cfg.index().approximateCachePolicy()) && cfg.index().useKvEvents()) {
       throw new ConfigException("router.router_approximate_cache_policy"
           + " (DYN_ROUTER_APPROXIMATE_CACHE_POLICY) lru requires use_kv_events=false");
     }
@@ -171,27 +174,39 @@ public final class RouterConfigLoader {
             + which.name().toLowerCase(java.util.Locale.ROOT) + " setting");
       }
     }
-    RouterConfigDraft draft = new RouterConfigDraft(base);
-    List<RouterKnob> applied = new ArrayList<>();
+    Map<String, Object> layer = new LinkedHashMap<>();
     for (RouterKnob knob : RouterKnob.values()) {
       if (knob.section == which && section.containsKey(knob.jsonName)) {
         String label = "config field " + path + "." + knob.jsonName;
-        knob.setter.accept(draft, knob.kind.fromJson(label, section.get(knob.jsonName),
-            knob.choices));
-        applied.add(knob);
+        layer.put(knob.jsonName, knob.read(label, section.get(knob.jsonName), false));
       }
     }
-    return finish(draft, applied);
+    return bind(base, layer);
   }
 
-  private static RouterConfig finish(RouterConfigDraft draft, List<RouterKnob> applied) {
-    if (applied.contains(RouterKnob.SHARED_CACHE_TYPE)
-        && !applied.contains(RouterKnob.SHARED_CACHE_MULTIPLIER)
-        && draft.sharedCacheType != null
-        && draft.sharedCacheMultiplier == 0.0) {
-      draft.sharedCacheMultiplier = SHARED_CACHE_DEFAULT_MULTIPLIER;
+  /**
+   * Binds one layer's checked values, keyed by config-file name in table order, onto {@code
+   * base} through {@link RouterConfigBuilder}'s Jackson names. A layer that sets a shared cache
+   * type but no multiplier raises a zero multiplier to {@value #SHARED_CACHE_DEFAULT_MULTIPLIER}.
+   */
+  private static RouterConfig bind(RouterConfig base, Map<String, Object> layer) {
+    String type = RouterKnob.SHARED_CACHE_TYPE.jsonName;
+    String multiplier = RouterKnob.SHARED_CACHE_MULTIPLIER.jsonName;
+    if (layer.get(type) != null && !layer.containsKey(multiplier)
+        && base.cost().sharedCacheMultiplier() == 0.0) {
+      layer.put(multiplier, SHARED_CACHE_DEFAULT_MULTIPLIER);
     }
-    return draft.build();
+    if (layer.isEmpty()) {
+      return base;
+    }
+    try {
+      return BINDER.updateValue(base.toBuilder(), layer).build();
+    } catch (JsonMappingException e) {
+      if (e.getCause() instanceof ConfigException c) {
+        throw c;
+      }
+      throw new IllegalStateException("a checked knob did not bind: " + e.getOriginalMessage(), e);
+    }
   }
 
   private static RouterKnob knob(RouterKnob.Section section, String jsonName) {

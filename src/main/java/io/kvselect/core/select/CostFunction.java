@@ -60,12 +60,12 @@ public final class CostFunction {
     final double bsD = bs;
     final long isl = req.islTokens();
     final boolean track = req.trackPrefill();
-    final double credit = cfg.overlapScoreCredit();
-    final double decayRate = cfg.overlapScoreCreditDecay();
-    final double scale = cfg.prefillLoadScale();
-    final double hostW = cfg.hostCacheHitWeight();
-    final double diskW = cfg.diskCacheHitWeight();
-    final double requestWeight = cfg.decodeActiveRequestWeight();
+    final double credit = cfg.cost().overlapScoreCredit();
+    final double decayRate = cfg.cost().overlapScoreCreditDecay();
+    final double scale = cfg.cost().prefillLoadScale();
+    final double hostW = cfg.cost().hostCacheHitWeight();
+    final double diskW = cfg.cost().diskCacheHitWeight();
+    final double requestWeight = cfg.cost().decodeActiveRequestWeight();
     final boolean decodeForm = req.decodeWorkerPool() && !track && credit > 0.0;
     final boolean decays = track && decayRate > 0.0;
     final double requestBlocks = req.requestBlocks();
@@ -124,8 +124,8 @@ public final class CostFunction {
   public static long effectiveCachedTokens(RouterConfig cfg, RankOverlap overlap, int blockSize) {
     double blocks =
         overlap.device()
-            + cfg.hostCacheHitWeight() * overlap.hostExtension()
-            + cfg.diskCacheHitWeight() * (overlap.diskExtension() + overlap.externalExtension());
+            + cfg.cost().hostCacheHitWeight() * overlap.hostExtension()
+            + cfg.cost().diskCacheHitWeight() * (overlap.diskExtension() + overlap.externalExtension());
     return Math.round(blocks * blockSize);
   }
 

@@ -19,6 +19,6 @@ public final class KvCostPolicy implements SelectionPolicy {
   @Override
   public int choose(List<Candidate> candidates, PolicyContext ctx) {
     double[] logits = CostFunction.logits(ctx.config(), ctx.cost(), candidates);
-    return Picker.pick(logits, ctx.config().routerTemperature(), ctx.rng());
+    return Picker.pick(logits, ctx.config().cost().temperature(), ctx.rng());
   }
 }

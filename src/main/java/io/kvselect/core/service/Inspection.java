@@ -68,7 +68,7 @@ public final class Inspection {
         RankLoad l = p.load.load(r);
         long cached = CostFunction.effectiveCachedTokens(cfg, scores.of(r), bs);
         long prefill = l.activePrefillTokens()
-            + (cfg.trackPrefillTokens() ? CostFunction.effectivePrefillTokens(np.isl(), cached) : 0);
+            + (cfg.load().trackPrefillTokens() ? CostFunction.effectivePrefillTokens(np.isl(), cached) : 0);
         long decode = p.load.potentialDecodeBlocks(r, np.trackingHashes(), np.isl(), bs);
         out.add(new PotentialLoad(r.workerId(), r.dpRank(), prefill, decode, l.activeRequests()));
       }
@@ -91,8 +91,8 @@ public final class Inspection {
     for (WorkerRank r : m.pool().ranks()) {
       RankOverlap o = scores.of(r);
       int diskExt = o.diskExtension() + o.externalExtension();
-      double credit = cfg.overlapScoreCredit() * o.device() + cfg.hostCacheHitWeight() * o.hostExtension()
-          + cfg.diskCacheHitWeight() * diskExt;
+      double credit = cfg.cost().overlapScoreCredit() * o.device() + cfg.cost().hostCacheHitWeight() * o.hostExtension()
+          + cfg.cost().diskCacheHitWeight() * diskExt;
       rows.add(new OverlapRow(r.workerId(), r.dpRank(), o.device(), o.device() + o.hostExtension(),
           o.totalBlocks(), o.hostExtension(), diskExt, credit));
     }
@@ -154,8 +154,8 @@ public final class Inspection {
     }
     Partition.Members m = p.members();
     RouterConfig cfg = settings.router().with(req.override());
-    NormalizedPrompt np = PromptNormalizer.normalize(req.prompt(), m.blockSize(), m.eagle(), cfg.assumeKvReuse(), true,
-        rng);
+    NormalizedPrompt np = PromptNormalizer.normalize(req.prompt(), m.blockSize(), m.eagle(),
+        cfg.load().assumeKvReuse(), true, rng);
     return new Query(p, m, cfg, np, p.eventOverlap(np.blockHashes()));
   }
 }

@@ -21,7 +21,7 @@ final class KvHints {
   static KvHint find(Partition p, RouterConfig cfg, WorkerRecord chosen, Selector.Choice c,
       NormalizedPrompt np, String selectionId) {
     String type = chosen.spec().routerHintWorkerType();
-    if (type == null || !cfg.useKvEvents() || np.blockHashes() == null) {
+    if (type == null || !cfg.index().useKvEvents() || np.blockHashes() == null) {
       return null;
     }
     int chosenDepth = c.overlap().of(c.rank()).device();

@@ -143,7 +143,7 @@ final class KvcSelection implements SelectionPolicy, DispatchStage {
     if (decode.isEmpty()) {
       throw SelectionException.notReady("no eligible decode workers for " + p.key + " (policy kvc)");
     }
-    NormalizedPrompt np = PromptNormalizer.normalize(req.prompt(), m.blockSize(), m.eagle(), cfg.assumeKvReuse(),
+    NormalizedPrompt np = PromptNormalizer.normalize(req.prompt(), m.blockSize(), m.eagle(), cfg.load().assumeKvReuse(),
         true, rng);
     OverlapScores ev = p.eventOverlap(np.blockHashes());
     OverlapScores ov;

@@ -72,17 +72,17 @@ final class Partition {
     this.key = key;
     this.queue = new RouterQueue(queueConfig);
     var cfg = s.router();
-    if (cfg.useKvEvents()) {
+    if (cfg.index().useKvEvents()) {
       this.approximate = null;
       this.primary = s.eventIndexFactory().get();
-      this.predicted = cfg.predictedTtlSecs() == null
-          ? null : new TtlBlockIndex(seconds(cfg.predictedTtlSecs()), clock);
+      this.predicted = cfg.index().predictedTtlSecs() == null
+          ? null : new TtlBlockIndex(seconds(cfg.index().predictedTtlSecs()), clock);
     } else {
-      this.approximate = new TtlBlockIndex(seconds(cfg.routerTtlSecs()), clock);
+      this.approximate = new TtlBlockIndex(seconds(cfg.index().ttlSecs()), clock);
       this.primary = approximate;
       this.predicted = null;
     }
-    this.load = new ActiveLoad(clock, seconds(cfg.activeRequestExpirySecs()));
+    this.load = new ActiveLoad(clock, seconds(cfg.load().activeRequestExpirySecs()));
     this.members = new Members(new CandidatePool(key, List.of(), Map.of()), null, null);
   }
 

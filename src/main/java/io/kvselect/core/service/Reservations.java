@@ -56,14 +56,14 @@ final class Reservations {
       }
       RouterConfig cfg = router.with(req.override());
       NormalizedPrompt np = PromptNormalizer.normalize(req.prompt(), m.blockSize(), m.eagle(),
-          cfg.assumeKvReuse(), false, rng);
+          cfg.load().assumeKvReuse(), false, rng);
       Long eff = req.effectivePrefillTokens();
       if (eff != null && (eff < 0 || eff > np.isl())) {
         throw SelectionException.badRequest("effective_prefill_tokens (" + eff
             + ") must not exceed isl_tokens (" + np.isl() + ") and must not be negative");
       }
       boolean track = req.trackPrefillTokens() != null ? req.trackPrefillTokens()
-          : eff != null || cfg.trackPrefillTokens();
+          : eff != null || cfg.load().trackPrefillTokens();
       WorkerRank rank = new WorkerRank(w.workerId(), dpRank);
       Booker.Admission a;
       Partition.Members cur;

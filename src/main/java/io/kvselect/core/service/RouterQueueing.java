@@ -85,7 +85,7 @@ final class RouterQueueing {
   /** The threshold that makes a rank busy for this request, or null when it never queues. */
   static Double threshold(Partition p, RouterConfig cfg, SelectRequest req) {
     QueueClass c = p.queue.config().classFor(req.policyClass());
-    return c.prefillBusyThreshold() != null ? c.prefillBusyThreshold() : cfg.queueThreshold();
+    return c.prefillBusyThreshold() != null ? c.prefillBusyThreshold() : cfg.queue().threshold();
   }
 
   /** True when every rank is busy at {@code threshold}. Caller holds {@code p.lock}. */

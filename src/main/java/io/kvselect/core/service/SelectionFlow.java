@@ -78,7 +78,7 @@ final class SelectionFlow {
       Partition.Members m = p.members();
       RouterConfig cfg = settings.router().with(req.override());
       NormalizedPrompt np = PromptNormalizer.normalize(req.prompt(), m.blockSize(), m.eagle(),
-          cfg.assumeKvReuse(), true, rng);
+          cfg.load().assumeKvReuse(), true, rng);
       String session = sessionOf(req.effectiveSessionId());
       if (!reserve) {
         return lookup(p, session).thenCompose(bound -> selectOnly(p, m, cfg, np, req, bound, session, gone));
@@ -158,7 +158,7 @@ final class SelectionFlow {
 
   private CompletionStage<Selection> selectOnly(Partition p, Partition.Members m, RouterConfig cfg,
       NormalizedPrompt np, SelectRequest req, WorkerRank bound, String session, CompletionStage<?> gone) {
-    boolean track = cfg.trackPrefillTokens();
+    boolean track = cfg.load().trackPrefillTokens();
     return choose(p, m, cfg, np, req, bound, null, gone).thenCompose(c -> {
       Selection s = Selector.response(p, cfg, np, req, c, req.selectionId(), false, track);
       if (req.selectionId() == null) {
@@ -180,7 +180,7 @@ final class SelectionFlow {
   private CompletionStage<Selection> selectAndBook(Partition p, Partition.Members m, RouterConfig cfg,
       NormalizedPrompt np, SelectRequest req, String id, String session, WorkerRank bound, boolean retried,
       CompletionStage<?> gone) {
-    boolean track = cfg.trackPrefillTokens();
+    boolean track = cfg.load().trackPrefillTokens();
     BookingSpec spec = new BookingSpec(id, session, track);
     return choose(p, m, cfg, np, req, bound, spec, gone).thenCompose(c -> {
       Booker.Admission a = admission(c, np, req, spec);

@@ -346,7 +346,7 @@ public final class SelectionService {
    * in approximate mode. Runs before KV-event ingestion starts.
    */
   public long restoreIndex(PartitionKey key, int blockSize, List<StoredBlock> blocks) {
-    if (!settings.router().useKvEvents()) {
+    if (!settings.router().index().useKvEvents()) {
       return -1;
     }
     Partition p = registry.ensurePartition(key, blockSize);

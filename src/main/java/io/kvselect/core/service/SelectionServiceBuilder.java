@@ -37,7 +37,7 @@ public final class SelectionServiceBuilder {
   /** The partition's event index by default: one lock-guarded shard (safe with a writer thread). */
   public static final Supplier<BlockIndex> DEFAULT_INDEX = () -> new ShardedBlockIndex(1, PrefixChainIndex::new);
 
-  private RouterConfig router = RouterConfig.defaults();
+  private RouterConfig router = RouterConfig.DEFAULTS;
   private Duration sessionAffinityTtl;
   private Duration selectionCacheTtl = Duration.ofSeconds(120);
   private int selectionCacheMaxEntries = 4096;
@@ -221,7 +221,7 @@ public final class SelectionServiceBuilder {
         : affinity != null ? affinity.apply(clock) : new LocalSessionAffinity(clock, sessionAffinityTtl);
     PendingStore<PendingKey, PendingSelection> store = pendingStore != null ? castPending(pendingStore)
         : new LocalPendingStore<>(clock, selectionCacheTtl, selectionCacheMaxEntries, selectionCacheMaxBytes);
-    QueueConfig queue = queueConfig != null ? queueConfig : QueueConfig.defaults(router.queuePolicy());
+    QueueConfig queue = queueConfig != null ? queueConfig : QueueConfig.defaults(router.queue().policy());
     KvcSelection kvc = new KvcSelection(kvcState != null ? kvcState : new io.kvselect.core.kvc.LocalKvcState(),
         admissionClient, rng);
     PolicyRegistry policies = PolicyRegistry.standard().with(kvc);

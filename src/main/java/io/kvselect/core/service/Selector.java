@@ -71,7 +71,7 @@ final class Selector {
       allDecode &= "decode".equals(m.schedulableWorker(r.workerId()).spec().routerHintWorkerType());
     }
     int bs = m.blockSize();
-    CostRequest cr = new CostRequest(bs, np.isl(), cfg.trackPrefillTokens(), allDecode);
+    CostRequest cr = new CostRequest(bs, np.isl(), cfg.load().trackPrefillTokens(), allDecode);
     Candidate c = pipeline.choose(ranks,
         r -> candidate(p, np, overlap, r, m.schedulableWorker(r.workerId()), req.preferredTaints(), bs),
         new PolicyContext(cfg, cr, rng, req.effectiveSessionId()));
@@ -130,13 +130,14 @@ final class Selector {
     int bs = m.blockSize();
     OverlapSummary summary = summary(w, c.overlap(), bs);
     Long total = w.spec().totalKvBlocks();
-    Boolean decodeBusy = cfg.decodeBusyThreshold() != null && total != null
-        ? c.potentialDecodeBlocks() > cfg.decodeBusyThreshold() * total : null;
+    Boolean decodeBusy = cfg.load().decodeBusyThreshold() != null && total != null
+        ? c.potentialDecodeBlocks() > cfg.load().decodeBusyThreshold() * total : null;
     WorkerLoad wl = null;
     if (req.advisory() && !booked) {
       long capacity = w.spec().maxNumBatchedTokens() != null ? w.spec().maxNumBatchedTokens() : DEFAULT_PREFILL_CAPACITY;
       long active = c.activePrefillTokens() + (track ? c.effectivePrefillTokens() : 0);
-      Boolean busy = cfg.prefillBusyThreshold() != null ? active > cfg.prefillBusyThreshold() * capacity : null;
+      Double threshold = cfg.load().prefillBusyThreshold();
+      Boolean busy = threshold != null ? active > threshold * capacity : null;
       wl = new WorkerLoad(active, capacity, total, busy);
     }
     KvHint hint = booked ? KvHints.find(p, cfg, w, c, np, id) : null;

@@ -159,10 +159,14 @@ final class WorkerJson {
     }
 
     WorkerSpec build() {
-      return new WorkerSpec(workerId, model, group, endpoint, kvEventsEndpoint, kvEventsEndpoints,
-          replayEndpoint, blockSize, dpStart, dpSize, maxBatched, totalKvBlocks, stableRoutingId, eagle, taints,
-          topology, kvTransferDomain, kvTransferEnforcement, kvTransferPreferredWeight, hintType, hintSources,
-          sourceMode, healthUrl, new DisaggSpec(workerType, kvCapacityTokens, admissionEndpoint));
+      return WorkerSpec.builder(workerId).modelName(model).routingGroup(group).endpoint(endpoint)
+          .kvEventsEndpoint(kvEventsEndpoint).kvEventsEndpoints(kvEventsEndpoints).replayEndpoint(replayEndpoint)
+          .blockSize(blockSize).dataParallelStartRank(dpStart).dataParallelSize(dpSize)
+          .maxNumBatchedTokens(maxBatched).totalKvBlocks(totalKvBlocks).stableRoutingId(stableRoutingId)
+          .isEagle(eagle).taints(taints).topologyDomains(topology).kvTransferDomain(kvTransferDomain)
+          .kvTransferEnforcement(kvTransferEnforcement).kvTransferPreferredWeight(kvTransferPreferredWeight)
+          .routerHintWorkerType(hintType).routerHintSourceControlEndpoints(hintSources).kvEventSourceMode(sourceMode)
+          .healthUrl(healthUrl).disagg(new DisaggSpec(workerType, kvCapacityTokens, admissionEndpoint)).build();
     }
   }
 

@@ -133,16 +133,16 @@ public record NodeSettings(
 
   /** {@code router_tracking_hash}: {@code public-xxh3-v1} or {@code keyed-xxh3-v1}. */
   public String routerTrackingHash() {
-    return router.trackingHash();
+    return router.tracking().hash();
   }
 
   /** The keyed-mode key file, or null. */
   public String routerTrackingKeyFile() {
-    return router.trackingKeyFile();
+    return router.tracking().keyFile();
   }
 
   /** The keyed-mode key epoch, or null. */
   public String routerTrackingKeyId() {
-    return router.trackingKeyId();
+    return router.tracking().keyId();
   }
 }

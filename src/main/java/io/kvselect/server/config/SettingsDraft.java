@@ -60,7 +60,7 @@ final class SettingsDraft {
   private int cacheMaxEntries;
   private long cacheMaxBytes;
   private Path configFile;
-  private RouterConfig router = RouterConfig.defaults();
+  private RouterConfig router = RouterConfig.DEFAULTS;
   private final OperationsDraft operations = new OperationsDraft();
   private final EppDraft epp = new EppDraft();
   private final io.kvselect.server.cluster.ClusterSettingsDraft cluster =
@@ -310,8 +310,8 @@ final class SettingsDraft {
     } catch (ConfigException e) {
       throw new CliException(e.getMessage());
     }
-    if (KEYED.equals(router.trackingHash())) {
-      String file = router.trackingKeyFile();
+    if (KEYED.equals(router.tracking().hash())) {
+      String file = router.tracking().keyFile();
       if (file == null) {
         throw new CliException("--router-tracking-hash " + KEYED
             + " requires --router-tracking-key-file (or DYN_ROUTER_TRACKING_KEY_FILE)");
@@ -330,7 +330,7 @@ final class SettingsDraft {
         throw new CliException("--router-tracking-key-file " + file + " must hold exactly "
             + KEY_BYTES + " bytes, got " + size);
       }
-      if (router.trackingKeyId() == null) {
+      if (router.tracking().keyId() == null) {
         throw new CliException("--router-tracking-hash " + KEYED
             + " requires --router-tracking-key-id (or DYN_ROUTER_TRACKING_KEY_ID)");
       }

@@ -219,7 +219,7 @@ final class Simulator {
           + ")");
     };
     String cfgName = isKvc ? "kvc" : policy;
-    routerConfig = RouterConfig.defaults().withSelectionPolicy(PolicySettings.defaults().withName(cfgName)
+    routerConfig = RouterConfig.DEFAULTS.withSelectionPolicy(PolicySettings.defaults().withName(cfgName)
         .withKvc(kvcParams));
     lastD = new int[w.sessions().size()];
     Arrays.fill(lastD, -1);

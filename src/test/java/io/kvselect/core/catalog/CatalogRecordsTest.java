@@ -19,17 +19,21 @@ import org.junit.jupiter.api.Test;
 class CatalogRecordsTest {
 
   private static WorkerSpec full(long id, int startRank, int dpSize) {
-    return new WorkerSpec(id, "llama", "blue", "http://w", "tcp://e:1", Map.of(startRank, "tcp://e:2"),
-        "tcp://r:3", 16, startRank, dpSize, 8192L, 1000L, "stable", true, Set.of("gpu"), Map.of("zone", "a"),
-        "nvlink", "required", 0.5, "decode", Map.of(startRank, "tcp://c:4"), "engine");
+    return WorkerSpec.builder(id).modelName("llama").routingGroup("blue").endpoint("http://w")
+        .kvEventsEndpoint("tcp://e:1").kvEventsEndpoints(Map.of(startRank, "tcp://e:2")).replayEndpoint("tcp://r:3")
+        .blockSize(16).dataParallelStartRank(startRank).dataParallelSize(dpSize).maxNumBatchedTokens(8192L)
+        .totalKvBlocks(1000L).stableRoutingId("stable").isEagle(true).taints(Set.of("gpu"))
+        .topologyDomains(Map.of("zone", "a")).kvTransferDomain("nvlink").kvTransferEnforcement("required")
+        .kvTransferPreferredWeight(0.5).routerHintWorkerType("decode")
+        .routerHintSourceControlEndpoints(Map.of(startRank, "tcp://c:4")).kvEventSourceMode("engine").build();
   }
 
   @Test
   void specDefaultsThePartitionAndCopiesCollections() {
     Map<Integer, String> kv = new HashMap<>(Map.of(0, "tcp://e:1"));
     Set<String> taints = new HashSet<>(Set.of("gpu"));
-    WorkerSpec s = new WorkerSpec(1, null, null, "http://w", null, kv, null, 16, 0, 1, null, null, null, false,
-        taints, null, null, null, null, null, null, null);
+    WorkerSpec s = WorkerSpec.builder(1).endpoint("http://w").kvEventsEndpoints(kv).blockSize(16).taints(taints)
+        .build();
     assertEquals("default", s.modelName());
     assertEquals("default", s.routingGroup());
     assertEquals(new PartitionKey("default", "default"), s.partition());
@@ -41,8 +45,7 @@ class CatalogRecordsTest {
     assertEquals(Set.of("gpu"), s.taints());
     assertThrows(UnsupportedOperationException.class, () -> s.taints().add("x"));
 
-    WorkerSpec none = new WorkerSpec(2, "m", "g", null, null, null, null, null, 0, 1, null, null, null, false,
-        null, null, null, null, null, null, null, null);
+    WorkerSpec none = WorkerSpec.builder(2).modelName("m").routingGroup("g").build();
     assertEquals(Map.of(), none.kvEventsEndpoints());
     assertEquals(Set.of(), none.taints());
     assertEquals(new PartitionKey("m", "g"), none.partition());
@@ -63,16 +66,34 @@ class CatalogRecordsTest {
 
   @Test
   void kvEventsEndpointPerRankFallsBackToTheSingleOneOnlyForOneRank() {
-    WorkerSpec one = new WorkerSpec(1, null, null, "http://w", "tcp://single:1", Map.of(), null, 16, 3, 1, null,
-        null, null, false, null, null, null, null, null, null, null, null);
+    WorkerSpec one = WorkerSpec.builder(1).endpoint("http://w").kvEventsEndpoint("tcp://single:1")
+        .kvEventsEndpoints(Map.of()).blockSize(16).dataParallelStartRank(3).build();
     assertEquals("tcp://single:1", one.kvEventsEndpointFor(3));
-    WorkerSpec mapped = new WorkerSpec(1, null, null, "http://w", "tcp://single:1", Map.of(3, "tcp://map:3"), null,
-        16, 3, 1, null, null, null, false, null, null, null, null, null, null, null, null);
+    WorkerSpec mapped = WorkerSpec.builder(1).endpoint("http://w").kvEventsEndpoint("tcp://single:1")
+        .kvEventsEndpoints(Map.of(3, "tcp://map:3")).blockSize(16).dataParallelStartRank(3).build();
     assertEquals("tcp://map:3", mapped.kvEventsEndpointFor(3), "the per-rank map wins");
-    WorkerSpec two = new WorkerSpec(1, null, null, "http://w", "tcp://single:1", Map.of(3, "tcp://map:3"), null,
-        16, 3, 2, null, null, null, false, null, null, null, null, null, null, null, null);
+    WorkerSpec two = WorkerSpec.builder(1).endpoint("http://w").kvEventsEndpoint("tcp://single:1")
+        .kvEventsEndpoints(Map.of(3, "tcp://map:3")).blockSize(16).dataParallelStartRank(3).dataParallelSize(2)
+        .build();
     assertEquals("tcp://map:3", two.kvEventsEndpointFor(3));
     assertNull(two.kvEventsEndpointFor(4));
+  }
+
+  @Test
+  void theBuilderStartsFromABareRegistrationAndCopiesEveryField() {
+    WorkerSpec bare = WorkerSpec.builder(4).build();
+    assertEquals(new PartitionKey("default", "default"), bare.partition());
+    assertEquals(0, bare.dataParallelStartRank());
+    assertEquals(1, bare.dataParallelSize(), "one DP rank, as a POST /workers body without the field");
+    assertFalse(bare.isEagle());
+    assertEquals(DisaggSpec.NONE, bare.disagg());
+    assertNull(bare.endpoint());
+    assertEquals(WorkerSpec.of(4, "http://w", 16), WorkerSpec.builder(4).endpoint("http://w").blockSize(16).build());
+    WorkerSpec s = WorkerSpec.builder(6).endpoint("http://w").healthUrl("http://w/health")
+        .disagg(new DisaggSpec("decode", 100L, null)).build();
+    assertEquals(s, s.toBuilder().build());
+    assertEquals(full(5, 2, 2), full(5, 2, 2).toBuilder().build());
+    assertEquals(DisaggSpec.NONE, s.toBuilder().disagg(null).build().disagg(), "null means no role fields");
   }
 
   @Test

@@ -139,8 +139,7 @@ class CatalogVersionsTest {
 
   @Test
   void anUpsertTieIsStableForASpecAndNeverTheRemovalTie() {
-    WorkerSpec s = new WorkerSpec(1L, "m", null, "http://w", null, null, null, 16, 0, 1, null, null, null, false,
-        null, null, null, null, null, null, null, null);
+    WorkerSpec s = WorkerSpec.builder(1L).modelName("m").endpoint("http://w").blockSize(16).build();
     assertEquals(CatalogVersion.upsertTie(s), CatalogVersion.upsertTie(s));
     assertTrue(CatalogVersion.upsertTie(s) >= 0 && CatalogVersion.upsertTie(s) < CatalogVersion.REMOVAL_TIE);
   }

@@ -65,7 +65,7 @@ class EndpointSyntaxTest {
   }
 
   private static WorkerSpec spec(String kv, Map<Integer, String> perRank, String replay) {
-    return new WorkerSpec(1, null, null, "http://w", kv, perRank, replay, 16, 0, 1, null, null, null, false,
-        null, null, null, null, null, null, null, null);
+    return WorkerSpec.builder(1).endpoint("http://w").kvEventsEndpoint(kv).kvEventsEndpoints(perRank)
+        .replayEndpoint(replay).blockSize(16).build();
   }
 }

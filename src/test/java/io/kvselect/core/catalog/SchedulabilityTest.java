@@ -12,18 +12,20 @@ import org.junit.jupiter.api.Test;
 class SchedulabilityTest {
 
   private static final RouterConfig NO_EVENTS =
-      RouterConfigLoader.fromEnv(RouterConfig.defaults(), Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
-  private static final RouterConfig EVENTS = RouterConfig.defaults();
-  private static final RouterConfig QUEUEING = RouterConfigLoader.fromEnv(RouterConfig.defaults(),
+      RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS, Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
+  private static final RouterConfig EVENTS = RouterConfig.DEFAULTS;
+  private static final RouterConfig QUEUEING = RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS,
       Map.of("DYN_ROUTER_USE_KV_EVENTS", "false", "DYN_ROUTER_QUEUE_THRESHOLD", "0.5"));
-  private static final RouterConfig NO_CREDIT = RouterConfigLoader.fromEnv(RouterConfig.defaults(),
+  private static final RouterConfig NO_CREDIT = RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS,
       Map.of("DYN_ROUTER_KV_OVERLAP_SCORE_CREDIT", "0"));
 
   /** A full spec; every argument that a rule reads is explicit. */
   static WorkerSpec spec(String endpoint, Integer blockSize, int startRank, int dpSize, Long maxBatched,
       String replay, String kvEvents, Map<Integer, String> kvEventsPerRank, boolean eagle) {
-    return new WorkerSpec(7, "m", "g", endpoint, kvEvents, kvEventsPerRank, replay, blockSize, startRank, dpSize,
-        maxBatched, null, null, eagle, null, null, null, null, null, null, null, null);
+    return WorkerSpec.builder(7).modelName("m").routingGroup("g").endpoint(endpoint).kvEventsEndpoint(kvEvents)
+        .kvEventsEndpoints(kvEventsPerRank).replayEndpoint(replay).blockSize(blockSize)
+        .dataParallelStartRank(startRank).dataParallelSize(dpSize).maxNumBatchedTokens(maxBatched).isEagle(eagle)
+        .build();
   }
 
   private static WorkerSpec plain(String endpoint, Integer blockSize, int dpSize) {

@@ -14,8 +14,8 @@ import org.junit.jupiter.api.Test;
 class WorkerSpecBoundsTest {
 
   private static WorkerSpec spec(int start, int size) {
-    return new WorkerSpec(1, null, null, "http://w", null, null, null, 16, start, size, null, null, null, false,
-        null, null, null, null, null, null, null, null);
+    return WorkerSpec.builder(1).endpoint("http://w").blockSize(16).dataParallelStartRank(start)
+        .dataParallelSize(size).build();
   }
 
   @Test

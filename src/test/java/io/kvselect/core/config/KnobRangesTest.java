@@ -88,34 +88,34 @@ class KnobRangesTest {
 
   @Test
   void anOverrideReplacesOnlyTheFieldsItSets() {
-    RouterConfig d = RouterConfig.defaults();
+    RouterConfig d = RouterConfig.DEFAULTS;
     assertSame(d, d.with(null));
     assertSame(d, d.with(RouterConfigOverride.NONE));
     RouterConfig c = d.with(new RouterConfigOverride(0.5, 2.0, 0.7, false, false, 3.0, null));
-    assertEquals(0.5, c.overlapScoreCredit());
-    assertEquals(2.0, c.prefillLoadScale());
-    assertEquals(0.7, c.routerTemperature());
-    assertFalse(c.assumeKvReuse());
-    assertFalse(c.trackPrefillTokens());
-    assertEquals(3.0, c.sharedCacheMultiplier());
-    assertEquals(d.hostCacheHitWeight(), c.hostCacheHitWeight());
-    assertEquals(d.trackingHash(), c.trackingHash());
+    assertEquals(0.5, c.cost().overlapScoreCredit());
+    assertEquals(2.0, c.cost().prefillLoadScale());
+    assertEquals(0.7, c.cost().temperature());
+    assertFalse(c.load().assumeKvReuse());
+    assertFalse(c.load().trackPrefillTokens());
+    assertEquals(3.0, c.cost().sharedCacheMultiplier());
+    assertEquals(d.cost().hostCacheHitWeight(), c.cost().hostCacheHitWeight());
+    assertEquals(d.tracking().hash(), c.tracking().hash());
 
     RouterConfig weight = d.with(new RouterConfigOverride(null, null, null, null, null, null, 4.0));
-    assertEquals(4.0, weight.prefillLoadScale());
-    assertEquals(d.overlapScoreCredit(), weight.overlapScoreCredit());
+    assertEquals(4.0, weight.cost().prefillLoadScale());
+    assertEquals(d.cost().overlapScoreCredit(), weight.cost().overlapScoreCredit());
     RouterConfig zero = d.with(new RouterConfigOverride(null, null, null, null, null, null, 0.0));
-    assertEquals(0.0, zero.prefillLoadScale());
-    assertEquals(0.0, zero.overlapScoreCredit());
+    assertEquals(0.0, zero.cost().prefillLoadScale());
+    assertEquals(0.0, zero.cost().overlapScoreCredit());
     RouterConfig both = d.with(new RouterConfigOverride(0.25, 5.0, null, null, null, null, 0.0));
-    assertEquals(0.25, both.overlapScoreCredit());
-    assertEquals(5.0, both.prefillLoadScale());
+    assertEquals(0.25, both.cost().overlapScoreCredit());
+    assertEquals(5.0, both.cost().prefillLoadScale());
     RouterConfig single = d.with(new RouterConfigOverride(null, null, 0.3, null, null, null, null));
-    assertEquals(0.3, single.routerTemperature());
-    assertEquals(d.assumeKvReuse(), single.assumeKvReuse());
-    assertEquals(d.trackPrefillTokens(), single.trackPrefillTokens());
-    assertEquals(d.sharedCacheMultiplier(), single.sharedCacheMultiplier());
-    assertEquals(d.prefillLoadScale(), single.prefillLoadScale());
+    assertEquals(0.3, single.cost().temperature());
+    assertEquals(d.load().assumeKvReuse(), single.load().assumeKvReuse());
+    assertEquals(d.load().trackPrefillTokens(), single.load().trackPrefillTokens());
+    assertEquals(d.cost().sharedCacheMultiplier(), single.cost().sharedCacheMultiplier());
+    assertEquals(d.cost().prefillLoadScale(), single.cost().prefillLoadScale());
   }
 
   @Test
@@ -133,14 +133,14 @@ class KnobRangesTest {
 
   @Test
   void trackingSettingsAndQueueing() {
-    RouterConfig d = RouterConfig.defaults();
+    RouterConfig d = RouterConfig.DEFAULTS;
     assertFalse(d.queueingEnabled());
     RouterConfig t = d.withTracking("keyed-v1", "/keys/a", "a");
-    assertEquals("keyed-v1", t.trackingHash());
-    assertEquals("/keys/a", t.trackingKeyFile());
-    assertEquals("a", t.trackingKeyId());
+    assertEquals("keyed-v1", t.tracking().hash());
+    assertEquals("/keys/a", t.tracking().keyFile());
+    assertEquals("a", t.tracking().keyId());
     RouterConfig kept = t.withTracking(null, null, null);
     assertEquals(t, kept);
-    assertEquals(d.overlapScoreCredit(), t.overlapScoreCredit());
+    assertEquals(d.cost().overlapScoreCredit(), t.cost().overlapScoreCredit());
   }
 }

@@ -11,15 +11,15 @@ class KnobsNotActedOnTest {
 
   @Test
   void defaultsAndActedOnKnobsNameNothing() {
-    assertEquals(List.of(), RouterConfigLoader.knobsNotActedOn(RouterConfig.defaults()));
-    RouterConfig acted = RouterConfigLoader.fromEnv(RouterConfig.defaults(),
+    assertEquals(List.of(), RouterConfigLoader.knobsNotActedOn(RouterConfig.DEFAULTS));
+    RouterConfig acted = RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS,
         Map.of("DYN_ROUTER_TEMPERATURE", "0.5", "DYN_ROUTER_USE_KV_EVENTS", "false"));
     assertEquals(List.of(), RouterConfigLoader.knobsNotActedOn(acted));
   }
 
   @Test
   void everyInertKnobSetAwayFromItsDefaultIsNamedInTableOrder() {
-    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.defaults(), Map.of(
+    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS, Map.of(
         "DYN_ROUTER_QUEUE_THRESHOLD", "2.0",
         "DYN_ROUTER_QUEUE_POLICY", "wspt",
         "DYN_ROUTER_SHARED_CACHE_TYPE", "hicache",

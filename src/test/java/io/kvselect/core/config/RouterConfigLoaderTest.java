@@ -19,7 +19,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 class RouterConfigLoaderTest {
 
-  private static final RouterConfig D = RouterConfig.defaults();
+  private static final RouterConfig D = RouterConfig.DEFAULTS;
 
   private static RouterConfig env(String... kv) {
     Map<String, String> env = new HashMap<>();
@@ -36,50 +36,50 @@ class RouterConfigLoaderTest {
 
   static Stream<Arguments> envRows() {
     return Stream.of(
-        row("DYN_ROUTER_KV_OVERLAP_SCORE_CREDIT", "0.5", RouterConfig::overlapScoreCredit, 0.5),
+        row("DYN_ROUTER_KV_OVERLAP_SCORE_CREDIT", "0.5", r -> r.cost().overlapScoreCredit(), 0.5),
         row("DYN_ROUTER_KV_OVERLAP_SCORE_CREDIT_DECAY", "2",
-            RouterConfig::overlapScoreCreditDecay, 2.0),
-        row("DYN_ROUTER_PREFILL_LOAD_SCALE", "3.5", RouterConfig::prefillLoadScale, 3.5),
-        row("DYN_ROUTER_KV_OVERLAP_SCORE_WEIGHT", "2", RouterConfig::prefillLoadScale, 2.0),
-        row("DYN_OVERLAP_SCORE_WEIGHT", "4", RouterConfig::prefillLoadScale, 4.0),
+            r -> r.cost().overlapScoreCreditDecay(), 2.0),
+        row("DYN_ROUTER_PREFILL_LOAD_SCALE", "3.5", r -> r.cost().prefillLoadScale(), 3.5),
+        row("DYN_ROUTER_KV_OVERLAP_SCORE_WEIGHT", "2", r -> r.cost().prefillLoadScale(), 2.0),
+        row("DYN_OVERLAP_SCORE_WEIGHT", "4", r -> r.cost().prefillLoadScale(), 4.0),
         row("DYN_ROUTER_DECODE_ACTIVE_REQUEST_WEIGHT", "0.25",
-            RouterConfig::decodeActiveRequestWeight, 0.25),
-        row("DYN_ROUTER_HOST_CACHE_HIT_WEIGHT", "0.5", RouterConfig::hostCacheHitWeight, 0.5),
-        row("DYN_ROUTER_DISK_CACHE_HIT_WEIGHT", "0.1", RouterConfig::diskCacheHitWeight, 0.1),
-        row("DYN_ROUTER_TEMPERATURE", "0.7", RouterConfig::routerTemperature, 0.7),
-        row("DYN_ROUTER_USE_KV_EVENTS", "false", RouterConfig::useKvEvents, false),
-        row("DYN_USE_KV_EVENTS", "0", RouterConfig::useKvEvents, false),
-        row("DYN_ROUTER_REPLICA_SYNC", "on", RouterConfig::replicaSync, true),
-        row("DYN_ROUTER_TRACK_ACTIVE_BLOCKS", "no", RouterConfig::trackActiveBlocks, false),
-        row("DYN_ROUTER_TRACK_OUTPUT_BLOCKS", "yes", RouterConfig::trackOutputBlocks, true),
-        row("DYN_ROUTER_ASSUME_KV_REUSE", "OFF", RouterConfig::assumeKvReuse, false),
-        row("DYN_ROUTER_TRACK_PREFILL_TOKENS", "False", RouterConfig::trackPrefillTokens, false),
-        row("DYN_ROUTER_TRACKING_HASH", "keyed-xxh3-v1", RouterConfig::trackingHash,
+            r -> r.cost().decodeActiveRequestWeight(), 0.25),
+        row("DYN_ROUTER_HOST_CACHE_HIT_WEIGHT", "0.5", r -> r.cost().hostCacheHitWeight(), 0.5),
+        row("DYN_ROUTER_DISK_CACHE_HIT_WEIGHT", "0.1", r -> r.cost().diskCacheHitWeight(), 0.1),
+        row("DYN_ROUTER_TEMPERATURE", "0.7", r -> r.cost().temperature(), 0.7),
+        row("DYN_ROUTER_USE_KV_EVENTS", "false", r -> r.index().useKvEvents(), false),
+        row("DYN_USE_KV_EVENTS", "0", r -> r.index().useKvEvents(), false),
+        row("DYN_ROUTER_REPLICA_SYNC", "on", r -> r.replica().sync(), true),
+        row("DYN_ROUTER_TRACK_ACTIVE_BLOCKS", "no", r -> r.load().trackActiveBlocks(), false),
+        row("DYN_ROUTER_TRACK_OUTPUT_BLOCKS", "yes", r -> r.load().trackOutputBlocks(), true),
+        row("DYN_ROUTER_ASSUME_KV_REUSE", "OFF", r -> r.load().assumeKvReuse(), false),
+        row("DYN_ROUTER_TRACK_PREFILL_TOKENS", "False", r -> r.load().trackPrefillTokens(), false),
+        row("DYN_ROUTER_TRACKING_HASH", "keyed-xxh3-v1", r -> r.tracking().hash(),
             "keyed-xxh3-v1"),
-        row("DYN_ROUTER_TRACKING_KEY_FILE", "/k/key.bin", RouterConfig::trackingKeyFile,
+        row("DYN_ROUTER_TRACKING_KEY_FILE", "/k/key.bin", r -> r.tracking().keyFile(),
             "/k/key.bin"),
-        row("DYN_ROUTER_TRACKING_KEY_ID", "7", RouterConfig::trackingKeyId, "7"),
-        row("DYN_ROUTER_PREFILL_LOAD_MODEL", "AIC", RouterConfig::prefillLoadModel, "aic"),
-        row("DYN_ROUTER_TTL_SECS", "30", RouterConfig::routerTtlSecs, 30.0),
-        row("DYN_ROUTER_APPROXIMATE_CACHE_POLICY", "lru", RouterConfig::approximateCachePolicy,
+        row("DYN_ROUTER_TRACKING_KEY_ID", "7", r -> r.tracking().keyId(), "7"),
+        row("DYN_ROUTER_PREFILL_LOAD_MODEL", "AIC", r -> r.load().prefillLoadModel(), "aic"),
+        row("DYN_ROUTER_TTL_SECS", "30", r -> r.index().ttlSecs(), 30.0),
+        row("DYN_ROUTER_APPROXIMATE_CACHE_POLICY", "lru", r -> r.index().approximateCachePolicy(),
             "lru"),
-        row("DYN_ROUTER_PREDICTED_TTL_SECS", "15", RouterConfig::predictedTtlSecs, 15.0),
-        row("DYN_ROUTER_QUEUE_THRESHOLD", "16", RouterConfig::queueThreshold, 16.0),
-        row("DYN_ROUTER_QUEUE_POLICY", "wspt", RouterConfig::queuePolicy, "wspt"),
-        row("DYN_ROUTER_POLICY_CONFIG", "/etc/policy.yaml", RouterConfig::policyConfig,
+        row("DYN_ROUTER_PREDICTED_TTL_SECS", "15", r -> r.index().predictedTtlSecs(), 15.0),
+        row("DYN_ROUTER_QUEUE_THRESHOLD", "16", r -> r.queue().threshold(), 16.0),
+        row("DYN_ROUTER_QUEUE_POLICY", "wspt", r -> r.queue().policy(), "wspt"),
+        row("DYN_ROUTER_POLICY_CONFIG", "/etc/policy.yaml", r -> r.queue().policyConfig(),
             "/etc/policy.yaml"),
-        row("DYN_ROUTER_EVENT_THREADS", "8", RouterConfig::eventThreads, 8),
-        row("DYN_USE_REMOTE_INDEXER", "true", RouterConfig::useRemoteIndexer, true),
-        row("DYN_ROUTER_SHARED_CACHE_MULTIPLIER", "0.3", RouterConfig::sharedCacheMultiplier, 0.3),
-        row("DYN_SHARED_CACHE_MULTIPLIER", "0.4", RouterConfig::sharedCacheMultiplier, 0.4),
-        row("DYN_SHARED_CACHE_TYPE", "hicache", RouterConfig::sharedCacheType, "hicache"),
+        row("DYN_ROUTER_EVENT_THREADS", "8", r -> r.index().eventThreads(), 8),
+        row("DYN_USE_REMOTE_INDEXER", "true", r -> r.index().useRemoteIndexer(), true),
+        row("DYN_ROUTER_SHARED_CACHE_MULTIPLIER", "0.3", r -> r.cost().sharedCacheMultiplier(), 0.3),
+        row("DYN_SHARED_CACHE_MULTIPLIER", "0.4", r -> r.cost().sharedCacheMultiplier(), 0.4),
+        row("DYN_SHARED_CACHE_TYPE", "hicache", r -> r.cost().sharedCacheType(), "hicache"),
         row("DYN_ROUTER_CONDITIONAL_DISAGG_DECODE_BUSY_THRESHOLD", "0.9",
-            RouterConfig::decodeBusyThreshold, 0.9),
+            r -> r.load().decodeBusyThreshold(), 0.9),
         row("DYN_ROUTER_CONDITIONAL_DISAGG_PREFILL_BUSY_THRESHOLD", "2000",
-            RouterConfig::prefillBusyThreshold, 2000.0),
-        row("DYN_ROUTER_MIN_INITIAL_WORKERS", "3", RouterConfig::minInitialWorkers, 3),
+            r -> r.load().prefillBusyThreshold(), 2000.0),
+        row("DYN_ROUTER_MIN_INITIAL_WORKERS", "3", r -> r.replica().minInitialWorkers(), 3),
         row("DYN_ROUTER_ACTIVE_REQUEST_EXPIRY_SECS", "60",
-            RouterConfig::activeRequestExpirySecs, 60.0));
+            r -> r.load().activeRequestExpirySecs(), 60.0));
   }
 
   @ParameterizedTest(name = "{0}={1}")
@@ -100,35 +100,35 @@ class RouterConfigLoaderTest {
   @CsvSource({"1, true", "0, false", "TRUE, true", "false, false", "Yes, true", "no, false",
       "ON, true", "off, false", "' true ', true"})
   void booleanWords(String text, boolean expected) {
-    assertEquals(expected, env("DYN_ROUTER_TRACK_OUTPUT_BLOCKS", text).trackOutputBlocks());
+    assertEquals(expected, env("DYN_ROUTER_TRACK_OUTPUT_BLOCKS", text).load().trackOutputBlocks());
   }
 
   @Test
   void deprecatedWeightSetsScaleAndZeroAlsoZeroesCredit() {
     RouterConfig two = env("DYN_ROUTER_KV_OVERLAP_SCORE_WEIGHT", "2");
-    assertEquals(1.0, two.overlapScoreCredit());
+    assertEquals(1.0, two.cost().overlapScoreCredit());
     RouterConfig zero = env("DYN_OVERLAP_SCORE_WEIGHT", "0");
-    assertEquals(0.0, zero.prefillLoadScale());
-    assertEquals(0.0, zero.overlapScoreCredit());
+    assertEquals(0.0, zero.cost().prefillLoadScale());
+    assertEquals(0.0, zero.cost().overlapScoreCredit());
     // As in Dynamo, the deprecated variable is applied last and wins.
     assertEquals(2.0, env("DYN_ROUTER_PREFILL_LOAD_SCALE", "5",
-        "DYN_ROUTER_KV_OVERLAP_SCORE_WEIGHT", "2").prefillLoadScale());
+        "DYN_ROUTER_KV_OVERLAP_SCORE_WEIGHT", "2").cost().prefillLoadScale());
     assertEquals(3.0, env("DYN_ROUTER_KV_OVERLAP_SCORE_WEIGHT", "3",
-        "DYN_OVERLAP_SCORE_WEIGHT", "0").prefillLoadScale());
+        "DYN_OVERLAP_SCORE_WEIGHT", "0").cost().prefillLoadScale());
   }
 
   @Test
   void primaryVariableWinsOverAlias() {
     assertTrue(env("DYN_ROUTER_USE_KV_EVENTS", "true", "DYN_USE_KV_EVENTS", "false")
-        .useKvEvents());
+        .index().useKvEvents());
   }
 
   @Test
   void sharedCacheTypeRaisesAZeroMultiplierUnlessOneIsGiven() {
-    assertEquals(0.5, env("DYN_SHARED_CACHE_TYPE", "hicache").sharedCacheMultiplier());
+    assertEquals(0.5, env("DYN_SHARED_CACHE_TYPE", "hicache").cost().sharedCacheMultiplier());
     assertEquals(0.2, env("DYN_SHARED_CACHE_TYPE", "hicache",
-        "DYN_SHARED_CACHE_MULTIPLIER", "0.2").sharedCacheMultiplier());
-    assertNull(env("DYN_SHARED_CACHE_TYPE", "none").sharedCacheType());
+        "DYN_SHARED_CACHE_MULTIPLIER", "0.2").cost().sharedCacheMultiplier());
+    assertNull(env("DYN_SHARED_CACHE_TYPE", "none").cost().sharedCacheType());
   }
 
   @ParameterizedTest(name = "{0}={1}")
@@ -173,10 +173,22 @@ class RouterConfigLoaderTest {
     Map<String, Object> json = RouterConfigLoader.routerJson(D);
     assertEquals(37, json.size(), "28 Dynamo knobs plus policy and the 8 kvc_* knobs");
     assertFalse(json.containsKey("overlap_score_weight"));
-    RouterConfig other = new RouterConfig(0.5, 1, 2, 3, 0.1, 0.2, 0.3, false, false, true,
-        false, false, 10, "lru", null, 4.0, "lcfs", 0.5, 1.0, 2.0, 30, "keyed-xxh3-v1");
+    // every knob off its default, so that binding the defaults' section back touches each one
+    RouterConfig other = RouterConfig.builder().overlapScoreCredit(0.5).overlapScoreCreditDecay(1)
+        .prefillLoadScale(2).decodeActiveRequestWeight(3).hostCacheHitWeight(0.1).diskCacheHitWeight(0.2)
+        .routerTemperature(0.3).useKvEvents(false).trackActiveBlocks(false).trackOutputBlocks(true)
+        .assumeKvReuse(false).trackPrefillTokens(false).routerTtlSecs(10).approximateCachePolicy("lru")
+        .predictedTtlSecs(5.0).queueThreshold(4.0).queuePolicy("lcfs").sharedCacheMultiplier(0.5)
+        .decodeBusyThreshold(1.0).prefillBusyThreshold(2.0).activeRequestExpirySecs(30).trackingHash("keyed-xxh3-v1")
+        .replicaSync(true).prefillLoadModel("aic").policyConfig("/p.yaml").eventThreads(8)
+        .useRemoteIndexer(true).sharedCacheType("hicache").minInitialWorkers(2).policy("kvc").kvcAlpha(2)
+        .kvcTauReject(5).kvcTauAppend(7).kvcRho(0.5).kvcEpsilon(1).kvcAdmitAccounting("net")
+        .kvcResetScope("all").kvcAdmitWaiting(true).build();
+    for (Map.Entry<String, Object> e : RouterConfigLoader.routerJson(other).entrySet()) {
+      assertFalse(java.util.Objects.equals(e.getValue(), json.get(e.getKey())), e.getKey() + " differs");
+    }
     RouterConfig routerOnly = RouterConfigLoader.fromJson(other, json);
-    assertEquals("keyed-xxh3-v1", routerOnly.trackingHash(), "tracking is its own section");
+    assertEquals("keyed-xxh3-v1", routerOnly.tracking().hash(), "tracking is its own section");
     assertEquals(D, RouterConfigLoader.trackingFromJson(routerOnly,
         RouterConfigLoader.trackingJson(D), "tracking"));
   }
@@ -189,16 +201,16 @@ class RouterConfigLoaderTest {
     section.put("use_kv_events", false);
     section.put("router_event_threads", 2);
     RouterConfig c = RouterConfigLoader.fromJson(D, section);
-    assertEquals(0.25, c.overlapScoreCredit());
-    assertEquals(8.0, c.queueThreshold());
-    assertFalse(c.useKvEvents());
-    assertEquals(2, c.eventThreads());
-    assertEquals(D.prefillLoadScale(), c.prefillLoadScale());
+    assertEquals(0.25, c.cost().overlapScoreCredit());
+    assertEquals(8.0, c.queue().threshold());
+    assertFalse(c.index().useKvEvents());
+    assertEquals(2, c.index().eventThreads());
+    assertEquals(D.cost().prefillLoadScale(), c.cost().prefillLoadScale());
     Map<String, Object> unset = new HashMap<>();
     unset.put("router_queue_threshold", null);
-    assertNull(RouterConfigLoader.fromJson(c, unset).queueThreshold());
+    assertNull(RouterConfigLoader.fromJson(c, unset).queue().threshold());
     assertEquals(0.0, RouterConfigLoader.fromJson(D, Map.of("overlap_score_weight", 0))
-        .overlapScoreCredit());
+        .cost().overlapScoreCredit());
   }
 
   static Stream<Arguments> badJson() {
@@ -245,8 +257,8 @@ class RouterConfigLoaderTest {
   void overrideKeepsTheAddedKnobs() {
     RouterConfig c = env("DYN_ROUTER_EVENT_THREADS", "9", "DYN_ROUTER_TRACKING_KEY_ID", "k1");
     RouterConfig o = c.with(new RouterConfigOverride(0.5, null, null, null, null, null, null));
-    assertEquals(9, o.eventThreads());
-    assertEquals("k1", o.trackingKeyId());
-    assertEquals(0.5, o.overlapScoreCredit());
+    assertEquals(9, o.index().eventThreads());
+    assertEquals("k1", o.tracking().keyId());
+    assertEquals(0.5, o.cost().overlapScoreCredit());
   }
 }

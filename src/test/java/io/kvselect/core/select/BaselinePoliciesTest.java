@@ -30,7 +30,7 @@ class BaselinePoliciesTest {
   }
 
   static PolicyContext ctx(String policy, String session) {
-    RouterConfig c = RouterConfig.defaults().withSelectionPolicy(PolicySettings.defaults().withName(policy));
+    RouterConfig c = RouterConfig.DEFAULTS.withSelectionPolicy(PolicySettings.defaults().withName(policy));
     return new PolicyContext(c, new CostRequest(4, 64, true, false), new Random(1), session);
   }
 

@@ -19,7 +19,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 /** Hand-computed logits; block size 4 and a 16-token (4-block) prompt unless a row says so. */
 class CostFunctionTest {
 
-  private static final RouterConfig DEFAULTS = RouterConfig.defaults();
+  private static final RouterConfig DEFAULTS = RouterConfig.DEFAULTS;
   private static final CostRequest TRACKED = new CostRequest(4, 16, true, false);
 
   private static Candidate loaded(
@@ -41,17 +41,11 @@ class CostFunctionTest {
     RouterConfig base = DEFAULTS;
     if (decay != null || requestWeight != null) {
       base =
-          new RouterConfig(
-              base.overlapScoreCredit(),
-              decay != null ? decay : base.overlapScoreCreditDecay(),
-              base.prefillLoadScale(),
-              requestWeight != null ? requestWeight : base.decodeActiveRequestWeight(),
-              base.hostCacheHitWeight(), base.diskCacheHitWeight(), base.routerTemperature(),
-              base.useKvEvents(), base.trackActiveBlocks(), base.trackOutputBlocks(),
-              base.assumeKvReuse(), base.trackPrefillTokens(), base.routerTtlSecs(),
-              base.approximateCachePolicy(), base.predictedTtlSecs(), base.queueThreshold(),
-              base.queuePolicy(), base.sharedCacheMultiplier(), base.decodeBusyThreshold(),
-              base.prefillBusyThreshold(), base.activeRequestExpirySecs(), base.trackingHash());
+          base.toBuilder()
+              .overlapScoreCreditDecay(decay != null ? decay : base.cost().overlapScoreCreditDecay())
+              .decodeActiveRequestWeight(
+                  requestWeight != null ? requestWeight : base.cost().decodeActiveRequestWeight())
+              .build();
     }
     return base.with(new RouterConfigOverride(credit, scale, null, null, null, null, null));
   }

@@ -41,8 +41,8 @@ class SelectionPipelineTest {
   }
 
   private static WorkerRecord record(long id, int dp, Set<String> taints) {
-    WorkerSpec s = new WorkerSpec(id, "m", "g", "http://w" + id, null, null, null, 4, 0, dp, null, null, null,
-        false, taints, null, null, null, null, null, null, null);
+    WorkerSpec s = WorkerSpec.builder(id).modelName("m").routingGroup("g").endpoint("http://w" + id).blockSize(4)
+        .dataParallelSize(dp).taints(taints).build();
     return new WorkerRecord(s, Lifecycle.SCHEDULABLE, List.of());
   }
 
@@ -134,7 +134,7 @@ class SelectionPipelineTest {
     List<WorkerRank> ranks = p.filter(pool, new SelectionConstraints(new long[] {1, 2}, null, null, null, null));
     assertEquals(List.of(A0, B0, B1), ranks);
     Candidate c = p.choose(ranks, r -> Candidate.unloaded(r, RankOverlap.NONE),
-        new PolicyContext(RouterConfig.defaults(), new CostRequest(4, 8, true, false), new Random(1)));
+        new PolicyContext(RouterConfig.DEFAULTS, new CostRequest(4, 8, true, false), new Random(1)));
     assertEquals(B1, c.rank());
     assertEquals(List.of(List.of(A0, B0, B1)), seen);
   }
@@ -147,7 +147,7 @@ class SelectionPipelineTest {
         new Candidate(A0, RankOverlap.NONE, true, 5_000, 10, 3, 0),
         new Candidate(B0, RankOverlap.NONE, true, 0, 0, 0, 0),
         new Candidate(C0, RankOverlap.NONE, true, 9_000, 20, 5, 0));
-    assertEquals(1, kv.choose(cands, new PolicyContext(RouterConfig.defaults(), new CostRequest(16, 64, true, false),
+    assertEquals(1, kv.choose(cands, new PolicyContext(RouterConfig.DEFAULTS, new CostRequest(16, 64, true, false),
         new Random(3))));
   }
 }

@@ -44,12 +44,11 @@ public final class AfterBookingsBench {
     MutableClock clock = new MutableClock();
     Map<String, String> env = new HashMap<>();
     env.put("DYN_ROUTER_USE_KV_EVENTS", String.valueOf(events));
-    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.defaults(), env);
+    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS, env);
     SelectionService svc = SelectionService.builder().routerConfig(cfg).clock(clock).random(new Random(5)).build();
     for (int w = 1; w <= WORKERS; w++) {
-      SelectionServiceTest.join(svc.upsertWorker(new WorkerSpec(w, null, null, "http://w" + w,
-          events ? "tcp://127.0.0.1:1" : null, null, null, 16, 0, 1, 8192L, null, null, false, null, null, null,
-          null, null, null, null, null)));
+      SelectionServiceTest.join(svc.upsertWorker(WorkerSpec.builder(w).endpoint("http://w" + w)
+          .kvEventsEndpoint(events ? "tcp://127.0.0.1:1" : null).blockSize(16).maxNumBatchedTokens(8192L).build()));
     }
     int[][] prompts = prompts();
     if (!events) {

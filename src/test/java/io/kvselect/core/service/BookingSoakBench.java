@@ -38,12 +38,12 @@ public final class BookingSoakBench {
     System.out.printf(Locale.ROOT, "BookingSoakBench %d %s %s: %d CPUs, %s, %s, heap max %d MiB, commit %s%n%n",
         minutes, cycleSecs, selectSecs, BenchEnv.cpus(), BenchEnv.cpuModel(), BenchEnv.javaVersion(),
         Runtime.getRuntime().maxMemory() >> 20, BenchEnv.gitCommit());
-    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.defaults(), Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
+    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS, Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
     SelectionService svc = SelectionService.builder().routerConfig(cfg).clock(Clock.systemUTC())
         .random(new Random(5)).build();
     for (int w = 1; w <= WORKERS; w++) {
-      SelectionServiceTest.join(svc.upsertWorker(new WorkerSpec(w, null, null, "http://w" + w, null, null, null, 16,
-          0, 1, 8192L, null, null, false, null, null, null, null, null, null, null, null)));
+      SelectionServiceTest.join(svc.upsertWorker(WorkerSpec.builder(w).endpoint("http://w" + w).blockSize(16)
+          .maxNumBatchedTokens(8192L).build()));
     }
     int[][] prompts = AfterBookingsBench.prompts();
     AfterBookingsBench.warm(svc, prompts);

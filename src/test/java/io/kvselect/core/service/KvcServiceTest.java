@@ -36,8 +36,8 @@ class KvcServiceTest {
       .withSelectionPolicy(PolicySettings.defaults().withName("kvc")), Duration.ofMinutes(5));
 
   private static WorkerSpec spec(long id, String type, Long capacity) {
-    return new WorkerSpec(id, null, null, "http://w" + id, null, null, null, 16, 0, 1, null, null, null, false,
-        null, null, null, null, null, null, null, null, new DisaggSpec(type, capacity, null));
+    return WorkerSpec.builder(id).endpoint("http://w" + id).blockSize(16)
+        .disagg(new DisaggSpec(type, capacity, null)).build();
   }
 
   private void workers(long decodeCapacity) {

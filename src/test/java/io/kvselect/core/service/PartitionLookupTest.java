@@ -32,7 +32,7 @@ class PartitionLookupTest {
   private static final long[] Y = {21, 22, 23};
 
   private static Partition eventPartition() {
-    ServiceSettings s = new ServiceSettings(RouterConfig.defaults(), null, Duration.ofSeconds(120), 4096,
+    ServiceSettings s = new ServiceSettings(RouterConfig.DEFAULTS, null, Duration.ofSeconds(120), 4096,
         1L << 20, () -> new ShardedBlockIndex(2, PrefixChainIndex::new));
     Partition p = new Partition(new PartitionKey(null, null), s, new MutableClock(), QueueConfig.defaults("fcfs"));
     p.primary.store(A, StorageTier.DEVICE, false, 0, new long[] {101, 102, 103, 104}, X);

@@ -127,12 +127,11 @@ class PeerSyncServiceTest {
 
   /** A node whose single worker is busy queues requests; a peer's step must serve them. */
   private SelectionService queueingNode(ServiceFixture f) {
-    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.defaults(),
+    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS,
         Map.of("DYN_ROUTER_USE_KV_EVENTS", "false", "DYN_ROUTER_QUEUE_THRESHOLD", "1.0"));
-    SelectionService s = f.builder(cfg, null).queue(QueueConfig.defaults(cfg.queuePolicy()), Duration.ofMinutes(5))
+    SelectionService s = f.builder(cfg, null).queue(QueueConfig.defaults(cfg.queue().policy()), Duration.ofMinutes(5))
         .build();
-    join(s.upsertWorker(new WorkerSpec(1, null, null, "http://w1", null, null, null, 4, 0, 1, 16L, null, null,
-        false, null, null, null, null, null, null, null, null)));
+    join(s.upsertWorker(WorkerSpec.builder(1).endpoint("http://w1").blockSize(4).maxNumBatchedTokens(16L).build()));
     return s;
   }
 

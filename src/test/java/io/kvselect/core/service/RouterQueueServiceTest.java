@@ -43,13 +43,13 @@ class RouterQueueServiceTest {
     for (int i = 0; i < env.length; i += 2) {
       vars.put(env[i], env[i + 1]);
     }
-    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.defaults(), vars);
-    QueueConfig q = yaml == null ? QueueConfig.defaults(cfg.queuePolicy()) : QueueConfig.parse(yaml, cfg.queuePolicy());
+    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS, vars);
+    String policy = cfg.queue().policy();
+    QueueConfig q = yaml == null ? QueueConfig.defaults(policy) : QueueConfig.parse(yaml, policy);
     SelectionService svc = SelectionService.builder().routerConfig(cfg).clock(clock).random(new Random(5))
         .queue(q, timeout).build();
     svc.addQueueObserver((partition, cls, waited, outcome) -> outcomes.add(cls + ":" + outcome));
-    join(svc.upsertWorker(new WorkerSpec(1, null, null, "http://w1", null, null, null, 4, 0, 1, 16L, null, null,
-        false, null, null, null, null, null, null, null, null)));
+    join(svc.upsertWorker(WorkerSpec.builder(1).endpoint("http://w1").blockSize(4).maxNumBatchedTokens(16L).build()));
     return svc;
   }
 
@@ -218,8 +218,8 @@ class RouterQueueServiceTest {
     }
     assertEquals(200, pending(svc));
     // a larger batch wakes the queue: the caller's thread serves one slice and hands on the rest
-    join(svc.upsertWorker(new WorkerSpec(1, null, null, "http://w1", null, null, null, 4, 0, 1, 1_000_000L, null,
-        null, false, null, null, null, null, null, null, null, null)));
+    join(svc.upsertWorker(WorkerSpec.builder(1).endpoint("http://w1").blockSize(4).maxNumBatchedTokens(1_000_000L)
+        .build()));
     for (int i = 0; i < parked.size(); i++) {
       // equal prompts, equal priority: the oldest slice is served first
       assertEquals(i < RouterQueueing.SLICE, parked.get(i).isDone(), "p" + i + " after the first slice");

@@ -163,17 +163,17 @@ class SelectionFeaturesTest {
   @Test
   void approximateModeNeverHints() {
     SelectionService svc = f.service(approximate(), null);
-    join(svc.upsertWorker(new WorkerSpec(1, null, null, "http://w1", null, null, null, 4, 0, 1, null, null, null,
-        false, null, null, null, null, null, "decode", Map.of(0, "tcp://c1:1"), null)));
-    join(svc.upsertWorker(new WorkerSpec(2, null, null, "http://w2", null, null, null, 4, 0, 1, null, null, null,
-        false, null, null, null, null, null, "decode", Map.of(0, "tcp://c2:1"), null)));
+    join(svc.upsertWorker(WorkerSpec.builder(1).endpoint("http://w1").blockSize(4).routerHintWorkerType("decode")
+        .routerHintSourceControlEndpoints(Map.of(0, "tcp://c1:1")).build()));
+    join(svc.upsertWorker(WorkerSpec.builder(2).endpoint("http://w2").blockSize(4).routerHintWorkerType("decode")
+        .routerHintSourceControlEndpoints(Map.of(0, "tcp://c2:1")).build()));
     join(svc.select(pinned("a", 2, 0, 1, 2, 3, 4, 5, 6, 7, 8), true));
     assertNull(join(svc.select(pinned("b", 1, 0, 1, 2, 3, 4, 5, 6, 7, 8), true)).kvHint());
   }
 
   private static WorkerSpec sized(long id, Long maxBatched, Long totalBlocks) {
-    return new WorkerSpec(id, null, null, "http://w" + id, null, null, null, 4, 0, 1, maxBatched, totalBlocks, null,
-        false, null, null, null, null, null, null, null, null);
+    return WorkerSpec.builder(id).endpoint("http://w" + id).blockSize(4).maxNumBatchedTokens(maxBatched)
+        .totalKvBlocks(totalBlocks).build();
   }
 
   private static SelectRequest advisory(long worker, int... tokens) {
@@ -389,7 +389,7 @@ class SelectionFeaturesTest {
   @Test
   void defaultBuilderServesTheEmbeddedExample() {
     SelectionService svc = SelectionService.builder().build();
-    assertTrue(svc.settings().router().useKvEvents());
+    assertTrue(svc.settings().router().index().useKvEvents());
     assertEquals(SelectionServiceBuilder.DEFAULT_INDEX, svc.settings().eventIndexFactory());
     join(svc.upsertWorker(eventWorker(1, 4, 0, 1, null, null, null)));
     assertEquals(1, join(svc.select(req("a", 1, 2, 3, 4), true)).workerId());

@@ -44,7 +44,7 @@ class SelectionServiceStressTest {
   private final MutableClock clock = new MutableClock();
 
   private SelectionService service() {
-    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.defaults(), Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
+    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS, Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
     SelectionService svc = SelectionService.builder().routerConfig(cfg).clock(clock)
         .sessionAffinityTtl(Duration.ofMinutes(5)).random(new Random(11)).build();
     for (WorkerSpec w : workers()) {

@@ -28,7 +28,7 @@ class SelectionServiceTest {
   private final MutableClock clock = new MutableClock();
 
   private SelectionService service(Duration affinityTtl) {
-    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.defaults(), Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
+    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS, Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
     return SelectionService.builder().routerConfig(cfg).sessionAffinityTtl(affinityTtl).clock(clock)
         .random(new SplittableRandom(7)).build();
   }
@@ -166,7 +166,7 @@ class SelectionServiceTest {
 
   @Test
   void temperatureSpreadsChoicesAcrossEqualishWorkers() {
-    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.defaults(),
+    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS,
         Map.of("DYN_ROUTER_USE_KV_EVENTS", "false", "DYN_ROUTER_TEMPERATURE", "1.0"));
     SelectionService svc = SelectionService.builder().routerConfig(cfg).clock(clock).random(new SplittableRandom(3)).build();
     for (long id = 1; id <= 3; id++) {

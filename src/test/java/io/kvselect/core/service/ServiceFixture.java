@@ -43,7 +43,7 @@ final class ServiceFixture {
     for (int i = 0; i < env.length; i += 2) {
       m.put(env[i], env[i + 1]);
     }
-    return RouterConfigLoader.fromEnv(RouterConfig.defaults(), m);
+    return RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS, m);
   }
 
   /** Router config with KV events on plus the given environment knobs. */
@@ -52,7 +52,7 @@ final class ServiceFixture {
     for (int i = 0; i < env.length; i += 2) {
       m.put(env[i], env[i + 1]);
     }
-    return RouterConfigLoader.fromEnv(RouterConfig.defaults(), m);
+    return RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS, m);
   }
 
   SelectionService service(RouterConfig cfg, Duration affinityTtl) {
@@ -87,13 +87,14 @@ final class ServiceFixture {
     for (int r = startRank; r < startRank + dpSize; r++) {
       kv.put(r, "tcp://127.0.0.1:" + (20000 + r));
     }
-    return new WorkerSpec(id, null, null, "http://w" + id, null, kv, null, blockSize, startRank, dpSize, null, null,
-        null, false, null, null, null, null, null, hintType, sourceControl, sourceMode);
+    return WorkerSpec.builder(id).endpoint("http://w" + id).kvEventsEndpoints(kv).blockSize(blockSize)
+        .dataParallelStartRank(startRank).dataParallelSize(dpSize).routerHintWorkerType(hintType)
+        .routerHintSourceControlEndpoints(sourceControl).kvEventSourceMode(sourceMode).build();
   }
 
   static WorkerSpec ranks(long id, int blockSize, int startRank, int dpSize) {
-    return new WorkerSpec(id, null, null, "http://w" + id, null, null, null, blockSize, startRank, dpSize, null, null,
-        null, false, null, null, null, null, null, null, null, null);
+    return WorkerSpec.builder(id).endpoint("http://w" + id).blockSize(blockSize).dataParallelStartRank(startRank)
+        .dataParallelSize(dpSize).build();
   }
 
   static SelectRequest req(String id, int... tokens) {

@@ -99,9 +99,8 @@ class WorkerCatalogServiceTest {
     WorkerRecord r = join(svc.upsertWorker(worker(1, 4)));
     assertEquals(Lifecycle.SCHEDULABLE, r.lifecycle());
     assertEquals(worker(1, 4), r.spec());
-    WorkerRecord patched = join(svc.patchWorker(1, s -> new WorkerSpec(s.workerId(), "elsewhere", "x", "http://new",
-        null, null, null, s.blockSize(), 0, 1, null, null, null, false, null, null, null, null, null, null, null,
-        null)));
+    WorkerRecord patched = join(svc.patchWorker(1, s -> WorkerSpec.builder(s.workerId()).modelName("elsewhere")
+        .routingGroup("x").endpoint("http://new").blockSize(s.blockSize()).build()));
     assertEquals("http://new", patched.spec().endpoint());
     assertEquals(P, patched.spec().partition(), "a patch never moves the worker");
     assertSame(patched, svc.worker(1));
@@ -282,14 +281,12 @@ class WorkerCatalogServiceTest {
         restored.add(current.spec().endpoint());
       }
     });
-    WorkerSpec bad = new WorkerSpec(2, null, null, "http://bad", null, null, null, 4, 0, 1, null, null, null, false,
-        null, null, null, null, null, null, null, null);
+    WorkerSpec bad = WorkerSpec.builder(2).endpoint("http://bad").blockSize(4).build();
     assertThrows(IllegalStateException.class, () -> join(svc.upsertWorker(bad)));
     assertNull(svc.worker(2), "a new worker is removed again");
     assertEquals(1, svc.ready().schedulableWorkers());
 
-    WorkerSpec badReplace = new WorkerSpec(1, null, null, "http://bad1", null, null, null, 4, 0, 1, null, null, null,
-        false, null, null, null, null, null, null, null, null);
+    WorkerSpec badReplace = WorkerSpec.builder(1).endpoint("http://bad1").blockSize(4).build();
     assertThrows(IllegalStateException.class, () -> join(svc.upsertWorker(badReplace)));
     assertEquals("http://w1", svc.worker(1).spec().endpoint(), "the previous registration is restored");
     assertEquals(List.of("http://w1"), restored, "and the listeners are told");

@@ -75,8 +75,7 @@ class WorkerLivenessServiceTest {
 
   @Test
   void anIncompleteWorkerIsLeftAlone() {
-    WorkerSpec incomplete = new WorkerSpec(3, null, null, null, null, null, null, 4, 0, 1, null, null, null, false,
-        null, null, null, null, null, null, null, null);
+    WorkerSpec incomplete = WorkerSpec.builder(3).blockSize(4).build();
     join(svc.upsertWorker(incomplete));
     assertEquals(Lifecycle.INCOMPLETE, join(svc.setUnreachable(3, REASON)).lifecycle());
     assertNull(svc.unreachableReason(3));

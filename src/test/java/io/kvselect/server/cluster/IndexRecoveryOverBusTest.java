@@ -80,8 +80,8 @@ class IndexRecoveryOverBusTest {
     try (ZMQ.Context zmq = ZMQ.context(1); ZMQ.Socket pub = zmq.socket(SocketType.PUB)) {
       pub.setLinger(0);
       int port = pub.bindToRandomPort("tcp://127.0.0.1");
-      WorkerSpec w = new WorkerSpec(7, null, null, "http://w7", "tcp://127.0.0.1:" + port, null, null, BS, 0, 1,
-          null, null, null, false, null, null, null, null, null, null, null, null);
+      WorkerSpec w = WorkerSpec.builder(7).endpoint("http://w7").kvEventsEndpoint("tcp://127.0.0.1:" + port)
+          .blockSize(BS).build();
       byte[] payload = batch(prompt());
       try (SyncTestNode a = SyncTestNode.start(cluster, opts, ROUTER, true)) {
         a.service.upsertWorker(w).toCompletableFuture().get(30, TimeUnit.SECONDS);
@@ -121,8 +121,8 @@ class IndexRecoveryOverBusTest {
     try (KvEventPublisher engine = new KvEventPublisher("joiner-replay-engine", "127.0.0.1", new int[1], 0, "",
         ReplayLayout.TOPIC)) {
       KvEventPublisher.Endpoints ep = engine.ready().get(30, TimeUnit.SECONDS);
-      WorkerSpec w = new WorkerSpec(8, null, null, "http://w8", ep.publishers().get(0), null, ep.replay(), BS, 0, 1,
-          null, null, null, false, null, null, null, null, null, null, null, null);
+      WorkerSpec w = WorkerSpec.builder(8).endpoint("http://w8").kvEventsEndpoint(ep.publishers().get(0))
+          .replayEndpoint(ep.replay()).blockSize(BS).build();
       try (SyncTestNode a = SyncTestNode.start(cluster, opts, ROUTER, true)) {
         a.service.upsertWorker(w).toCompletableFuture().get(30, TimeUnit.SECONDS);
         byte[] prompt = batch(prompt());

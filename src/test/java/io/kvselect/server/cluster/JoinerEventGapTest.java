@@ -102,8 +102,8 @@ class JoinerEventGapTest {
     engine.start();
     try {
       int port = bound.get(30, TimeUnit.SECONDS);
-      WorkerSpec w = new WorkerSpec(9, null, null, "http://w9", "tcp://127.0.0.1:" + port, null, null, BS, 0, 1,
-          null, null, null, false, null, null, null, null, null, null, null, null);
+      WorkerSpec w = WorkerSpec.builder(9).endpoint("http://w9").kvEventsEndpoint("tcp://127.0.0.1:" + port)
+          .blockSize(BS).build();
       try (SyncTestNode a = SyncTestNode.start(cluster, opts, ROUTER, true)) {
         a.service.upsertWorker(w).toCompletableFuture().get(30, TimeUnit.SECONDS);
         await().atMost(Duration.ofSeconds(30)).until(() -> a.service.inspection().indexSize() >= 1_500);

@@ -108,9 +108,8 @@ class LoadSyncClusterTest {
 
   /** A worker of block size 4; {@code maxBatched} null means a capacity no test reaches. */
   static WorkerSpec worker(long id, String model, Long maxBatched) {
-    return new WorkerSpec(id, model, null, "http://w" + id, null, null, null, 4, 0, 1,
-        maxBatched == null ? 1_000_000L : maxBatched, null, null,
-        false, null, null, null, null, null, null, null, null);
+    return WorkerSpec.builder(id).modelName(model).endpoint("http://w" + id).blockSize(4)
+        .maxNumBatchedTokens(maxBatched == null ? 1_000_000L : maxBatched).build();
   }
 
   static SelectRequest request(String model, String id, int tokens) {

@@ -49,8 +49,8 @@ public final class LoadSyncLagBench {
     var router = SyncTestNode.router("DYN_ROUTER_USE_KV_EVENTS", "false");
     try (SyncTestNode a = SyncTestNode.start(cluster, PeerSyncOptions.defaults(), router, false);
         SyncTestNode b = SyncTestNode.start(cluster, PeerSyncOptions.defaults(), router, false)) {
-      a.service.upsertWorker(new WorkerSpec(1, "lag", null, "http://w1", null, null, null, 16, 0, 1, null, null,
-          null, false, null, null, null, null, null, null, null, null)).toCompletableFuture().get(30, TimeUnit.SECONDS);
+      a.service.upsertWorker(WorkerSpec.builder(1).modelName("lag").endpoint("http://w1").blockSize(16).build())
+          .toCompletableFuture().get(30, TimeUnit.SECONDS);
       waitFor(b.service, 0, System.nanoTime());
       Histogram booked = new Histogram(TimeUnit.SECONDS.toNanos(30), 3);
       Histogram freed = new Histogram(TimeUnit.SECONDS.toNanos(30), 3);

@@ -94,9 +94,13 @@ class SyncCodecTest {
 
   @Test
   void catalogChangesRoundTripEveryField() throws IOException {
-    WorkerSpec s = new WorkerSpec(-5L, "m", "g", "http://w", "tcp://127.0.0.1:1", Map.of(2, "tcp://127.0.0.1:2"),
-        "tcp://127.0.0.1:3", 16, 2, 1, 4096L, 100L, "stable", true, Set.of("gpu"), Map.of("zone", "a"), "d", "hard",
-        0.5, "prefill", Map.of(2, "tcp://127.0.0.1:4"), "hint");
+    WorkerSpec s = WorkerSpec.builder(-5L).modelName("m").routingGroup("g").endpoint("http://w")
+        .kvEventsEndpoint("tcp://127.0.0.1:1").kvEventsEndpoints(Map.of(2, "tcp://127.0.0.1:2"))
+        .replayEndpoint("tcp://127.0.0.1:3").blockSize(16).dataParallelStartRank(2).maxNumBatchedTokens(4096L)
+        .totalKvBlocks(100L).stableRoutingId("stable").isEagle(true).taints(Set.of("gpu"))
+        .topologyDomains(Map.of("zone", "a")).kvTransferDomain("d").kvTransferEnforcement("hard")
+        .kvTransferPreferredWeight(0.5).routerHintWorkerType("prefill")
+        .routerHintSourceControlEndpoints(Map.of(2, "tcp://127.0.0.1:4")).kvEventSourceMode("hint").build();
     SyncCodec.Envelope e = roundTrip("upserted", SyncCodec.catalog(new CatalogSync.CatalogChange.Upserted(s)));
     assertEquals(new CatalogSync.CatalogChange.Upserted(s), SyncCodec.catalog(e.kind(), e.body()));
     SyncCodec.Envelope r = roundTrip("removed", SyncCodec.catalog(new CatalogSync.CatalogChange.Removed(-5L)));

@@ -79,7 +79,7 @@ final class SyncTestNode implements AutoCloseable {
     for (int i = 0; i < env.length; i += 2) {
       m.put(env[i], env[i + 1]);
     }
-    return RouterConfigLoader.fromEnv(RouterConfig.defaults(), m);
+    return RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS, m);
   }
 
   /**
@@ -104,7 +104,7 @@ final class SyncTestNode implements AutoCloseable {
     try {
       PeerSync sync = new PeerSync(vx, view.apply(mgr), options);
       SelectionServiceBuilder b = SelectionService.builder().routerConfig(router)
-          .queue(QueueConfig.defaults(router.queuePolicy()), Duration.ofMinutes(2))
+          .queue(QueueConfig.defaults(router.queue().policy()), Duration.ofMinutes(2))
           .loadSync(sync.loadSync()).catalogSync(sync.catalogSync());
       SelectionService svc = b.build();
       MainVerticle main = null;

@@ -60,7 +60,7 @@ class NodeSettingsTest {
     assertNull(s.routerTrackingKeyFile());
     assertNull(s.routerTrackingKeyId());
     assertNull(s.configFile());
-    assertEquals(RouterConfig.defaults(), s.router());
+    assertEquals(RouterConfig.DEFAULTS, s.router());
     assertFalse(s.help());
   }
 
@@ -91,9 +91,9 @@ class NodeSettingsTest {
         Arguments.of(new String[] {"--selection-cache-max-bytes", "1048576"},
             f(NodeSettings::selectionCacheMaxBytes), 1_048_576L),
         Arguments.of(new String[] {"--no-router-assume-kv-reuse"},
-            f(s -> s.router().assumeKvReuse()), false),
+            f(s -> s.router().load().assumeKvReuse()), false),
         Arguments.of(new String[] {"--router-assume-kv-reuse"},
-            f(s -> s.router().assumeKvReuse()), true),
+            f(s -> s.router().load().assumeKvReuse()), true),
         Arguments.of(new String[] {"--router-tracking-hash", "public-xxh3-v1"},
             f(NodeSettings::routerTrackingHash), "public-xxh3-v1"),
         Arguments.of(new String[] {"--router-tracking-key-id", "3"},
@@ -184,12 +184,12 @@ class NodeSettingsTest {
     assertEquals(9100, s.port(), "flag beats file");
     assertEquals("10.0.0.1", s.host(), "file beats default");
     assertEquals(10, s.selectionCacheMaxEntries());
-    assertEquals(0.7, s.router().routerTemperature(), "env beats file");
-    assertFalse(s.router().assumeKvReuse(), "flag beats env");
-    assertEquals(0.25, s.router().overlapScoreCredit());
+    assertEquals(0.7, s.router().cost().temperature(), "env beats file");
+    assertFalse(s.router().load().assumeKvReuse(), "flag beats env");
+    assertEquals(0.25, s.router().cost().overlapScoreCredit());
     assertEquals(conf, s.configFile());
     assertTrue(NodeSettings.parse(new String[] {"--config", conf.toString()}, env)
-        .router().assumeKvReuse(), "env beats file");
+        .router().load().assumeKvReuse(), "env beats file");
   }
 
   @Test
@@ -280,7 +280,7 @@ class NodeSettingsTest {
     assertTrue(got.startsWith("DYN_ROUTER_KV_OVERLAP_SCORE_CREDIT must be in [0, 1]"), got);
     assertTrue(got.contains("overlap_score_weight was renamed"), got);
     assertEquals(2.0, NodeSettings.parse(new String[0],
-        Map.of("DYN_OVERLAP_SCORE_WEIGHT", "2")).router().prefillLoadScale());
+        Map.of("DYN_OVERLAP_SCORE_WEIGHT", "2")).router().cost().prefillLoadScale());
   }
 
   @Test
@@ -333,8 +333,8 @@ class NodeSettingsTest {
         "conf/kvselect.json must be a copy of src/main/resources/kvselect-defaults.json");
     Map<?, ?> root = new ObjectMapper()
         .readValue(new String(resource, StandardCharsets.UTF_8), Map.class);
-    assertEquals(RouterConfigLoader.routerJson(RouterConfig.defaults()),
+    assertEquals(RouterConfigLoader.routerJson(RouterConfig.DEFAULTS),
         root.get("router"), "every router knob appears with its default");
-    assertEquals(RouterConfigLoader.trackingJson(RouterConfig.defaults()), root.get("tracking"));
+    assertEquals(RouterConfigLoader.trackingJson(RouterConfig.DEFAULTS), root.get("tracking"));
   }
 }

@@ -26,8 +26,8 @@ class RetryingListenerWatchTest {
   }
 
   static WorkerRecord record(long id, io.kvselect.core.catalog.Lifecycle l) {
-    var s = new io.kvselect.core.catalog.WorkerSpec(id, "m", "g", "http://w" + id, "tcp://127.0.0.1:1", null, null, 4, 0,
-        1, null, null, null, false, null, null, null, null, null, null, null, null);
+    var s = io.kvselect.core.catalog.WorkerSpec.builder(id).modelName("m").routingGroup("g").endpoint("http://w" + id)
+        .kvEventsEndpoint("tcp://127.0.0.1:1").blockSize(4).build();
     return new WorkerRecord(s, l, List.of());
   }
 

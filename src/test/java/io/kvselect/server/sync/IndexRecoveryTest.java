@@ -43,8 +43,8 @@ class IndexRecoveryTest {
 
   /** A schedulable worker whose event endpoint has no publisher (nothing arrives from it). */
   private static WorkerSpec worker() {
-    return new WorkerSpec(7, "m", "g", "http://w", "tcp://127.0.0.1:9", null, null, 4, 0, 1, null, null, null, false,
-        null, null, null, null, null, null, null, null);
+    return WorkerSpec.builder(7).modelName("m").routingGroup("g").endpoint("http://w")
+        .kvEventsEndpoint("tcp://127.0.0.1:9").blockSize(4).build();
   }
 
   @Test
