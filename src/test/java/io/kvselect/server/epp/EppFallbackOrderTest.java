@@ -77,7 +77,7 @@ class EppFallbackOrderTest {
     }
     List<String> got = destinations(model, ids(1, 65));
     assertEquals(List.of("127.0.0.1:18132", "127.0.0.1:18133", "127.0.0.1:18134", "127.0.0.1:18131"), got,
-        "the pick holds the longest prefix, then the next longest (catalog order would list 31 first)");
+        "the pick holds the longest prefix, then the next longest (catalog order lists 31 right after the pick)");
     await().atMost(Duration.ofSeconds(10)).until(() -> node.active(model, 32) == 0);
   }
 
@@ -97,7 +97,7 @@ class EppFallbackOrderTest {
     }
     List<String> got = destinations(model, ids(1, 33));
     assertEquals(List.of("127.0.0.1:18144", "127.0.0.1:18143", "127.0.0.1:18142", "127.0.0.1:18141"), got,
-        "the least loaded first (catalog order would list 41 first)");
+        "the least loaded first (catalog order lists 41 right after the pick)");
     for (int i = 1; i <= n; i++) {
       assertEquals(200, node.http("DELETE", "/reservations/fl-" + i, null).statusCode());
     }
