@@ -66,6 +66,7 @@ async function main() {
     await page.waitForFunction(() => document.getElementById('bookings').textContent === '0', null, WAIT);
     await page.waitForFunction(() => document.getElementById('sessions').textContent === '0', null, WAIT);
     check(await page.locator('#cluster').isHidden(), 'the cluster panel is hidden while GET /cluster answers 404');
+    check(await page.locator('#epp').isHidden(), 'the endpoint picker panel is hidden on a node without --epp-port');
     const before = Number(await page.evaluate(() => document.body.dataset.refreshes || '0'));
 
     // a hostile string from the catalog is shown as text, never parsed as markup

@@ -198,6 +198,48 @@ function renderState(state) {
   }
 }
 
+/** What each immediate-response status of the picker means (docs/epp.md). */
+const EPP_STATUS = {
+  400: 'malformed body, or the renderer refused the prompt',
+  404: 'not an inference route',
+  413: 'body too large',
+  429: 'shed by the router queue',
+  502: 'the renderer failed',
+  503: 'no worker ready, none inside the subset, or the renderer unreachable',
+  504: 'the renderer too slow',
+};
+
+/**
+ * The endpoint picker's figures from {@code /ui/state}'s {@code epp} (present only with
+ * --epp-port): streams open, picks, immediate responses by status, the engines' cached tokens
+ * against the prediction. The panel is hidden when the picker is off.
+ */
+function renderPicker(state) {
+  const section = document.getElementById('epp');
+  const e = state.epp;
+  if (!e || typeof e !== 'object') {
+    section.hidden = true;
+    return;
+  }
+  setText('epp-streams', fmt(e.streams_open));
+  setText('epp-picks', fmt(e.picks));
+  const statuses = Object.keys(e.immediate).sort((a, b) => Number(a) - Number(b));
+  setText('epp-immediate', fmt(statuses.reduce((sum, s) => sum + e.immediate[s], 0)));
+  document.getElementById('epp-immediate-rows').replaceChildren(...statuses.map(s => el('tr', { 'data-status': s },
+    el('td', { class: 'num' }, s), el('td', {}, EPP_STATUS[s] || ''),
+    el('td', { class: 'num', 'data-field': 'requests' }, fmt(e.immediate[s])))));
+  document.getElementById('epp-immediate-none').hidden = statuses.length > 0;
+  setText('epp-decision', e.picks + statuses.length > 0 ? e.decision_mean_ms.toFixed(1) + ' ms' : '–');
+  const c = e.cached_tokens;
+  setText('epp-matches', c.compared > 0 ? fmt(c.matches) + ' of ' + fmt(c.compared) : '–');
+  setText('epp-compared', c.compared > 0 ? 'responses that reported cached_tokens' : 'no response reported cached_tokens yet');
+  setText('epp-mispredictions', fmt(c.over + c.under));
+  setText('epp-over', fmt(c.over));
+  setText('epp-under', fmt(c.under));
+  setText('epp-error', c.compared > 0 ? c.mean_error_tokens.toFixed(1) + ' tokens' : '–');
+  section.hidden = false;
+}
+
 /**
  * Members of the cluster from {@code GET /cluster} ({enabled, state, name, members: [{id, address,
  * local}]}); the panel is hidden while the route answers 404 or the node runs standalone.
@@ -295,6 +337,7 @@ async function refresh() {
       fetchJson('/ui/state'), fetchJson('/workers'), fetchJson('/loads'), fetchJson('/cluster', true),
       fetchJson('/ui/history', true)]);
     renderState(state);
+    renderPicker(state);
     renderHistory(history);
     renderPartitions(workers, loads, state);
     renderCluster(cluster);

@@ -83,6 +83,8 @@ public final class MainVerticle extends VerticleBase {
   /** The endpoint picker's settings; its verticle is deployed only when a port is set. */
   private final io.kvselect.server.config.EppSettings epp;
   private final AtomicInteger eppPort = new AtomicInteger(-1);
+  /** The picker's meters (thread-safe), shared by its verticle and the status page; null when it is off. */
+  private EppMetrics eppMetrics;
 
   /**
    * The root of a node built from {@code parts} as {@code s} describes it, with
@@ -185,9 +187,14 @@ public final class MainVerticle extends VerticleBase {
           // with port 0 each instance binds a random port of its own and port() names one of them
           // (sharing one random port needs Vert.x's server sharing, which is keyed by the
           // requested port: a second bind of the chosen port failed with "Address already in use")
+          if (epp.enabled()) {
+            eppMetrics = new EppMetrics(metrics.registry());
+          }
+          EppMetrics em = eppMetrics;
           return vertx.deployVerticle(() -> new HttpApiVerticle(service, metrics, ev, () -> recovery, host, port,
               actualPort::set, config, guards, cluster).replicaSync(replica)
-              .listenerWarnings(this::listenerWarnings), new DeploymentOptions().setInstances(httpInstances));
+              .listenerWarnings(this::listenerWarnings).picker(em == null ? null : em::summary),
+              new DeploymentOptions().setInstances(httpInstances));
         })
         .compose(v -> {
           ApiOperations ops = new ApiOperations(service, events);
@@ -197,7 +204,15 @@ public final class MainVerticle extends VerticleBase {
         .compose(v -> Operations.deploy(vertx, operations, service, events))
         .compose(v -> epp.enabled() ? vertx.deployVerticle(new EppVerticle(service, epp, host,
             () -> service.ready().ready() && cluster.notReadyReason() == null,
-            new EppMetrics(metrics.registry()), eppPort::set)) : Future.succeededFuture());
+            eppMetrics(), eppPort::set)) : Future.succeededFuture());
+  }
+
+  /** The picker's meters, made with the HTTP servers (or here when no HTTP server runs). */
+  private EppMetrics eppMetrics() {
+    if (eppMetrics == null) {
+      eppMetrics = new EppMetrics(metrics.registry());
+    }
+    return eppMetrics;
   }
 
   /** The endpoint picker's gRPC port, or -1 when it is off (useful with {@code --epp-port 0}). */

@@ -37,4 +37,9 @@ public final class ConfiguredPolicy implements SelectionPolicy {
   public int choose(List<Candidate> candidates, PolicyContext ctx) {
     return delegate(ctx.config().selectionPolicy().name()).choose(candidates, ctx);
   }
+
+  @Override
+  public int[] rankOthers(List<Candidate> candidates, int chosen, PolicyContext ctx) {
+    return delegate(ctx.config().selectionPolicy().name()).rankOthers(candidates, chosen, ctx);
+  }
 }

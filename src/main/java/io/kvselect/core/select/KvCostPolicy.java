@@ -21,4 +21,10 @@ public final class KvCostPolicy implements SelectionPolicy {
     double[] logits = CostFunction.logits(ctx.config(), ctx.cost(), candidates);
     return Picker.pick(logits, ctx.config().cost().temperature(), ctx.rng());
   }
+
+  /** By ascending logit, the cost {@link #choose} weighs (at any temperature). */
+  @Override
+  public int[] rankOthers(List<Candidate> candidates, int chosen, PolicyContext ctx) {
+    return FallbackOrder.byCost(CostFunction.logits(ctx.config(), ctx.cost(), candidates), chosen);
+  }
 }

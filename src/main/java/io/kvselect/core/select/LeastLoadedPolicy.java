@@ -1,5 +1,6 @@
 package io.kvselect.core.select;
 
+import java.util.Comparator;
 import java.util.List;
 
 /**
@@ -16,9 +17,19 @@ public final class LeastLoadedPolicy implements SelectionPolicy {
     return NAME;
   }
 
+  /** Fewest active requests, then potential decode blocks, then active prefill tokens. */
+  static final Comparator<Candidate> LOAD = Comparator.comparingInt(Candidate::activeRequests)
+      .thenComparingLong(Candidate::potentialDecodeBlocks).thenComparingLong(Candidate::activePrefillTokens);
+
   @Override
   public int choose(List<Candidate> candidates, PolicyContext ctx) {
     return leastLoaded(candidates);
+  }
+
+  /** By the same load order as {@link #choose}. */
+  @Override
+  public int[] rankOthers(List<Candidate> candidates, int chosen, PolicyContext ctx) {
+    return FallbackOrder.by(candidates, chosen, LOAD);
   }
 
   /** The index of the least-loaded candidate (see the class comment). */

@@ -1,6 +1,7 @@
 package io.kvselect.core.select;
 
 import io.kvselect.core.index.WorkerRank;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
@@ -43,5 +44,29 @@ public final class SelectionPipeline {
   public Candidate choose(List<WorkerRank> ranks, Function<WorkerRank, Candidate> candidate, PolicyContext ctx) {
     List<Candidate> cands = ranks.stream().map(candidate).toList();
     return cands.get(policy.choose(cands, ctx));
+  }
+
+  /**
+   * A pick and what would follow it: the chosen candidate and the other filtered candidates, best
+   * first as the policy ranks them ({@link SelectionPolicy#rankOthers}). Immutable.
+   */
+  public record Decision(Candidate chosen, List<Candidate> others) {
+    public Decision {
+      others = List.copyOf(others);
+    }
+  }
+
+  /** {@link #choose}, with the other candidates ranked. */
+  public Decision decide(List<WorkerRank> ranks, Function<WorkerRank, Candidate> candidate, PolicyContext ctx) {
+    List<Candidate> cands = ranks.stream().map(candidate).toList();
+    int chosen = policy.choose(cands, ctx);
+    if (cands.size() == 1) {
+      return new Decision(cands.get(0), List.of());
+    }
+    List<Candidate> others = new ArrayList<>(cands.size() - 1);
+    for (int i : policy.rankOthers(cands, chosen, ctx)) {
+      others.add(cands.get(i));
+    }
+    return new Decision(cands.get(chosen), others);
   }
 }

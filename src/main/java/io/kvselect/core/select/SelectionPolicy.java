@@ -21,4 +21,14 @@ public interface SelectionPolicy {
    * The index in {@code candidates} (non-empty, in rank order) of the chosen candidate.
    */
   int choose(List<Candidate> candidates, PolicyContext ctx);
+
+  /**
+   * The candidates other than {@code chosen} (an index {@link #choose} returned) in the order this
+   * policy would take them for the same request, best first, as indices into {@code candidates}:
+   * the fallbacks a caller lists after the choice. It changes no state of the policy. The default,
+   * for a policy without a cost, is rank order.
+   */
+  default int[] rankOthers(List<Candidate> candidates, int chosen, PolicyContext ctx) {
+    return FallbackOrder.inRankOrder(candidates.size(), chosen);
+  }
 }

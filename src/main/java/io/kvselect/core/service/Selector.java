@@ -38,10 +38,11 @@ final class Selector {
 
   /**
    * The chosen rank with the per-rank overlap the decision used, the rank's active prefill load
-   * when it was chosen (for advisory responses), and the membership it was chosen from.
+   * when it was chosen (for advisory responses), the membership it was chosen from, and the other
+   * filtered ranks best first as the policy ranks them.
    */
   record Choice(WorkerRank rank, OverlapScores overlap, long effectivePrefillTokens, long potentialDecodeBlocks,
-      long activePrefillTokens, Partition.Members members) {}
+      long activePrefillTokens, Partition.Members members, List<WorkerRank> alternatives) {}
 
   static SelectionConstraints constraints(SelectRequest req, WorkerRank bound) {
     return new SelectionConstraints(req.allowedWorkerIds(), req.requiredTaints(), req.pinnedWorker(),
@@ -72,12 +73,13 @@ final class Selector {
     }
     int bs = m.blockSize();
     CostRequest cr = new CostRequest(bs, np.isl(), cfg.load().trackPrefillTokens(), allDecode);
-    Candidate c = pipeline.choose(ranks,
+    SelectionPipeline.Decision d = pipeline.decide(ranks,
         r -> candidate(p, np, overlap, r, m.schedulableWorker(r.workerId()), req.preferredTaints(), bs),
         new PolicyContext(cfg, cr, rng, req.effectiveSessionId()));
+    Candidate c = d.chosen();
     long cached = CostFunction.effectiveCachedTokens(cfg, c.overlap(), bs);
     return new Choice(c.rank(), overlap, CostFunction.effectivePrefillTokens(np.isl(), cached),
-        c.potentialDecodeBlocks(), c.activePrefillTokens(), m);
+        c.potentialDecodeBlocks(), c.activePrefillTokens(), m, d.others().stream().map(Candidate::rank).toList());
   }
 
   /**
@@ -143,7 +145,7 @@ final class Selector {
     KvHint hint = booked ? KvHints.find(p, cfg, w, c, np, id) : null;
     return new Selection(id, booked, booked ? np.sequenceHashes() : null, np.isl(), track, p.key,
         w.workerId(), c.rank().dpRank(), w.spec().endpoint(), bs, summary, c.effectivePrefillTokens(),
-        c.potentialDecodeBlocks(), decodeBusy, wl, hint);
+        c.potentialDecodeBlocks(), decodeBusy, wl, hint, null, c.alternatives());
   }
 
   static OverlapSummary summary(WorkerRecord w, OverlapScores scores, int bs) {

@@ -89,6 +89,15 @@ public final class HttpApiVerticle extends VerticleBase {
     return this;
   }
 
+  /** The endpoint picker's figures {@code /ui/state} reports (null: the picker is off). */
+  private java.util.function.Supplier<io.kvselect.server.epp.EppMetrics.Summary> picker;
+
+  /** Sets where {@code /ui/state} reads the endpoint picker's figures from (null: off); call before deployment. */
+  public HttpApiVerticle picker(java.util.function.Supplier<io.kvselect.server.epp.EppMetrics.Summary> p) {
+    this.picker = p;
+    return this;
+  }
+
   /** Dynamo's replica sync behind {@code /replica_sync/*} (null: disabled). */
   public HttpApiVerticle replicaSync(io.kvselect.server.sync.replica.ReplicaSync r) {
     this.replica = r;
@@ -104,7 +113,7 @@ public final class HttpApiVerticle extends VerticleBase {
     router.route().handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT).setMergeFormAttributes(false));
     new UiRoutes(service, events, java.time.Clock.systemUTC(), cluster.enabled(),
         cluster.enabled() || replica != null, metrics::history,
-        warnings).mount(this.router = router);
+        warnings).picker(picker).mount(this.router = router);
     router.get("/config").handler(ctx -> ctx.response().putHeader("content-type", "application/json").end(config));
     new Routes(vertx, service, metrics, events, recovery, cluster).replicaSync(replica).mount(router);
     router.route().failureHandler(this::failure);

@@ -29,7 +29,8 @@ import java.util.function.Supplier;
  * depths, index size, ingest totals and the node's clock (event ages are computed against it,
  * not against the browser's), and what kind of node answers: its version, its mode
  * ({@code events} or {@code approximate}), whether session affinity is on, and the scope of each
- * figure ({@link #scopes}).
+ * figure ({@link #scopes}); with {@code --epp-port}, the endpoint picker's figures
+ * ({@link io.kvselect.server.epp.EppMetrics.Summary}).
  *
  * <p>Immutable after construction; handlers run on the HTTP verticle's event loop and only read
  * thread-safe service state.
@@ -56,6 +57,8 @@ public final class UiRoutes {
   /** Schedulable workers whose listener has been retrying past its grace ({@link RetryingListenerWatch}). */
   private final Supplier<List<RetryingListenerWatch.Warning>> warnings;
   private final boolean sharedLoads;
+  /** The endpoint picker's figures; null when the picker is off. */
+  private Supplier<io.kvselect.server.epp.EppMetrics.Summary> picker;
   private final String version = io.kvselect.server.config.Version.current();
   private final Buffer index = resource("ui/index.html");
   private final Buffer script = resource("ui/app.js");
@@ -76,6 +79,12 @@ public final class UiRoutes {
     this.clock = clock;
     this.clustered = clustered;
     this.sharedLoads = sharedLoads;
+  }
+
+  /** Reports the endpoint picker's figures under {@code epp} (null: the picker is off); call before mounting. */
+  UiRoutes picker(Supplier<io.kvselect.server.epp.EppMetrics.Summary> p) {
+    this.picker = p;
+    return this;
   }
 
   /** Scope of a figure on the page: what this process holds, or the whole cluster's. */
@@ -100,6 +109,9 @@ public final class UiRoutes {
     m.put("ingest", NODE);
     m.put("queue_depths", NODE);
     m.put("active_requests", sharedLoads ? CLUSTER : NODE);
+    if (picker != null) {
+      m.put("epp", NODE);
+    }
     return m;
   }
 
@@ -176,8 +188,33 @@ public final class UiRoutes {
         g.writeNumberField("applied_blocks", events.appliedBlocks());
         g.writeEndObject();
       }
+      if (picker != null) {
+        writePicker(g, picker.get());
+      }
       g.writeEndObject();
     });
+  }
+
+  /** The {@code epp} object of {@code /ui/state}; see {@code NodeState.epp} in openapi.json. */
+  private static void writePicker(com.fasterxml.jackson.core.JsonGenerator g, io.kvselect.server.epp.EppMetrics.Summary e)
+      throws IOException {
+    g.writeObjectFieldStart("epp");
+    g.writeNumberField("streams_open", e.streamsOpen());
+    g.writeNumberField("picks", e.picks());
+    g.writeObjectFieldStart("immediate");
+    for (var s : e.immediate().entrySet()) {
+      g.writeNumberField(Integer.toString(s.getKey()), s.getValue());
+    }
+    g.writeEndObject();
+    g.writeNumberField("decision_mean_ms", Math.round(e.decisionMeanMillis() * 1000) / 1000.0);
+    g.writeObjectFieldStart("cached_tokens");
+    g.writeNumberField("compared", e.matches() + e.over() + e.under());
+    g.writeNumberField("matches", e.matches());
+    g.writeNumberField("over", e.over());
+    g.writeNumberField("under", e.under());
+    g.writeNumberField("mean_error_tokens", Math.round(e.meanErrorTokens() * 100) / 100.0);
+    g.writeEndObject();
+    g.writeEndObject();
   }
 
   /** The recent history of {@code GET /ui/history}; see {@code NodeHistory} in openapi.json. */

@@ -77,6 +77,27 @@ public final class EppMetrics {
     open.decrementAndGet();
   }
 
+  /**
+   * What the status page shows of the picker: streams open, picks (decisions answered 200),
+   * immediate responses by status, the mean decision time, and the engines' cached tokens against
+   * the prediction (matches, over- and under-predictions, the mean absolute error). Immutable.
+   */
+  public record Summary(long streamsOpen, long picks, java.util.SortedMap<Integer, Long> immediate,
+      double decisionMeanMillis, long matches, long over, long under, double meanErrorTokens) {}
+
+  /** The figures now; counters read one by one, so two of them may straddle a decision. */
+  public Summary summary() {
+    java.util.TreeMap<Integer, Long> immediate = new java.util.TreeMap<>();
+    decisions.forEach((status, c) -> {
+      if (status != 200) {
+        immediate.put(status, (long) c.count());
+      }
+    });
+    return new Summary(open.get(), decisions(200), java.util.Collections.unmodifiableSortedMap(immediate),
+        decision.mean(TimeUnit.MILLISECONDS), (long) exact.count(), (long) over.count(), (long) under.count(),
+        predictionError.count() == 0 ? 0 : predictionError.mean());
+  }
+
   /** Decisions answered with {@code status} so far. */
   public long decisions(int status) {
     Counter c = decisions.get(status);

@@ -10,8 +10,10 @@ import io.kvselect.core.service.Selection;
 import io.kvselect.core.service.SelectionService;
 import io.kvselect.server.config.EppSettings;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
@@ -144,15 +146,7 @@ public final class EppPicker {
       throw new EppFailure(503, "worker " + Long.toUnsignedString(s.workerId()) + " has no routable endpoint");
     }
     dests.add(first);
-    for (WorkerRecord w : eligible) {
-      if (dests.size() > settings.fallbacks()) {
-        break;
-      }
-      String d = destination(w, w.spec().dataParallelStartRank());
-      if (w.workerId() != s.workerId() && d != null && subset.admits(d) && !dests.contains(d)) {
-        dests.add(d);
-      }
-    }
+    fallbacks(s, eligible, subset, dests);
     String prefiller = null;
     if (s.kvc() != null && s.kvc().prefill() != null) {
       prefiller = Destinations.of(s.kvc().prefill().endpoint(), 0);
@@ -160,6 +154,40 @@ public final class EppPicker {
     long predicted = s.overlap() == null ? 0 : s.overlap().gpu();
     return new Pick(s.selectionId(), List.copyOf(dests), s.workerId(), s.dpRank(), predicted, renderNanos, prefiller,
         s.partition(), ids, rewritten);
+  }
+
+  /**
+   * Appends up to {@code --epp-fallbacks} other workers to {@code dests}: first the selection's
+   * own ranking of the ranks it did not choose ({@link Selection#alternatives}, best first by the
+   * policy's cost: cached prefix against load), one destination per worker at its best-ranked rank
+   * inside the subset; then, for workers the selection's filters left out (a session's bound
+   * worker, a pinned one), the remaining eligible workers in catalog order.
+   */
+  private void fallbacks(Selection s, List<WorkerRecord> eligible, SubsetHint subset, List<String> dests) {
+    Set<Long> listed = new HashSet<>();
+    listed.add(s.workerId());
+    for (WorkerRank r : s.alternatives()) {
+      if (dests.size() > settings.fallbacks()) {
+        return;
+      }
+      WorkerRecord w = service.worker(r.workerId());
+      String d = w == null ? null : destination(w, r.dpRank());
+      if (d != null && subset.admits(d) && !listed.contains(r.workerId()) && !dests.contains(d)) {
+        listed.add(r.workerId());
+        dests.add(d);
+      }
+    }
+    for (WorkerRecord w : eligible) {
+      if (dests.size() > settings.fallbacks()) {
+        return;
+      }
+      String d = w.ranks().stream().map(r -> destination(w, r.dpRank())).filter(x -> x != null && subset.admits(x))
+          .findFirst().orElse(null);
+      if (d != null && !listed.contains(w.workerId()) && !dests.contains(d)) {
+        listed.add(w.workerId());
+        dests.add(d);
+      }
+    }
   }
 
   /** The conformance hook's endpoints inside the subset, as a pick that books nothing; 503 when none is. */

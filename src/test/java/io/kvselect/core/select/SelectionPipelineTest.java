@@ -150,4 +150,50 @@ class SelectionPipelineTest {
     assertEquals(1, kv.choose(cands, new PolicyContext(RouterConfig.DEFAULTS, new CostRequest(16, 64, true, false),
         new Random(3))));
   }
+
+  private static final WorkerRank D0 = new WorkerRank(4, 0);
+
+  private static PolicyContext kvContext() {
+    return new PolicyContext(RouterConfig.DEFAULTS, new CostRequest(16, 256, true, false), new Random(5));
+  }
+
+  @Test
+  void theOthersFollowTheKvCostBestFirst() {
+    // the same load everywhere: cached prefix decides; B0 holds most, then D0, then A0, C0 nothing
+    Map<WorkerRank, Candidate> byRank = Map.of(
+        A0, new Candidate(A0, new RankOverlap(2, 0, 0, 0), true, 0, 16, 0, 0),
+        B0, new Candidate(B0, new RankOverlap(12, 0, 0, 0), true, 0, 16, 0, 0),
+        C0, new Candidate(C0, RankOverlap.NONE, true, 0, 16, 0, 0),
+        D0, new Candidate(D0, new RankOverlap(8, 0, 0, 0), true, 0, 16, 0, 0));
+    SelectionPipeline p = SelectionPipeline.standard(new KvCostPolicy());
+    SelectionPipeline.Decision d = p.decide(List.of(A0, B0, C0, D0), byRank::get, kvContext());
+    assertEquals(B0, d.chosen().rank());
+    assertEquals(List.of(D0, A0, C0), d.others().stream().map(Candidate::rank).toList(), "by cached prefix");
+
+    // no prefix anywhere: load decides, the least loaded first
+    Map<WorkerRank, Candidate> loaded = Map.of(
+        A0, new Candidate(A0, RankOverlap.NONE, true, 3_000, 40, 3, 0),
+        B0, new Candidate(B0, RankOverlap.NONE, true, 1_000, 24, 1, 0),
+        C0, new Candidate(C0, RankOverlap.NONE, true, 2_000, 32, 2, 0),
+        D0, new Candidate(D0, RankOverlap.NONE, true, 0, 16, 0, 0));
+    d = p.decide(List.of(A0, B0, C0, D0), loaded::get, kvContext());
+    assertEquals(D0, d.chosen().rank());
+    assertEquals(List.of(B0, C0, A0), d.others().stream().map(Candidate::rank).toList(), "by load");
+  }
+
+  @Test
+  void eachPolicyRanksTheOthersByItsOwnOrder() {
+    List<Candidate> cands = List.of(
+        new Candidate(A0, RankOverlap.NONE, true, 0, 30, 3, 0),
+        new Candidate(B0, RankOverlap.NONE, true, 0, 10, 1, 0),
+        new Candidate(C0, RankOverlap.NONE, true, 0, 20, 1, 0),
+        new Candidate(D0, RankOverlap.NONE, true, 0, 0, 0, 0));
+    assertEquals(List.of(1, 2, 0), java.util.Arrays.stream(new LeastLoadedPolicy().rankOthers(cands, 3, kvContext()))
+        .boxed().toList(), "least_loaded: requests, then decode blocks");
+    assertEquals(List.of(0, 2, 3), java.util.Arrays.stream(new RoundRobinPolicy().rankOthers(cands, 1, kvContext()))
+        .boxed().toList(), "no cost: rank order");
+    SelectionPipeline.Decision one = SelectionPipeline.standard(new KvCostPolicy()).decide(List.of(A0),
+        r -> Candidate.unloaded(r, RankOverlap.NONE), kvContext());
+    assertEquals(List.of(), one.others(), "a single candidate has no others");
+  }
 }

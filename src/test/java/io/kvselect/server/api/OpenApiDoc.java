@@ -28,7 +28,7 @@ import java.util.TreeSet;
  *
  * <p>Shared by the test classes of one JVM: the schema cache is a concurrent map.
  */
-final class OpenApiDoc {
+public final class OpenApiDoc {
 
   static final Set<String> METHODS = Set.of("get", "put", "post", "delete", "patch", "head", "options", "trace");
 
@@ -38,7 +38,7 @@ final class OpenApiDoc {
   private final Map<String, Schema> schemas = new java.util.concurrent.ConcurrentHashMap<>();
 
   /** The document on the class path; a missing or unreadable one fails the caller. */
-  static OpenApiDoc load() {
+  public static OpenApiDoc load() {
     try {
       return new OpenApiDoc();
     } catch (IOException e) {
@@ -146,7 +146,7 @@ final class OpenApiDoc {
   }
 
   /** Validates {@code body} against a named component schema; returns the violations. */
-  List<String> violations(String component, String body) {
+  public List<String> violations(String component, String body) {
     return schema("#/components/schemas/" + component).validate(body, InputFormat.JSON).stream()
         .map(Error::toString).toList();
   }
