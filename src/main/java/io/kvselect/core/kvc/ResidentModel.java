@@ -81,6 +81,11 @@ public final class ResidentModel {
     return waiting.getOrDefault(d, 0L);
   }
 
+  /** The resident and waiting tokens of {@code d}, read together. */
+  public synchronized KvcAccount account(WorkerRank d) {
+    return new KvcAccount(used(d), waitingTokens(d));
+  }
+
   /**
    * Algorithm 2 for {@code r} on {@code d} with capacity {@code capacityTokens} ({@code K_d}).
    * Admitting changes nothing here: the caller records the booking.

@@ -272,6 +272,14 @@ public final class SelectionService {
     return kvc.state();
   }
 
+  /**
+   * What the built-in KVC admission model accounts on decode worker rank {@code d} now (for
+   * tracing a decision: {@code bin/kvselect-sim --dump-requests}).
+   */
+  public io.kvselect.core.kvc.KvcAccount kvcAccount(io.kvselect.core.index.WorkerRank d) {
+    return kvc.model().account(d);
+  }
+
   /** KVC counters: requests by mode, rejects by reason, migrations, blacklist entries. */
   public KvcMetrics kvcMetrics() {
     return kvc.metrics();
