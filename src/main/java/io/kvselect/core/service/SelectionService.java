@@ -88,7 +88,11 @@ public final class SelectionService {
     this.catalogSync = catalogSync;
     this.kvc = kvc;
     this.stages = policies.stages(DispatchStage.class);
-    this.registry = new WorkerRegistry(settings, clock, queueConfig);
+    // every partition's event index also feeds the KVC admission model (what each decode worker holds)
+    ServiceSettings observed = new ServiceSettings(settings.router(), settings.sessionAffinityTtl(),
+        settings.selectionCacheTtl(), settings.selectionCacheMaxEntries(), settings.selectionCacheMaxBytes(),
+        () -> kvc.observed(settings.eventIndexFactory().get()));
+    this.registry = new WorkerRegistry(observed, clock, queueConfig);
     this.gate = new ServiceGate(registry);
     this.queueing = new RouterQueueing(queueTimeout);
     Bookings bookings = new Bookings();
