@@ -110,8 +110,12 @@ public record NodeParts(SelectionService service, ReplicaSync replica, PeerSync 
     return BusIndexShards.selected() ? b.indexShards(indexOf -> new BusIndexShards(vertx, indexOf)) : b;
   }
 
-  /** The builder of a node's service; a clustered node adds its shared seams to it. */
-  static SelectionServiceBuilder builder(NodeSettings s) {
+  /**
+   * The builder of a node's service; a clustered node adds its shared seams to it, and
+   * {@code bin/kvselect-sim} builds the service it replays workloads through with it (on its own
+   * clock and a seeded RNG), so the simulator decides as a node does.
+   */
+  public static SelectionServiceBuilder builder(NodeSettings s) {
     ServiceSettings settings = new ServiceSettings(
         s.router(),
         s.sessionAffinityTtlSecs() == null ? null : Duration.ofSeconds(s.sessionAffinityTtlSecs()),

@@ -36,6 +36,14 @@ public interface BlockIndex {
   /** Removes every block of every rank of {@code workerId}, on all tiers. */
   void clearWorker(long workerId);
 
+  /**
+   * The shard whose owner thread must write {@code rank}'s blocks (0 for an unsharded index); a
+   * decorator answers as the index it wraps.
+   */
+  default int shardOf(WorkerRank rank) {
+    return 0;
+  }
+
   /** Removes every block of one rank, on all tiers. */
   void removeRank(WorkerRank rank);
 

@@ -50,6 +50,7 @@ public final class ShardedBlockIndex implements BlockIndex {
     return (int) Long.remainderUnsigned(h, shardCount);
   }
 
+  @Override
   public int shardOf(WorkerRank rank) {
     return shardOf(rank, shards.length);
   }

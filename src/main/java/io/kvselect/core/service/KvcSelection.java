@@ -3,6 +3,7 @@ package io.kvselect.core.service;
 import io.kvselect.core.catalog.WorkerRecord;
 import io.kvselect.core.config.RouterConfig;
 import io.kvselect.core.error.SelectionException;
+import io.kvselect.core.index.BlockIndex;
 import io.kvselect.core.index.OverlapScores;
 import io.kvselect.core.index.WorkerRank;
 import io.kvselect.core.kvc.Admission;
@@ -16,6 +17,7 @@ import io.kvselect.core.kvc.KvcParams;
 import io.kvselect.core.kvc.KvcRequest;
 import io.kvselect.core.kvc.KvcState;
 import io.kvselect.core.kvc.ResidentModel;
+import io.kvselect.core.kvc.ResidentModelFeed;
 import io.kvselect.core.select.Candidate;
 import io.kvselect.core.select.EligibilityFilter;
 import io.kvselect.core.select.KvcRoutePolicy;
@@ -40,10 +42,14 @@ import java.util.random.RandomGenerator;
  *
  * <p>Admit asks the worker's {@code admission_endpoint} through {@link AdmissionClient} when the
  * worker declares one (and a client is set), else the built-in {@link ResidentModel}: a booking
- * promises its tokens (prompt plus expected output) to the decode worker until it is freed; then
- * they count as the session's resident KV there, and a session admitted elsewhere is forgotten on
- * its previous worker. A worker without a known capacity ({@code kv_capacity_tokens}, else
- * {@code total_kv_blocks * block_size}) admits everything.
+ * promises its tokens (prompt plus expected output) to the decode worker until it is freed. What
+ * a decode worker holds comes from its KV events when the partition has an event index (the
+ * index is wrapped in a {@link ResidentModelFeed}): a booking claims its prompt's blocks for its
+ * session on its decode worker, so the blocks the worker then stores count as the session's
+ * until the worker removes them. Without events (approximate mode) the booking itself stands for
+ * them: once freed its tokens count as the session's resident KV on its worker, and a session
+ * admitted elsewhere is forgotten on its previous worker. A worker without a known capacity
+ * ({@code kv_capacity_tokens}, else {@code total_kv_blocks * block_size}) admits everything.
  *
  * <p>State and owners: the dispatcher's state ({@link KvcState}, per session) and the resident
  * model synchronize themselves; {@link #booked} (the live kvc bookings' promises) is a
@@ -55,12 +61,16 @@ final class KvcSelection implements SelectionPolicy, DispatchStage {
   /** Capacity of a decode worker that declares none: effectively unbounded. */
   static final long UNKNOWN_CAPACITY = Long.MAX_VALUE / 4;
 
-  /** What a live kvc booking promised, until it is freed. */
-  private record Booked(String partition, WorkerRank decode, String session, long tokens) {}
+  /** What a live kvc booking promised, until it is freed; {@code events}: its partition reports KV events. */
+  private record Booked(String partition, WorkerRank decode, String session, long tokens, boolean events) {}
 
-  /** A dispatch's result: the outcome, its answer block, the request pinned to the decode worker. */
+  /**
+   * A dispatch's result: the outcome, its answer block, the request pinned to the decode worker;
+   * {@code blocks} the prompt's local block hashes of {@code blockTokens} tokens each, and
+   * {@code events} whether the partition learns residency from KV events.
+   */
   record Plan(String partition, KvcOutcome outcome, KvcAnswer answer, SelectRequest pinned, String session,
-      long tokens) {}
+      long tokens, long[] blocks, int blockTokens, boolean events) {}
 
   private final KvcDispatcher dispatcher;
   private final ResidentModel model = new ResidentModel();
@@ -87,6 +97,11 @@ final class KvcSelection implements SelectionPolicy, DispatchStage {
 
   ResidentModel model() {
     return model;
+  }
+
+  /** {@code index} as a partition's event index: what it stores and removes also feeds the admission model. */
+  BlockIndex observed(BlockIndex index) {
+    return new ResidentModelFeed(index, model);
   }
 
   @Override
@@ -153,7 +168,9 @@ final class KvcSelection implements SelectionPolicy, DispatchStage {
     long bestBlocks = 0;
     for (WorkerRank d : decode) {
       bestBlocks = Math.max(bestBlocks, ov.of(d).device());
+      model.blockTokens(d, m.blockSize());
     }
+    boolean events = p.approximate == null;
     long append = Math.max(0, np.isl() - bestBlocks * m.blockSize());
     long tokens = np.isl() + (req.expectedOutputTokens() == null ? 0 : req.expectedOutputTokens());
     KvcParams params = cfg.selectionPolicy().kvc();
@@ -171,7 +188,8 @@ final class KvcSelection implements SelectionPolicy, DispatchStage {
       KvcRequest r = new KvcRequest(session, snap.turns(), np.isl(), append);
       return dispatcher.dispatch(part, r, params, decode, d -> ov.of(d).device(),
           d -> model.used(d) + model.waitingTokens(d), prefill, admission, record);
-    }).thenApply(o -> new Plan(part, o, answer(m, o, append), pinned(req, o.decode()), session, tokens));
+    }).thenApply(o -> new Plan(part, o, answer(m, o, append), pinned(req, o.decode()), session, tokens,
+        np.blockHashes(), m.blockSize(), events));
   }
 
   private static KvcAnswer answer(Partition.Members m, KvcOutcome o, long append) {
@@ -196,8 +214,12 @@ final class KvcSelection implements SelectionPolicy, DispatchStage {
   /** A kvc booking {@code id} committed: its tokens are promised to its decode worker until freed. */
   void booked(String id, Plan plan) {
     WorkerRank d = plan.outcome().decode();
-    booked.put(id, new Booked(plan.partition(), d, plan.session(), plan.tokens()));
+    booked.put(id, new Booked(plan.partition(), d, plan.session(), plan.tokens(), plan.events()));
     model.addWaiting(d, plan.tokens());
+    if (plan.events()) {
+      model.claim(d, plan.session(), plan.blocks(), plan.blockTokens());
+      return;
+    }
     WorkerRank prev = plan.outcome().previousPin();
     if (plan.outcome().mode() != KvcMode.FALLBACK && prev != null && !prev.equals(d)) {
       model.remove(prev, plan.session());
@@ -214,7 +236,11 @@ final class KvcSelection implements SelectionPolicy, DispatchStage {
     Booked b = booked.remove(id);
     if (b != null) {
       model.addWaiting(b.decode(), -b.tokens());
-      model.put(b.decode(), b.session(), b.tokens());
+      if (b.events()) {
+        model.unclaim(b.decode(), b.session());
+      } else {
+        model.put(b.decode(), b.session(), b.tokens());
+      }
       dispatcher.state().finished(b.partition(), b.decode());
     }
   }

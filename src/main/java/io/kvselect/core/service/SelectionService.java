@@ -90,7 +90,11 @@ public final class SelectionService {
     this.catalogSync = catalogSync;
     this.kvc = kvc;
     this.stages = policies.stages(DispatchStage.class);
-    this.registry = new WorkerRegistry(settings, clock, queueConfig);
+    // every partition's event index also feeds the KVC admission model (what each decode worker holds)
+    ServiceSettings observed = new ServiceSettings(settings.router(), settings.sessionAffinityTtl(),
+        settings.selectionCacheTtl(), settings.selectionCacheMaxEntries(), settings.selectionCacheMaxBytes(),
+        () -> kvc.observed(settings.eventIndexFactory().get()));
+    this.registry = new WorkerRegistry(observed, clock, queueConfig);
     this.gate = new ServiceGate(registry);
     this.queueing = new RouterQueueing(queueTimeout);
     Bookings bookings = new Bookings();
@@ -272,6 +276,14 @@ public final class SelectionService {
   /** The KVC-Router's state (the cluster's when clustered); for metrics and {@code /cluster}. */
   public KvcState kvcState() {
     return kvc.state();
+  }
+
+  /**
+   * What the built-in KVC admission model accounts on decode worker rank {@code d} now (for
+   * tracing a decision: {@code bin/kvselect-sim --dump-requests}).
+   */
+  public io.kvselect.core.kvc.KvcAccount kvcAccount(io.kvselect.core.index.WorkerRank d) {
+    return kvc.model().account(d);
   }
 
   /** KVC counters: requests by mode, rejects by reason, migrations, blacklist entries. */

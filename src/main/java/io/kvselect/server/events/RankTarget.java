@@ -16,7 +16,7 @@ record RankTarget(long workerId, BlockIndex index, int blockSize, boolean eagle,
 
   /** The index shard of {@code rank}: its {@link ShardedBlockIndex} shard, 0 for an unsharded index. */
   int shardOf(WorkerRank rank) {
-    return index instanceof ShardedBlockIndex sharded ? sharded.shardOf(rank) : 0;
+    return index.shardOf(rank);
   }
 
   /** Whether rank {@code r}'s listener of {@code this} registration serves {@code other} unchanged. */

@@ -64,7 +64,8 @@ final class MapSweep {
   }
 
   private static String markdown(SimCommand cmd, List<Cell> cells) {
-    StringBuilder b = new StringBuilder("# kvselect-sim map: open sessions x K_d\n\n");
+    StringBuilder b = new StringBuilder("# kvselect-sim map: open sessions x K_d, seed " + cmd.seed + ", "
+        + cmd.memoryRule() + "\n\n");
     b.append("Each cell: kvc Direct share; kvc TTFT p99 / best baseline TTFT p99 (which baseline); "
         + "kvc_refined TTFT p99 / best baseline. Below 1.00 kvc wins.\n");
     double worstRefined = 0;

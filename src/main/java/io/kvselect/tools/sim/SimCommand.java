@@ -131,6 +131,12 @@ public final class SimCommand implements Callable<Integer> {
       + "(the head blocks) | first-fit (default: ${DEFAULT-VALUE})")
   String dQueue;
 
+  @Option(names = "--decode-reserve", defaultValue = "at-dispatch", description = "When a D worker reserves a "
+      + "request's decode memory and slot: at-dispatch (held through the prefill queue, as an engine that "
+      + "pre-allocates on dispatch) | after-prefill (a request prefilled on P asks for it when its prefill is done) "
+      + "(default: ${DEFAULT-VALUE})")
+  String decodeReserve;
+
   @Option(names = "--release-on-close", defaultValue = "true", arity = "1", description = "A closed session's KV is "
       + "freed on every D worker (false: it stays until evicted) (default: ${DEFAULT-VALUE})")
   boolean releaseOnClose;
@@ -172,6 +178,11 @@ public final class SimCommand implements Callable<Integer> {
   @Option(names = "--map-kd", defaultValue = "0.5,1,2,4,8", split = ",", description = "K_d multipliers of the map "
       + "(default: ${DEFAULT-VALUE})")
   List<Double> mapKd;
+
+  @Option(names = "--dump-requests", defaultValue = "false", description = "Also write requests.csv: one row per "
+      + "request and policy (session, turn, tokens, decode and prefill worker, mode, the admission inputs, TTFT) "
+      + "(default: ${DEFAULT-VALUE})")
+  boolean dumpRequests;
 
   @Option(names = "--no-plots", defaultValue = "false", description = "Skip the PNG plots (default: ${DEFAULT-VALUE})")
   boolean noPlots;
@@ -234,6 +245,9 @@ public final class SimCommand implements Callable<Integer> {
     if (!List.of("fifo", "first-fit").contains(dQueue)) {
       errors.add("--d-queue must be fifo or first-fit, got '" + dQueue + "'");
     }
+    if (!List.of("at-dispatch", "after-prefill").contains(decodeReserve)) {
+      errors.add("--decode-reserve must be at-dispatch or after-prefill, got '" + decodeReserve + "'");
+    }
     if (!List.of("literal", "net").contains(accounting.trim().toLowerCase(Locale.ROOT))) {
       errors.add("--admit-accounting must be literal or net, got '" + accounting + "'");
     } else if (!List.of("winner", "all").contains(resetScope.trim().toLowerCase(Locale.ROOT))) {
@@ -260,7 +274,14 @@ public final class SimCommand implements Callable<Integer> {
 
   Simulator.Config config(long kdTokens, int maxOpen, KvcParams k) {
     return new Simulator.Config(prefillWorkers, decodeWorkers, kdTokens, slots, prefillMs, appendPrefillMs, transferMs,
-        decodeMs, concurrency, maxOpen, "first-fit".equals(dQueue), releaseOnClose, k, seed);
+        decodeMs, concurrency, maxOpen, "first-fit".equals(dQueue), releaseOnClose, k, seed,
+        Simulator.DecodeReserve.parse(decodeReserve));
+  }
+
+  /** The memory rule, as the results' headers state it. */
+  String memoryRule() {
+    return "decode memory reserved " + ("after-prefill".equals(decodeReserve) ? "after prefill" : "at dispatch")
+        + " (--decode-reserve " + decodeReserve + ")";
   }
 
   /** The workload for one K_d; the flags were checked by {@link #errors}. */
@@ -279,7 +300,7 @@ public final class SimCommand implements Callable<Integer> {
     for (String p : names) {
       int total = w.requests();
       rs.add(new Simulator(w, cfg, p.trim(), n -> stderr.printf(Locale.ROOT, "kvselect-sim: %s %d/%d requests%n",
-          p, n, total)).run());
+          p, n, total), dumpRequests, null).run());
     }
     return rs;
   }
@@ -304,7 +325,16 @@ public final class SimCommand implements Callable<Integer> {
     stdout.print(Report.table(rs));
     Files.writeString(out.resolve("results.csv"), Report.csv(rs), StandardCharsets.UTF_8);
     Files.writeString(out.resolve("results.md"), Report.markdown("kvselect-sim: " + w.name() + ", seed " + seed
-        + ", " + w.requests() + " requests", null, rs), StandardCharsets.UTF_8);
+        + ", " + w.requests() + " requests, " + memoryRule(), null, rs), StandardCharsets.UTF_8);
+    if (dumpRequests) {
+      StringBuilder b = new StringBuilder(Simulator.DUMP_HEADER).append('\n');
+      for (Simulator.Result r : rs) {
+        for (String row : r.dump()) {
+          b.append(row).append('\n');
+        }
+      }
+      Files.writeString(out.resolve("requests.csv"), b.toString(), StandardCharsets.UTF_8);
+    }
     if (!noPlots) {
       Plots.write(out, rs);
     }

@@ -393,11 +393,13 @@ class SelectionFeaturesTest {
     assertEquals(SelectionServiceBuilder.DEFAULT_INDEX, svc.settings().eventIndexFactory());
     join(svc.upsertWorker(eventWorker(1, 4, 0, 1, null, null, null)));
     assertEquals(1, join(svc.select(req("a", 1, 2, 3, 4), true)).workerId());
-    assertTrue(svc.eventIndex(P) instanceof io.kvselect.core.index.ShardedBlockIndex);
+    assertTrue(((io.kvselect.core.kvc.ResidentModelFeed) svc.eventIndex(P)).delegate()
+        instanceof io.kvselect.core.index.ShardedBlockIndex, "the event index, fed to the KVC admission model too");
     SelectionService custom = SelectionService.builder()
         .indexFactory(io.kvselect.core.index.PrefixChainIndex::new).build();
     join(custom.upsertWorker(eventWorker(1, 4, 0, 1, null, null, null)));
-    assertTrue(custom.eventIndex(P) instanceof io.kvselect.core.index.PrefixChainIndex);
+    assertTrue(((io.kvselect.core.kvc.ResidentModelFeed) custom.eventIndex(P)).delegate()
+        instanceof io.kvselect.core.index.PrefixChainIndex);
     SelectionService copied = SelectionService.builder().settings(svc.settings()).build();
     assertEquals(svc.settings(), copied.settings());
   }

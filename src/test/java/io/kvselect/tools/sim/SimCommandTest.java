@@ -45,6 +45,26 @@ class SimCommandTest {
   }
 
   @Test
+  void dumpRequestsTracesEveryDecision(@TempDir Path dir) throws Exception {
+    String[] args = java.util.stream.Stream.concat(Arrays.stream(small(dir, 11)),
+        java.util.stream.Stream.of("--dump-requests", "--decode-reserve", "after-prefill", "--policies", "kvc,kv",
+            "--no-plots")).toArray(String[]::new);
+    Run r = run(args);
+    assertEquals(0, r.exit(), r.err());
+    List<String> rows = Files.readAllLines(dir.resolve("requests.csv"));
+    assertEquals(Simulator.DUMP_HEADER, rows.get(0));
+    long kvcRows = rows.stream().filter(l -> l.startsWith("kvc,")).count();
+    assertEquals(kvcRows, rows.stream().filter(l -> l.startsWith("kv,")).count(), "a row per request and policy");
+    assertTrue(kvcRows > 100, "rows: " + kvcRows);
+    String first = rows.stream().filter(l -> l.startsWith("kvc,")).findFirst().orElseThrow();
+    String[] f = first.split(",");
+    assertEquals(Simulator.DUMP_HEADER.split(",").length, f.length, first);
+    assertEquals("seed", f[8], "a session's first turn is seeded: " + first);
+    assertTrue(f[13].matches("(\\d+:\\d+\\+\\d+;?)+"), "the admission inputs per decode worker: " + first);
+    assertTrue(Files.readString(dir.resolve("results.md")).contains("decode memory reserved after prefill"));
+  }
+
+  @Test
   void sameSeedSameBytesAndTheListedColumns(@TempDir Path dir) throws Exception {
     Run a = run(small(dir.resolve("a"), 11));
     assertEquals(0, a.exit(), a.err());
@@ -56,14 +76,16 @@ class SimCommandTest {
     assertFalse(Arrays.equals(ca, Files.readAllBytes(dir.resolve("c/results.csv"))), "another seed differs");
     List<String> lines = Files.readAllLines(dir.resolve("a/results.csv"));
     assertEquals("policy,requests,direct,seed,reseed,fallback,hit_rate,ttft_p50_ms,ttft_p90_ms,ttft_p99_ms,"
-        + "e2e_p50_ms,e2e_p99_ms,p_busy_share,migrations,rejects", lines.get(0));
+        + "e2e_p50_ms,e2e_p99_ms,p_busy_share,migrations,fallbacks,worker_changes,rejects", lines.get(0));
     assertEquals(6, lines.size(), "a row per default policy");
     assertEquals(List.of("kvc", "kv", "sticky", "least_loaded", "round_robin"),
         lines.subList(1, 6).stream().map(l -> l.split(",")[0]).toList());
     for (String l : lines.subList(1, 6)) {
-      assertEquals(15, l.split(",").length, l);
+      assertEquals(17, l.split(",").length, l);
     }
     assertTrue(Files.readString(dir.resolve("a/results.md")).contains("| kvc |"));
+    assertTrue(Files.readString(dir.resolve("a/results.md")).lines().findFirst().orElseThrow()
+        .endsWith("decode memory reserved at dispatch (--decode-reserve at-dispatch)"), "the memory rule in the header");
     assertTrue(Files.size(dir.resolve("a/" + Plots.TTFT_CDF)) > 1000);
     assertTrue(Files.size(dir.resolve("a/" + Plots.MODE_SHARE)) > 1000);
     assertTrue(a.out().contains("round_robin"), a.out());

@@ -30,31 +30,37 @@ class SimulatorInvariantsTest {
   }
 
   static Simulator.Config config(long kd, int open, boolean firstFit, AdmitAccounting a) {
+    return config(kd, open, firstFit, a, Simulator.DecodeReserve.AT_DISPATCH);
+  }
+
+  static Simulator.Config config(long kd, int open, boolean firstFit, AdmitAccounting a, Simulator.DecodeReserve m) {
     return new Simulator.Config(1, 3, kd, 16, 0.1, 0.1, 0.02, 20, 32, open, firstFit, open != 0,
-        KvcParams.defaults().withAccounting(a), 7);
+        KvcParams.defaults().withAccounting(a), 7, m);
   }
 
   static Stream<Arguments> grid() {
     List<Arguments> out = new ArrayList<>();
     for (String p : POLICIES) {
-      out.add(Arguments.of(p, 46_052L, 0, false, AdmitAccounting.LITERAL));
-      out.add(Arguments.of(p, 92_104L, 3, true, AdmitAccounting.NET));
-      out.add(Arguments.of(p, 20_000L, 0, true, AdmitAccounting.NET));
+      out.add(Arguments.of(p, 46_052L, 0, false, AdmitAccounting.LITERAL, Simulator.DecodeReserve.AT_DISPATCH));
+      out.add(Arguments.of(p, 92_104L, 3, true, AdmitAccounting.NET, Simulator.DecodeReserve.AT_DISPATCH));
+      out.add(Arguments.of(p, 20_000L, 0, true, AdmitAccounting.NET, Simulator.DecodeReserve.AT_DISPATCH));
+      out.add(Arguments.of(p, 20_000L, 0, false, AdmitAccounting.NET, Simulator.DecodeReserve.AFTER_PREFILL));
     }
     return out.stream();
   }
 
-  @ParameterizedTest(name = "{0} K_d {1} open {2} first-fit {3} {4}")
+  @ParameterizedTest(name = "{0} K_d {1} open {2} first-fit {3} {4} {5}")
   @MethodSource("grid")
   void decodeKvStaysWithinCapacityAndEveryRequestIsServedOnce(String policy, long kd, int open, boolean firstFit,
-      AdmitAccounting a) {
+      AdmitAccounting a, Simulator.DecodeReserve m) {
     Workload w = small(kd, 3);
-    Simulator.Result r = new Simulator(w, config(kd, open, firstFit, a), policy, null).run();
+    Simulator.Result r = new Simulator(w, config(kd, open, firstFit, a, m), policy, null).run();
     assertEquals(w.requests(), r.requests(), "every request completes");
     assertEquals(0, r.servedTwice(), "no request is served twice");
     assertTrue(r.peakDecodeTokens() <= kd, "peak decode KV " + r.peakDecodeTokens() + " <= K_d " + kd);
     assertTrue(r.peakDecodeTokens() > 0);
     assertEquals(1.0, r.direct() + r.seed() + r.reseed() + r.fallback(), 1e-9, "modes partition the requests");
+    assertEquals(Math.round(r.fallback() * r.requests()), r.fallbacks(), "the fallbacks column counts Fallbacks");
     assertTrue(r.ttftP50() <= r.ttftP90() && r.ttftP90() <= r.ttftP99());
     assertTrue(r.ttftP99() <= r.e2eP99());
   }
