@@ -4,36 +4,12 @@
 // line with what the panel showed; exits non-zero on the first failed check.
 'use strict';
 
-const { chromium } = require('playwright-core');
+const { WAIT, check, withUi } = require('./ui-browser');
 
 const spec = JSON.parse(process.argv[2]);
-const WAIT = { timeout: 20000 };
-
-function check(cond, message) {
-  if (!cond) {
-    throw new Error('check failed: ' + message);
-  }
-}
 
 async function main() {
-  const context = await chromium.launchPersistentContext(spec.profile, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    viewport: { width: 1400, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  const pageErrors = [];
-  const external = [];
-  try {
-    const page = context.pages()[0] || await context.newPage();
-    page.on('pageerror', e => pageErrors.push(String(e)));
-    page.on('request', r => {
-      if (!r.url().startsWith(spec.base)) {
-        external.push(r.url());
-      }
-    });
-    await page.goto(spec.base + '/ui', { waitUntil: 'load' });
+  await withUi(spec, { width: 1400, height: 900 }, async (page, checkClean) => {
     await page.waitForSelector('#epp:not([hidden])', WAIT);
     const x = spec.expect;
     const shown = () => page.evaluate(() => {
@@ -71,13 +47,10 @@ async function main() {
     check(s.meanings.every(m => m.length > 0), 'each status says what it means: ' + JSON.stringify(s.meanings));
     check(s.scope === 'this node', 'the panel says whose figures they are: ' + s.scope);
     check(await page.locator('#epp-immediate-none').isHidden() === (total > 0), 'the "none" line follows the rows');
-    check(pageErrors.length === 0, 'page errors: ' + pageErrors.join('; '));
-    check(external.length === 0, 'requests left the node: ' + external.join(', '));
+    checkClean();
     await page.locator('#epp').screenshot({ path: spec.screenshot });
     console.log(JSON.stringify(s));
-  } finally {
-    await context.close();
-  }
+  });
 }
 
 main().catch(e => {

@@ -3,36 +3,12 @@
 // Prints one JSON line with what the page showed; exits non-zero on the first failed check.
 'use strict';
 
-const { chromium } = require('playwright-core');
+const { WAIT, check, withUi } = require('./ui-browser');
 
 const spec = JSON.parse(process.argv[2]);
-const WAIT = { timeout: 20000 };
-
-function check(cond, message) {
-  if (!cond) {
-    throw new Error('check failed: ' + message);
-  }
-}
 
 async function main() {
-  const context = await chromium.launchPersistentContext(spec.profile, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    viewport: { width: 1400, height: 820 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  const pageErrors = [];
-  const external = [];
-  try {
-    const page = context.pages()[0] || await context.newPage();
-    page.on('pageerror', e => pageErrors.push(String(e)));
-    page.on('request', r => {
-      if (!r.url().startsWith(spec.base)) {
-        external.push(r.url());
-      }
-    });
-    await page.goto(spec.base + '/ui', { waitUntil: 'load' });
+  await withUi(spec, { width: 1400, height: 820 }, async (page, checkClean) => {
 
     for (const id of spec.workers) {
       await page.waitForSelector(`tr[data-worker="${id}"]`, WAIT);
@@ -116,8 +92,7 @@ async function main() {
     const fill = await page.evaluate(r => document.querySelector(r + ' [data-field=prefill_tokens] .fill').style.width, row);
     const after = Number(await page.evaluate(() => document.body.dataset.refreshes || '0'));
     check(after > before, 'the page refreshed itself');
-    check(pageErrors.length === 0, 'page errors: ' + pageErrors.join('; '));
-    check(external.length === 0, 'requests left the node: ' + external.join(', '));
+    checkClean();
     // GET /cluster answers once the node is clustered: the panel lists the members (as text)
     const cluster = { enabled: true, state: 'joined', name: 'kvs-ui-test', node_id: 'n1', members: [
       { id: 'member-1', address: '127.0.0.1:5701', local: true },
@@ -161,9 +136,7 @@ async function main() {
     check(await page.locator('#problem').isHidden(), 'no problem shown once the token is given');
     console.log(JSON.stringify({ worker_id: chosen.worker_id, dp_rank: chosen.dp_rank, prefill_tokens: prefill,
       prefill_bar: fill, refreshes: after }));
-  } finally {
-    await context.close();
-  }
+  });
 }
 
 main().catch(e => {
