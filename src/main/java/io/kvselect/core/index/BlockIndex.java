@@ -44,6 +44,14 @@ public interface BlockIndex {
     return 0;
   }
 
+  /**
+   * The {@link ShardedBlockIndex} whose shards this index reads (null for an unsharded one), so a
+   * reader can ask for one shard's part; a decorator answers as the index it wraps.
+   */
+  default ShardedBlockIndex sharded() {
+    return null;
+  }
+
   /** Removes every block of one rank, on all tiers. */
   void removeRank(WorkerRank rank);
 

@@ -37,6 +37,11 @@ public final class ShardedBlockIndex implements BlockIndex {
     }
   }
 
+  @Override
+  public ShardedBlockIndex sharded() {
+    return this;
+  }
+
   public int shardCount() {
     return shards.length;
   }

@@ -2,6 +2,7 @@ package io.kvselect.core.kvc;
 
 import io.kvselect.core.index.BlockIndex;
 import io.kvselect.core.index.OverlapScores;
+import io.kvselect.core.index.ShardedBlockIndex;
 import io.kvselect.core.index.StorageTier;
 import io.kvselect.core.index.StoredBlock;
 import io.kvselect.core.index.WorkerRank;
@@ -65,6 +66,11 @@ public final class ResidentModelFeed implements BlockIndex {
   @Override
   public int shardOf(WorkerRank rank) {
     return index.shardOf(rank);
+  }
+
+  @Override
+  public ShardedBlockIndex sharded() {
+    return index.sharded();
   }
 
   @Override

@@ -35,7 +35,9 @@ public record Selection(
     List<WorkerRank> alternatives) {
 
   public Selection {
-    alternatives = alternatives == null ? List.of() : List.copyOf(alternatives);
+    // not copied: the selector passes an unmodifiable view that ranks the others only when read
+    // (the endpoint picker's fallbacks), so a selection nobody asks for them never ranks them
+    alternatives = alternatives == null ? List.of() : java.util.Collections.unmodifiableList(alternatives);
   }
 
   /** A selection without a {@code kvc} block. */

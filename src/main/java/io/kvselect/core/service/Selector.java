@@ -79,7 +79,7 @@ final class Selector {
     Candidate c = d.chosen();
     long cached = CostFunction.effectiveCachedTokens(cfg, c.overlap(), bs);
     return new Choice(c.rank(), overlap, CostFunction.effectivePrefillTokens(np.isl(), cached),
-        c.potentialDecodeBlocks(), c.activePrefillTokens(), m, d.others().stream().map(Candidate::rank).toList());
+        c.potentialDecodeBlocks(), c.activePrefillTokens(), m, d.otherRanks());
   }
 
   /**

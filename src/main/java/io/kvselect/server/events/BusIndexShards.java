@@ -63,7 +63,8 @@ public final class BusIndexShards implements IndexShards {
   @Override
   public CompletionStage<OverlapScores> findMatches(PartitionKey partition, long[] blockHashes) {
     BlockIndex index = blockHashes == null || blockHashes.length == 0 ? null : indexOf.apply(partition);
-    if (!(index instanceof ShardedBlockIndex sharded)) {
+    ShardedBlockIndex sharded = index == null ? null : index.sharded();
+    if (sharded == null) {
       return CompletableFuture.completedFuture(index == null ? null : index.findMatches(blockHashes));
     }
     int n = sharded.shardCount();
@@ -93,7 +94,8 @@ public final class BusIndexShards implements IndexShards {
   static void answer(Message<ShardRead> m, int shard, Function<PartitionKey, BlockIndex> indexOf) {
     ShardRead r = m.body();
     BlockIndex index = indexOf.apply(r.partition());
-    OverlapScores part = index instanceof ShardedBlockIndex sharded && shard < sharded.shardCount()
+    ShardedBlockIndex sharded = index == null ? null : index.sharded();
+    OverlapScores part = sharded != null && shard < sharded.shardCount()
         ? sharded.findMatchesInShard(shard, r.blockHashes()) : OverlapScores.EMPTY;
     m.reply(part, LocalCodec.options());
   }

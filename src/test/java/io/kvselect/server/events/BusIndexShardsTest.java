@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kvselect.core.catalog.PartitionKey;
 import io.kvselect.core.index.BlockIndex;
+import io.kvselect.core.kvc.ResidentModel;
+import io.kvselect.core.kvc.ResidentModelFeed;
 import io.kvselect.core.index.PrefixChainIndex;
 import io.kvselect.core.index.ShardedBlockIndex;
 import io.kvselect.core.index.WorkerRank;
@@ -60,6 +62,20 @@ class BusIndexShardsTest extends IndexShardsContract {
     IndexShards s = shards(k -> index);
     assertEquals(ranks.size(), await(s.findMatches(P, q)).size());
     assertEquals(0, last.fallbacks(), "every part came from its shard's verticle");
+  }
+
+  @Test
+  void aDecoratedShardedIndexIsStillReadShardByShard() throws Exception {
+    ShardedBlockIndex index = new ShardedBlockIndex(SHARDS, PrefixChainIndex::new);
+    BlockIndex fed = new ResidentModelFeed(index, new ResidentModel());
+    List<WorkerRank> ranks = ranksOnEveryShard(16);
+    long[] q = {1, 2, 3, 4};
+    for (WorkerRank r : ranks) {
+      store(fed, r, q, 2);
+    }
+    IndexShards s = shards(k -> fed);
+    assertEquals(index.findMatches(q).ranks(), await(s.findMatches(P, q)).ranks());
+    assertEquals(0, last.fallbacks(), "every part came from its shard's verticle, through the decorator");
   }
 
   @Test
