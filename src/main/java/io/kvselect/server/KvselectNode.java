@@ -27,19 +27,28 @@ public final class KvselectNode {
   private final Vertx vertx;
   private final SelectionService service;
   private final MainVerticle main;
+
   /** Counts in-flight HTTP requests for {@link #drain}; shared by the HTTP verticles. */
   private final io.kvselect.server.drain.RequestGate gate;
+
   /** The first {@link #drain} call's outcome; later calls return it. */
   private final java.util.concurrent.atomic.AtomicReference<Future<Void>> drained =
       new java.util.concurrent.atomic.AtomicReference<>();
+
   private final ClusterView cluster;
+
   /** Node-to-node sync of a clustered node ({@code null} when standalone); attached by the assembly. */
   private final io.kvselect.server.cluster.PeerSync peerSync;
+
   /** Dynamo's replica sync ({@code null} without {@code --replica-sync-port}); started and stopped by its verticle. */
   private final io.kvselect.server.sync.replica.ReplicaSync replicaSync;
 
-  private KvselectNode(Vertx vertx, NodeParts parts, MainVerticle main,
-      io.kvselect.server.drain.RequestGate gate, ClusterView cluster) {
+  private KvselectNode(
+      Vertx vertx,
+      NodeParts parts,
+      MainVerticle main,
+      io.kvselect.server.drain.RequestGate gate,
+      ClusterView cluster) {
     this.vertx = vertx;
     this.service = parts.service();
     this.peerSync = parts.sync();
@@ -78,19 +87,33 @@ public final class KvselectNode {
   /** Starts a standalone node over {@code parts} (say {@link NodeParts#of} a service) with {@code httpInstances} HTTP verticles. */
   public static Future<KvselectNode> start(NodeSettings s, NodeParts parts, int httpInstances) {
     ServiceMetrics metrics = new ServiceMetrics();
-    return deploy(standaloneVertx(metrics), s, parts, httpInstances, metrics, ClusterView.standalone());
+    return deploy(
+        standaloneVertx(metrics), s, parts, httpInstances, metrics, ClusterView.standalone());
   }
 
   private static Vertx standaloneVertx(ServiceMetrics metrics) {
-    return Vertx.builder().with(vertxOptions()).withMetrics(new MicrometerMetricsFactory(metrics.registry())).build();
+    return Vertx.builder()
+        .with(vertxOptions())
+        .withMetrics(new MicrometerMetricsFactory(metrics.registry()))
+        .build();
   }
 
   private static VertxOptions vertxOptions() {
-    return new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions()
-        .setEnabled(true).setJvmMetricsEnabled(true)
-        // the pool labels tell the worker pool from the internal blocking pool: without them both
-        // map to one meter id and the second registration is refused with a warning
-        .setLabels(EnumSet.of(Label.HTTP_METHOD, Label.HTTP_CODE, Label.HTTP_ROUTE, Label.POOL_TYPE, Label.POOL_NAME)));
+    return new VertxOptions()
+        .setMetricsOptions(
+            new MicrometerMetricsOptions()
+                .setEnabled(true)
+                .setJvmMetricsEnabled(true)
+                // the pool labels tell the worker pool from the internal blocking pool: without
+                // them both
+                // map to one meter id and the second registration is refused with a warning
+                .setLabels(
+                    EnumSet.of(
+                        Label.HTTP_METHOD,
+                        Label.HTTP_CODE,
+                        Label.HTTP_ROUTE,
+                        Label.POOL_TYPE,
+                        Label.POOL_NAME)));
   }
 
   /**
@@ -99,34 +122,53 @@ public final class KvselectNode {
    */
   private static Future<KvselectNode> startClustered(NodeSettings s, int httpInstances) {
     ServiceMetrics metrics = new ServiceMetrics();
-    return ClusterBootstrap.start(vertxOptions(), new MicrometerMetricsFactory(metrics.registry()), s.cluster(),
-        s.selectionCacheMaxEntries()).compose(c -> {
-          NodeParts parts;
-          try {
-            parts = NodeParts.clustered(s, c.vertx(), c.hazelcast());
-          } catch (RuntimeException e) {
-            return c.vertx().close().transform(x -> Future.<KvselectNode>failedFuture(e));
-          }
-          return deploy(c.vertx(), s, parts, httpInstances, metrics, c.view());
-        });
+    return ClusterBootstrap.start(
+            vertxOptions(),
+            new MicrometerMetricsFactory(metrics.registry()),
+            s.cluster(),
+            s.selectionCacheMaxEntries())
+        .compose(
+            c -> {
+              NodeParts parts;
+              try {
+                parts = NodeParts.clustered(s, c.vertx(), c.hazelcast());
+              } catch (RuntimeException e) {
+                return c.vertx().close().transform(x -> Future.<KvselectNode>failedFuture(e));
+              }
+              return deploy(c.vertx(), s, parts, httpInstances, metrics, c.view());
+            });
   }
 
-  private static Future<KvselectNode> deploy(Vertx vertx, NodeSettings s, NodeParts parts, int httpInstances,
-      ServiceMetrics metrics, ClusterView cluster) {
+  private static Future<KvselectNode> deploy(
+      Vertx vertx,
+      NodeSettings s,
+      NodeParts parts,
+      int httpInstances,
+      ServiceMetrics metrics,
+      ClusterView cluster) {
     io.kvselect.server.drain.RequestGate gate = new io.kvselect.server.drain.RequestGate();
     // not bound to a context: chaining the failure after vertx.close() would dispatch it onto the
     // closed event loop, where it is rejected and the caller waits forever
     Promise<KvselectNode> result = Promise.promise();
-    NodeAssembly.deploy(vertx, s, parts, httpInstances, metrics, cluster,
-        io.kvselect.server.security.HttpGuards.of(s.operations(), gate)).onComplete(ar -> {
-          if (ar.succeeded()) {
-            io.kvselect.server.security.Exposure.warning(s.host(), s.operations().authEnabled()).ifPresent(LOG::warn);
-            result.complete(new KvselectNode(vertx, parts, ar.result().main(), gate, cluster));
-          } else {
-            result.fail(ar.cause());
-            vertx.close();
-          }
-        });
+    NodeAssembly.deploy(
+            vertx,
+            s,
+            parts,
+            httpInstances,
+            metrics,
+            cluster,
+            io.kvselect.server.security.HttpGuards.of(s.operations(), gate))
+        .onComplete(
+            ar -> {
+              if (ar.succeeded()) {
+                io.kvselect.server.security.Exposure.warning(s.host(), s.operations().authEnabled())
+                    .ifPresent(LOG::warn);
+                result.complete(new KvselectNode(vertx, parts, ar.result().main(), gate, cluster));
+              } else {
+                result.fail(ar.cause());
+                vertx.close();
+              }
+            });
     return result.future();
   }
 
@@ -167,20 +209,31 @@ public final class KvselectNode {
     service.shutdown();
     int parked = service.rejectQueued("node is draining; retry on another node");
     gate.close();
-    LOG.info("draining: /ready and new selections answer 503, {} queued request(s) answered 503,"
-        + " waiting up to {} ms for {} in-flight request(s)", parked, timeout.toMillis(), gate.inFlight());
-    java.util.concurrent.CompletableFuture<Boolean> idle = gate.idle().thenApply(v -> true)
-        .completeOnTimeout(false, timeout.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
-    idle.thenAccept(inTime -> {
-      if (!inTime) {
-        LOG.warn("drain timeout after {} ms: closing with {} request(s) still in flight", timeout.toMillis(),
-            gate.inFlight());
-      }
-      close().onComplete(ar -> {
-        LOG.info("drained and closed");
-        done.handle(ar);
-      });
-    });
+    LOG.info(
+        "draining: /ready and new selections answer 503, {} queued request(s) answered 503,"
+            + " waiting up to {} ms for {} in-flight request(s)",
+        parked,
+        timeout.toMillis(),
+        gate.inFlight());
+    java.util.concurrent.CompletableFuture<Boolean> idle =
+        gate.idle()
+            .thenApply(v -> true)
+            .completeOnTimeout(false, timeout.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+    idle.thenAccept(
+        inTime -> {
+          if (!inTime) {
+            LOG.warn(
+                "drain timeout after {} ms: closing with {} request(s) still in flight",
+                timeout.toMillis(),
+                gate.inFlight());
+          }
+          close()
+              .onComplete(
+                  ar -> {
+                    LOG.info("drained and closed");
+                    done.handle(ar);
+                  });
+        });
     return done.future();
   }
 

@@ -25,8 +25,10 @@ public final class Launcher {
 
   /** Exit code of a usage error. */
   static final int USAGE = 2;
+
   /** Exit code of a node that could not start. */
   static final int FAILED = 1;
+
   /** What closing the node may take after the drain timeout (HTTP servers, KV-event threads). */
   static final long CLOSE_MARGIN_MS = 10_000;
 
@@ -70,7 +72,11 @@ public final class Launcher {
     }
     KvselectNode node;
     try {
-      node = KvselectNode.start(settings).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+      node =
+          KvselectNode.start(settings)
+              .toCompletionStage()
+              .toCompletableFuture()
+              .get(60, TimeUnit.SECONDS);
     } catch (Exception e) {
       err.println("kvselect: " + startFailure(settings, e));
       return FAILED;
@@ -80,14 +86,20 @@ public final class Launcher {
     }
     // SIGTERM: drain (503 for /ready and new selections, in-flight requests answered), then close
     java.time.Duration drain = settings.operations().drainTimeout();
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      try {
-        node.drain(drain).toCompletionStage().toCompletableFuture()
-            .get(drain.toMillis() + CLOSE_MARGIN_MS, TimeUnit.MILLISECONDS);
-      } catch (Exception e) {
-        LOG.warn("shutdown did not complete cleanly: {}", e.toString());
-      }
-    }, "kvselect-shutdown"));
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  try {
+                    node.drain(drain)
+                        .toCompletionStage()
+                        .toCompletableFuture()
+                        .get(drain.toMillis() + CLOSE_MARGIN_MS, TimeUnit.MILLISECONDS);
+                  } catch (Exception e) {
+                    LOG.warn("shutdown did not complete cleanly: {}", e.toString());
+                  }
+                },
+                "kvselect-shutdown"));
     return 0;
   }
 
@@ -101,11 +113,14 @@ public final class Launcher {
     if (root instanceof java.util.concurrent.TimeoutException) {
       return "cannot start on " + address + ": start-up did not finish within 60 s";
     }
-    String message = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
-    if (root instanceof UnknownHostException || root.getClass().getName().startsWith("io.netty.resolver")) {
+    String message =
+        root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
+    if (root instanceof UnknownHostException
+        || root.getClass().getName().startsWith("io.netty.resolver")) {
       return "cannot listen on " + address + ": unknown host (" + message + ")";
     }
-    if (root instanceof BindException || root instanceof java.net.SocketException
+    if (root instanceof BindException
+        || root instanceof java.net.SocketException
         || root.getClass().getName().startsWith("io.netty.channel")) {
       return "cannot listen on " + address + ": " + stripBindPrefix(message);
     }
@@ -115,7 +130,9 @@ public final class Launcher {
   /** Netty's native transport says {@code bind(..) failed: Address already in use}. */
   private static String stripBindPrefix(String message) {
     int i = message.indexOf("failed: ");
-    return message.startsWith("bind(") && i >= 0 ? message.substring(i + "failed: ".length()) : message;
+    return message.startsWith("bind(") && i >= 0
+        ? message.substring(i + "failed: ".length())
+        : message;
   }
 
   /** Options that are validated but belong to features this node does not have yet. */

@@ -1,5 +1,6 @@
 package io.kvselect.server;
 
+import io.kvselect.core.config.RouterConfigLoader;
 import io.kvselect.core.service.SelectionService;
 import io.kvselect.server.api.ApiOperations;
 import io.kvselect.server.api.HttpApiVerticle;
@@ -8,28 +9,27 @@ import io.kvselect.server.bus.EventBusApi;
 import io.kvselect.server.cluster.ClusterView;
 import io.kvselect.server.config.NodeSettings;
 import io.kvselect.server.config.OperationsSettings;
-import io.kvselect.core.config.RouterConfigLoader;
 import io.kvselect.server.epp.EppMetrics;
 import io.kvselect.server.epp.EppVerticle;
 import io.kvselect.server.events.IndexShardVerticle;
-import io.kvselect.server.events.KvEventIngestVerticle;
-import io.kvselect.server.events.ShardWriters;
 import io.kvselect.server.events.KvEventIngestOptions;
+import io.kvselect.server.events.KvEventIngestVerticle;
 import io.kvselect.server.events.KvEventsCoordinator;
+import io.kvselect.server.events.ShardWriters;
 import io.kvselect.server.liveness.RetryingListenerWatch;
 import io.kvselect.server.metrics.HistorySampler;
 import io.kvselect.server.metrics.ServiceMetrics;
 import io.kvselect.server.security.HttpGuards;
-import io.kvselect.server.sync.replica.ReplicaSync;
-import io.kvselect.server.sync.replica.ReplicaSyncVerticle;
 import io.kvselect.server.session.BusSessionAffinity;
 import io.kvselect.server.session.SessionAffinityVerticle;
 import io.kvselect.server.sync.IndexRecovery;
+import io.kvselect.server.sync.replica.ReplicaSync;
+import io.kvselect.server.sync.replica.ReplicaSyncVerticle;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -61,28 +61,39 @@ public final class MainVerticle extends VerticleBase {
   private KvEventsCoordinator events;
   private final AtomicInteger actualPort = new AtomicInteger(-1);
   private long timer = -1;
+
   /** The status page's history sampler ({@link HistorySampler}), on this verticle's context. */
   private long historyTimer = -1;
+
   /** Warns about schedulable workers whose listener keeps retrying; null in approximate mode. */
   private volatile RetryingListenerWatch watch;
+
   private long watchTimer = -1;
 
   private final List<String> indexerPeers;
+
   /** The workers file and the liveness watch, deployed as verticles of this one when switched on. */
   private final OperationsSettings operations;
+
   /** The effective configuration served by {@code GET /config}; never modified. */
   private final java.util.Map<String, Object> config;
+
   private final HttpGuards guards;
   private volatile IndexRecovery.Outcome recovery = IndexRecovery.Outcome.disabled();
+
   /** Dynamo's replica sync behind {@code /replica_sync/*}; null when disabled. */
   private final ReplicaSync replica;
+
   private BusEvents busEvents;
 
   /** What {@code GET /cluster} and {@code /ready} report about clustering. */
   private final ClusterView cluster;
+
   /** The endpoint picker's settings; its verticle is deployed only when a port is set. */
   private final io.kvselect.server.config.EppSettings epp;
+
   private final AtomicInteger eppPort = new AtomicInteger(-1);
+
   /** The picker's meters (thread-safe), shared by its verticle and the status page; null when it is off. */
   private EppMetrics eppMetrics;
 
@@ -91,7 +102,12 @@ public final class MainVerticle extends VerticleBase {
    * {@code httpInstances} HTTP server instances (0: none, the event-bus API only) behind
    * {@code guards}, on a node whose clustering {@code cluster} reports.
    */
-  public MainVerticle(NodeSettings s, NodeParts parts, ServiceMetrics metrics, int httpInstances, HttpGuards guards,
+  public MainVerticle(
+      NodeSettings s,
+      NodeParts parts,
+      ServiceMetrics metrics,
+      int httpInstances,
+      HttpGuards guards,
       ClusterView cluster) {
     this.guards = guards;
     this.cluster = cluster;
@@ -119,16 +135,24 @@ public final class MainVerticle extends VerticleBase {
     // on the worker pool, slice by slice: a continuation re-queued on an event loop would keep the
     // loop's task queue from ever emptying, which starves its timers and I/O for the whole backlog
     // (bin/kvselect-queueload wakeup measured a 950 ms stall that way for 10,000 parked requests)
-    service.continueQueuesOn(task -> context.executeBlocking(() -> {
-      task.run();
-      return null;
-    }, false).onFailure(e -> {
-      if (e instanceof java.util.concurrent.RejectedExecutionException) {
-        context.runOnContext(v -> task.run()); // the pool is closing: finish on the loop
-      } else {
-        LOG.warn("a router queue's drain failed", e);
-      }
-    }));
+    service.continueQueuesOn(
+        task ->
+            context
+                .executeBlocking(
+                    () -> {
+                      task.run();
+                      return null;
+                    },
+                    false)
+                .onFailure(
+                    e -> {
+                      if (e instanceof java.util.concurrent.RejectedExecutionException) {
+                        context.runOnContext(
+                            v -> task.run()); // the pool is closing: finish on the loop
+                      } else {
+                        LOG.warn("a router queue's drain failed", e);
+                      }
+                    }));
     timer = vertx.setPeriodic(HOUSEKEEPING_MS, id -> service.expire());
     HistorySampler history = new HistorySampler(service, java.time.Clock.systemUTC());
     metrics.history(history);
@@ -136,12 +160,16 @@ public final class MainVerticle extends VerticleBase {
     var cfg = service.settings().router();
     List<String> inert = RouterConfigLoader.knobsNotActedOn(cfg);
     if (!inert.isEmpty()) {
-      LOG.warn("parsed but not acted on by this version (Dynamo behaviour differs): {}", String.join(", ", inert));
+      LOG.warn(
+          "parsed but not acted on by this version (Dynamo behaviour differs): {}",
+          String.join(", ", inert));
     }
     // the session table's owner, then Dynamo's replica sync: its PUB is bound (or the deployment
     // fails) before anything books
-    Future<?> ingest = service.sessionAffinity() instanceof BusSessionAffinity bus
-        ? vertx.deployVerticle(new SessionAffinityVerticle(bus.owned())) : Future.succeededFuture();
+    Future<?> ingest =
+        service.sessionAffinity() instanceof BusSessionAffinity bus
+            ? vertx.deployVerticle(new SessionAffinityVerticle(bus.owned()))
+            : Future.succeededFuture();
     if (replica != null) {
       ingest = ingest.compose(r -> vertx.deployVerticle(new ReplicaSyncVerticle(replica, service)));
     }
@@ -152,59 +180,111 @@ public final class MainVerticle extends VerticleBase {
       // hands them to shard p's verticle at the end of each poll round, which applies them
       int pollers = Math.max(1, eventThreads);
       ShardWriters shards = new ShardWriters(vertx, pollers, pollers);
-      KvEventIngestVerticle iv = new KvEventIngestVerticle(KvEventIngestOptions.defaults().withPollerThreads(pollers),
-          KvEventsCoordinator.UNSUBSCRIBED, shards::flush);
-      DeploymentOptions shardOptions = new DeploymentOptions().setThreadingModel(io.vertx.core.ThreadingModel.WORKER)
-          .setWorkerPoolName("kvselect-index-shard").setWorkerPoolSize(pollers);
-      ingest = ingest.compose(r -> {
-        Future<?> all = Future.succeededFuture();
-        for (int p = 0; p < pollers; p++) {
-          int shard = p;
-          all = all.compose(x -> vertx.deployVerticle(new IndexShardVerticle(shards, shard, service::eventIndex), shardOptions));
-        }
-        return all;
-      }).compose(r -> vertx.deployVerticle(iv)).onSuccess(id -> {
-        events = new KvEventsCoordinator(service, iv.ingest(), shards);
-        service.addCatalogListener(events);
-        metrics.bindKvEvents(events);
-        history.events(events);
-        KvEventsCoordinator ev = events;
-        watch = new RetryingListenerWatch(() -> service.listWorkers(null, null), ev::stats, ev::unreachableSince,
-            System::nanoTime, RetryingListenerWatch.GRACE);
-        watchTimer = vertx.setPeriodic(2_000, t -> watch.check());
-      });
+      KvEventIngestVerticle iv =
+          new KvEventIngestVerticle(
+              KvEventIngestOptions.defaults().withPollerThreads(pollers),
+              KvEventsCoordinator.UNSUBSCRIBED,
+              shards::flush);
+      DeploymentOptions shardOptions =
+          new DeploymentOptions()
+              .setThreadingModel(io.vertx.core.ThreadingModel.WORKER)
+              .setWorkerPoolName("kvselect-index-shard")
+              .setWorkerPoolSize(pollers);
+      ingest =
+          ingest
+              .compose(
+                  r -> {
+                    Future<?> all = Future.succeededFuture();
+                    for (int p = 0; p < pollers; p++) {
+                      int shard = p;
+                      all =
+                          all.compose(
+                              x ->
+                                  vertx.deployVerticle(
+                                      new IndexShardVerticle(shards, shard, service::eventIndex),
+                                      shardOptions));
+                    }
+                    return all;
+                  })
+              .compose(r -> vertx.deployVerticle(iv))
+              .onSuccess(
+                  id -> {
+                    events = new KvEventsCoordinator(service, iv.ingest(), shards);
+                    service.addCatalogListener(events);
+                    metrics.bindKvEvents(events);
+                    history.events(events);
+                    KvEventsCoordinator ev = events;
+                    watch =
+                        new RetryingListenerWatch(
+                            () -> service.listWorkers(null, null),
+                            ev::stats,
+                            ev::unreachableSince,
+                            System::nanoTime,
+                            RetryingListenerWatch.GRACE);
+                    watchTimer = vertx.setPeriodic(2_000, t -> watch.check());
+                  });
     }
     // recover the index from a peer before serving, so no worker's listener goes live first
-    return ingest.compose(v -> indexerPeers.isEmpty()
-        ? Future.succeededFuture(IndexRecovery.Outcome.disabled())
-        : vertx.executeBlocking(() -> IndexRecovery.run(service, indexerPeers), false))
-        .compose(outcome -> {
-          recovery = outcome;
-          KvEventsCoordinator ev = events;
-          if (httpInstances == 0) {
-            return Future.succeededFuture();
-          }
-          // with port 0 each instance binds a random port of its own and port() names one of them
-          // (sharing one random port needs Vert.x's server sharing, which is keyed by the
-          // requested port: a second bind of the chosen port failed with "Address already in use")
-          if (epp.enabled()) {
-            eppMetrics = new EppMetrics(metrics.registry());
-          }
-          EppMetrics em = eppMetrics;
-          return vertx.deployVerticle(() -> new HttpApiVerticle(service, metrics, ev, () -> recovery, host, port,
-              actualPort::set, config, guards, cluster).replicaSync(replica)
-              .listenerWarnings(this::listenerWarnings).picker(em == null ? null : em::summary),
-              new DeploymentOptions().setInstances(httpInstances));
-        })
-        .compose(v -> {
-          ApiOperations ops = new ApiOperations(service, events);
-          return vertx.deployVerticle(() -> new EventBusApi(ops),
-              new DeploymentOptions().setInstances(Math.max(1, httpInstances)));
-        })
+    return ingest
+        .compose(
+            v ->
+                indexerPeers.isEmpty()
+                    ? Future.succeededFuture(IndexRecovery.Outcome.disabled())
+                    : vertx.executeBlocking(() -> IndexRecovery.run(service, indexerPeers), false))
+        .compose(
+            outcome -> {
+              recovery = outcome;
+              KvEventsCoordinator ev = events;
+              if (httpInstances == 0) {
+                return Future.succeededFuture();
+              }
+              // with port 0 each instance binds a random port of its own and port() names one of
+              // them
+              // (sharing one random port needs Vert.x's server sharing, which is keyed by the
+              // requested port: a second bind of the chosen port failed with "Address already in
+              // use")
+              if (epp.enabled()) {
+                eppMetrics = new EppMetrics(metrics.registry());
+              }
+              EppMetrics em = eppMetrics;
+              return vertx.deployVerticle(
+                  () ->
+                      new HttpApiVerticle(
+                              service,
+                              metrics,
+                              ev,
+                              () -> recovery,
+                              host,
+                              port,
+                              actualPort::set,
+                              config,
+                              guards,
+                              cluster)
+                          .replicaSync(replica)
+                          .listenerWarnings(this::listenerWarnings)
+                          .picker(em == null ? null : em::summary),
+                  new DeploymentOptions().setInstances(httpInstances));
+            })
+        .compose(
+            v -> {
+              ApiOperations ops = new ApiOperations(service, events);
+              return vertx.deployVerticle(
+                  () -> new EventBusApi(ops),
+                  new DeploymentOptions().setInstances(Math.max(1, httpInstances)));
+            })
         .compose(v -> Operations.deploy(vertx, operations, service, events))
-        .compose(v -> epp.enabled() ? vertx.deployVerticle(new EppVerticle(service, epp, host,
-            () -> service.ready().ready() && cluster.notReadyReason() == null,
-            eppMetrics(), eppPort::set)) : Future.succeededFuture());
+        .compose(
+            v ->
+                epp.enabled()
+                    ? vertx.deployVerticle(
+                        new EppVerticle(
+                            service,
+                            epp,
+                            host,
+                            () -> service.ready().ready() && cluster.notReadyReason() == null,
+                            eppMetrics(),
+                            eppPort::set))
+                    : Future.succeededFuture());
   }
 
   /** The picker's meters, made with the HTTP servers (or here when no HTTP server runs). */

@@ -34,10 +34,17 @@ public final class NodeAssembly {
    * serves the event-bus API only and opens no port), behind {@code guards}, reporting its
    * clustering through {@code view}.
    */
-  public static Future<Deployed> deploy(Vertx vertx, NodeSettings s, NodeParts parts, int httpInstances,
-      ServiceMetrics metrics, ClusterView view, HttpGuards guards) {
+  public static Future<Deployed> deploy(
+      Vertx vertx,
+      NodeSettings s,
+      NodeParts parts,
+      int httpInstances,
+      ServiceMetrics metrics,
+      ClusterView view,
+      HttpGuards guards) {
     if (httpInstances < 0) {
-      return Future.failedFuture(new IllegalArgumentException("httpInstances must not be negative"));
+      return Future.failedFuture(
+          new IllegalArgumentException("httpInstances must not be negative"));
     }
     SelectionService service = parts.service();
     PeerSync sync = parts.sync();
@@ -51,32 +58,41 @@ public final class NodeAssembly {
     // not bound to a context: the caller may close its Vert.x on a failure, and a completion
     // dispatched onto a closed event loop is rejected and never reaches its listener
     Promise<Deployed> result = Promise.promise();
-    vertx.deployVerticle(main)
-        .compose(id -> join(sync, service, main, view).map(v -> new Deployed(main, id))
-            .recover(e -> vertx.undeploy(id).transform(x -> Future.<Deployed>failedFuture(e))))
-        .onComplete(ar -> {
-          if (ar.succeeded()) {
-            result.complete(ar.result());
-            return;
-          }
-          service.shutdown();
-          Future<Void> syncClosed = sync == null ? Future.succeededFuture() : sync.close();
-          syncClosed.onComplete(x -> result.fail(ar.cause()));
-        });
+    vertx
+        .deployVerticle(main)
+        .compose(
+            id ->
+                join(sync, service, main, view)
+                    .map(v -> new Deployed(main, id))
+                    .recover(
+                        e -> vertx.undeploy(id).transform(x -> Future.<Deployed>failedFuture(e))))
+        .onComplete(
+            ar -> {
+              if (ar.succeeded()) {
+                result.complete(ar.result());
+                return;
+              }
+              service.shutdown();
+              Future<Void> syncClosed = sync == null ? Future.succeededFuture() : sync.close();
+              syncClosed.onComplete(x -> result.fail(ar.cause()));
+            });
     return result.future();
   }
 
   /** A cluster member's join once its verticles are up: recovery from a peer, then readiness. */
-  private static Future<Void> join(PeerSync sync, SelectionService service, MainVerticle main, ClusterView view) {
+  private static Future<Void> join(
+      PeerSync sync, SelectionService service, MainVerticle main, ClusterView view) {
     if (sync == null) {
       return Future.succeededFuture();
     }
-    return sync.attach(service, main.events()).map(o -> {
-      view.attachSync(sync::json);
-      view.attachFence(sync::fenceReason);
-      view.releaseReady();
-      return null;
-    });
+    return sync.attach(service, main.events())
+        .map(
+            o -> {
+              view.attachSync(sync::json);
+              view.attachFence(sync::fenceReason);
+              view.releaseReady();
+              return null;
+            });
   }
 
   /** The node's session table: the one its session-affinity verticle owns, when the service calls it over the bus. */

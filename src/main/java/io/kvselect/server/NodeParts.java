@@ -42,7 +42,8 @@ import java.time.Duration;
  * @param sync node-to-node sync, or null when standalone
  * @param hazelcast the Hazelcast member under a clustered Vert.x, or null when standalone
  */
-public record NodeParts(SelectionService service, ReplicaSync replica, PeerSync sync, HazelcastInstance hazelcast) {
+public record NodeParts(
+    SelectionService service, ReplicaSync replica, PeerSync sync, HazelcastInstance hazelcast) {
 
   /** A standalone node over a service built elsewhere (tests, tools): no replica sync, no cluster. */
   public static NodeParts of(SelectionService service) {
@@ -67,8 +68,13 @@ public record NodeParts(SelectionService service, ReplicaSync replica, PeerSync 
     if (s.sessionAffinityTtlSecs() != null) {
       // the table belongs to the session-affinity verticle; the service reaches it over the bus
       Duration ttl = Duration.ofSeconds(s.sessionAffinityTtlSecs());
-      b.sessionAffinity(clock -> new BusSessionAffinity(vertx, replica == null
-          ? new LocalSessionAffinity(clock, ttl) : replica.affinity(new LocalSessionAffinity(clock, ttl))));
+      b.sessionAffinity(
+          clock ->
+              new BusSessionAffinity(
+                  vertx,
+                  replica == null
+                      ? new LocalSessionAffinity(clock, ttl)
+                      : replica.affinity(new LocalSessionAffinity(clock, ttl))));
     }
     return new NodeParts(b.build(), replica, null, null);
   }
@@ -82,8 +88,14 @@ public record NodeParts(SelectionService service, ReplicaSync replica, PeerSync 
   public static NodeParts clustered(NodeSettings s, Vertx vertx, HazelcastInstance hz) {
     ReplicaSync replica = replicaSync(s);
     PeerSync sync = new PeerSync(vertx, PeerSync.options(s.cluster()));
-    SelectionService service = ClusterSeams.build(indexReads(builder(s), vertx), s, vertx, hz, sync,
-        replica == null ? null : new BusLoadSync(vertx));
+    SelectionService service =
+        ClusterSeams.build(
+            indexReads(builder(s), vertx),
+            s,
+            vertx,
+            hz,
+            sync,
+            replica == null ? null : new BusLoadSync(vertx));
     return new NodeParts(service, replica, sync, hz);
   }
 
@@ -92,13 +104,20 @@ public record NodeParts(SelectionService service, ReplicaSync replica, PeerSync 
     if (hazelcast == null) {
       return 1;
     }
-    return hazelcast.getLifecycleService().isRunning() ? hazelcast.getCluster().getMembers().size() : 0;
+    return hazelcast.getLifecycleService().isRunning()
+        ? hazelcast.getCluster().getMembers().size()
+        : 0;
   }
 
   /** Dynamo's replica sync when {@code --replica-sync-port} is set, else null (not started). */
   private static ReplicaSync replicaSync(NodeSettings s) {
-    return s.replicaSyncPort() == null ? null : new ReplicaSync(
-        s.replicaSyncPort(), s.host(), s.replicaSyncPeers(), s.sessionAffinityTtlSecs() != null);
+    return s.replicaSyncPort() == null
+        ? null
+        : new ReplicaSync(
+            s.replicaSyncPort(),
+            s.host(),
+            s.replicaSyncPeers(),
+            s.sessionAffinityTtlSecs() != null);
   }
 
   /**
@@ -107,7 +126,9 @@ public record NodeParts(SelectionService service, ReplicaSync replica, PeerSync 
    * measurement in {@code docs/design.md} can be repeated).
    */
   private static SelectionServiceBuilder indexReads(SelectionServiceBuilder b, Vertx vertx) {
-    return BusIndexShards.selected() ? b.indexShards(indexOf -> new BusIndexShards(vertx, indexOf)) : b;
+    return BusIndexShards.selected()
+        ? b.indexShards(indexOf -> new BusIndexShards(vertx, indexOf))
+        : b;
   }
 
   /**
@@ -116,14 +137,18 @@ public record NodeParts(SelectionService service, ReplicaSync replica, PeerSync 
    * clock and a seeded RNG), so the simulator decides as a node does.
    */
   public static SelectionServiceBuilder builder(NodeSettings s) {
-    ServiceSettings settings = new ServiceSettings(
-        s.router(),
-        s.sessionAffinityTtlSecs() == null ? null : Duration.ofSeconds(s.sessionAffinityTtlSecs()),
-        Duration.ofNanos((long) (s.selectionCacheTtlSecs() * 1e9)),
-        s.selectionCacheMaxEntries(),
-        s.selectionCacheMaxBytes(),
-        () -> new ShardedBlockIndex(Math.max(1, s.threads()), PrefixChainIndex::new));
-    return SelectionService.builder().settings(settings)
+    ServiceSettings settings =
+        new ServiceSettings(
+            s.router(),
+            s.sessionAffinityTtlSecs() == null
+                ? null
+                : Duration.ofSeconds(s.sessionAffinityTtlSecs()),
+            Duration.ofNanos((long) (s.selectionCacheTtlSecs() * 1e9)),
+            s.selectionCacheMaxEntries(),
+            s.selectionCacheMaxBytes(),
+            () -> new ShardedBlockIndex(Math.max(1, s.threads()), PrefixChainIndex::new));
+    return SelectionService.builder()
+        .settings(settings)
         .queue(queueConfig(s.router()), Duration.ofNanos((long) (s.routerQueueTimeoutSecs() * 1e9)))
         .admissionClient(new HttpAdmissionClient(HttpAdmissionClient.DEFAULT_TIMEOUT));
   }

@@ -24,16 +24,24 @@ final class Operations {
    * The workers-file watcher (its first apply done, successful or logged) and the liveness
    * watcher; {@code events} is null in approximate mode, where liveness watches health URLs only.
    */
-  static Future<Void> deploy(Vertx vertx, OperationsSettings s, SelectionService service, KvEventsCoordinator events) {
+  static Future<Void> deploy(
+      Vertx vertx, OperationsSettings s, SelectionService service, KvEventsCoordinator events) {
     Future<?> f = Future.succeededFuture();
     if (s.workersFile() != null) {
-      f = f.compose(v -> vertx.deployVerticle(new WorkersFileVerticle(service, s.workersFile(), s.workersFilePoll())));
+      f =
+          f.compose(
+              v ->
+                  vertx.deployVerticle(
+                      new WorkersFileVerticle(service, s.workersFile(), s.workersFilePoll())));
     }
     if (s.livenessEnabled()) {
       if (events == null) {
-        LOG.info("liveness watches the workers' health_url only (no KV-event connections in approximate mode)");
+        LOG.info(
+            "liveness watches the workers' health_url only (no KV-event connections in approximate mode)");
       }
-      f = f.compose(v -> vertx.deployVerticle(new LivenessVerticle(service, events, s.livenessGrace())));
+      f =
+          f.compose(
+              v -> vertx.deployVerticle(new LivenessVerticle(service, events, s.livenessGrace())));
     }
     return f.mapEmpty();
   }

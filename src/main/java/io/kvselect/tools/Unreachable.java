@@ -21,7 +21,8 @@ public final class Unreachable extends IOException {
   private static final long serialVersionUID = 1L;
 
   /** Netty's {@code Connection refused: /127.0.0.1:8092} repeats the address the URL names. */
-  private static final Pattern TRAILING_ADDRESS = Pattern.compile(":\\s*\\S*/[0-9A-Fa-f.:\\[\\]]+:\\d+$");
+  private static final Pattern TRAILING_ADDRESS =
+      Pattern.compile(":\\s*\\S*/[0-9A-Fa-f.:\\[\\]]+:\\d+$");
 
   /** {@code what} ("kvselect", "engine") at {@code url} could not be reached because of {@code cause}. */
   public Unreachable(String what, String url, Throwable cause) {
@@ -68,7 +69,8 @@ public final class Unreachable extends IOException {
 
   private static Throwable unwrap(Throwable e) {
     Throwable t = e;
-    while ((t instanceof ExecutionException || t instanceof CompletionException) && t.getCause() != null) {
+    while ((t instanceof ExecutionException || t instanceof CompletionException)
+        && t.getCause() != null) {
       t = t.getCause();
     }
     return t;

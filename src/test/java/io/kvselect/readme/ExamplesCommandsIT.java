@@ -43,15 +43,25 @@ class ExamplesCommandsIT {
   @BeforeAll
   static void startNode() throws Exception {
     FatJar.path();
-    NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0"},
-        Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
-    node = KvselectNode.start(s, 1).toCompletionStage().toCompletableFuture()
-        .get(30, TimeUnit.SECONDS);
-    HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
-        URI.create("http://127.0.0.1:" + node.port() + "/workers")).header("content-type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString(
-            "{\"worker_id\": 1, \"endpoint\": \"http://worker-1:8000\", \"block_size\": 16}")).build(),
-        HttpResponse.BodyHandlers.ofString());
+    NodeSettings s =
+        NodeSettings.parse(
+            new String[] {"--host", "127.0.0.1", "--port", "0"},
+            Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
+    node =
+        KvselectNode.start(s, 1)
+            .toCompletionStage()
+            .toCompletableFuture()
+            .get(30, TimeUnit.SECONDS);
+    HttpResponse<String> r =
+        HttpClient.newHttpClient()
+            .send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.port() + "/workers"))
+                    .header("content-type", "application/json")
+                    .POST(
+                        HttpRequest.BodyPublishers.ofString(
+                            "{\"worker_id\": 1, \"endpoint\": \"http://worker-1:8000\", \"block_size\": 16}"))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
     assertEquals(201, r.statusCode(), r.body());
   }
 
@@ -66,16 +76,20 @@ class ExamplesCommandsIT {
 
   /** The {@code bash} block under the heading that starts with {@code heading}. */
   private static String command(String heading) {
-    List<Block> blocks = ReadmeBlocks.read(EXAMPLES_README).stream()
-        .filter(b -> b.info().equals("bash") && b.heading().startsWith(heading)).toList();
+    List<Block> blocks =
+        ReadmeBlocks.read(EXAMPLES_README).stream()
+            .filter(b -> b.info().equals("bash") && b.heading().startsWith(heading))
+            .toList();
     assertEquals(1, blocks.size(), "one bash block under '" + heading + "' in " + EXAMPLES_README);
     return blocks.get(0).text();
   }
 
   private static Ran run(String script) throws Exception {
     String adapted = script.replace("127.0.0.1:8092", "127.0.0.1:" + node.port());
-    ProcessBuilder pb = new ProcessBuilder("bash", "-euo", "pipefail", "-c", adapted)
-        .directory(Path.of("").toAbsolutePath().toFile()).redirectErrorStream(true);
+    ProcessBuilder pb =
+        new ProcessBuilder("bash", "-euo", "pipefail", "-c", adapted)
+            .directory(Path.of("").toAbsolutePath().toFile())
+            .redirectErrorStream(true);
     Process p = pb.start();
     byte[] out = p.getInputStream().readAllBytes();
     if (!p.waitFor(COMMAND_SECONDS, TimeUnit.SECONDS)) {
@@ -107,17 +121,22 @@ class ExamplesCommandsIT {
   @Test
   void theVertxClientRunsOnTheDocumentedClassPath() throws Exception {
     String cmd = command("Vert.x web client");
-    assertTrue(cmd.contains("vertx-web-client/" + vertxVersion() + "/"), "the pom's Vert.x version: " + cmd);
+    assertTrue(
+        cmd.contains("vertx-web-client/" + vertxVersion() + "/"),
+        "the pom's Vert.x version: " + cmd);
     Ran r = run(cmd);
     assertEquals(0, r.exit(), r.out());
-    assertTrue(r.out().strip().startsWith("worker 1 rank 0 at http://worker-1:8000, cached "), r.out());
+    assertTrue(
+        r.out().strip().startsWith("worker 1 rank 0 at http://worker-1:8000, cached "), r.out());
   }
 
   @Test
   void theReadmeEmbeddingBlocksRunWithTheFatJarAlone(@TempDir Path dir) throws Exception {
     String cmd = command("The README's embedding blocks");
-    List<Block> javaBlocks = ReadmeBlocks.read(ReadmeBlocks.readme()).stream()
-        .filter(b -> b.info().equals("java") && b.notRun() == null).toList();
+    List<Block> javaBlocks =
+        ReadmeBlocks.read(ReadmeBlocks.readme()).stream()
+            .filter(b -> b.info().equals("java") && b.notRun() == null)
+            .toList();
     assertTrue(javaBlocks.size() >= 2, "the Embedding blocks: " + javaBlocks.size());
     for (Block b : javaBlocks) {
       Path embed = Files.createDirectories(dir.resolve("b" + b.line())).resolve("Embed.java");
@@ -131,17 +150,24 @@ class ExamplesCommandsIT {
           printed.add(m.group(1));
         }
       }
-      Files.writeString(embed, imports + "public class Embed {\n  public static void main(String[] args) throws Exception {\n"
-          + body + "  }\n}\n");
+      Files.writeString(
+          embed,
+          imports
+              + "public class Embed {\n  public static void main(String[] args) throws Exception {\n"
+              + body
+              + "  }\n}\n");
       Ran r = run(cmd.replace(" Embed.java", " '" + embed + "'"));
       assertEquals(0, r.exit(), b.where() + ": " + r.out());
-      List<String> out = r.out().lines().filter(l -> printed.stream().anyMatch(p -> l.strip().equals(p))).toList();
+      List<String> out =
+          r.out().lines().filter(l -> printed.stream().anyMatch(p -> l.strip().equals(p))).toList();
       assertEquals(printed, out, b.where() + " prints what its comments say: " + r.out());
     }
   }
 
   private static String vertxVersion() throws Exception {
-    Matcher m = Pattern.compile("<vertx.version>([^<]+)</vertx.version>").matcher(Files.readString(Path.of("pom.xml")));
+    Matcher m =
+        Pattern.compile("<vertx.version>([^<]+)</vertx.version>")
+            .matcher(Files.readString(Path.of("pom.xml")));
     assertTrue(m.find());
     return m.group(1);
   }

@@ -29,13 +29,23 @@ class LivenessDocsTest {
     String readme = Files.readString(Path.of("README.md"));
     String engines = Files.readString(Path.of("docs/engines.md"));
     long grace = RetryingListenerWatch.GRACE.toSeconds();
-    for (String s : new String[] {section(readme, "## Quick start"), section(readme, "## Mock engines (`bin/kvselect-mocker`)"),
-        section(engines, "## Register and check")}) {
+    for (String s :
+        new String[] {
+          section(readme, "## Quick start"),
+          section(readme, "## Mock engines (`bin/kvselect-mocker`)"),
+          section(engines, "## Register and check")
+        }) {
       assertTrue(s.contains("--liveness-grace-secs"), "names --liveness-grace-secs:\n" + s);
       assertTrue(s.contains("schedulable"), s);
     }
-    assertTrue(section(readme, "## Quick start").replace('\n', ' ').contains("retrying for " + grace + " s"));
-    assertTrue(section(engines, "## Register and check").replace('\n', ' ').contains("retrying for " + grace + " s"));
+    assertTrue(
+        section(readme, "## Quick start")
+            .replace('\n', ' ')
+            .contains("retrying for " + grace + " s"));
+    assertTrue(
+        section(engines, "## Register and check")
+            .replace('\n', ' ')
+            .contains("retrying for " + grace + " s"));
     NodeSettings s = NodeSettings.parse(new String[] {"--liveness-grace-secs", "10"}, Map.of());
     assertEquals(10.0, s.operations().livenessGraceSecs());
   }

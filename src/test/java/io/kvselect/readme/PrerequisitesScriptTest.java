@@ -33,31 +33,46 @@ class PrerequisitesScriptTest {
 
   @Test
   void theReadmePrerequisiteCommandIsTheScriptCiRuns() throws IOException {
-    List<ReadmeBlocks.Block> prerequisites = ReadmeBlocks.read(ReadmeBlocks.readme()).stream()
-        .filter(b -> b.heading().equals("Prerequisites") && b.text().contains("install")).toList();
+    List<ReadmeBlocks.Block> prerequisites =
+        ReadmeBlocks.read(ReadmeBlocks.readme()).stream()
+            .filter(b -> b.heading().equals("Prerequisites") && b.text().contains("install"))
+            .toList();
     assertEquals(1, prerequisites.size(), "one install block under Prerequisites");
-    List<String> commands = prerequisites.get(0).lines().stream()
-        .map(l -> l.replaceFirst("#.*", "").strip()).filter(l -> !l.isEmpty()).toList();
-    assertEquals(List.of("bin/install-prerequisites", "bin/install-prerequisites --check"), commands);
+    List<String> commands =
+        prerequisites.get(0).lines().stream()
+            .map(l -> l.replaceFirst("#.*", "").strip())
+            .filter(l -> !l.isEmpty())
+            .toList();
+    assertEquals(
+        List.of("bin/install-prerequisites", "bin/install-prerequisites --check"), commands);
     for (ReadmeBlocks.Block b : ReadmeBlocks.read(ReadmeBlocks.readme())) {
-      assertFalse(b.text().contains("sudo apt-get"), b.where() + ": sudo is absent for root on Debian 12");
+      assertFalse(
+          b.text().contains("sudo apt-get"), b.where() + ": sudo is absent for root on Debian 12");
     }
-    List<String> ci = Files.readAllLines(REPO.resolve(".ci/run")).stream()
-        .filter(l -> !l.strip().startsWith("#")).toList();
-    assertTrue(ci.contains("bin/install-prerequisites"), ".ci/run runs the README's command: " + ci);
-    assertFalse(String.join("\n", ci).contains("apt-get"), ".ci/run installs nothing itself: " + ci);
+    List<String> ci =
+        Files.readAllLines(REPO.resolve(".ci/run")).stream()
+            .filter(l -> !l.strip().startsWith("#"))
+            .toList();
+    assertTrue(
+        ci.contains("bin/install-prerequisites"), ".ci/run runs the README's command: " + ci);
+    assertFalse(
+        String.join("\n", ci).contains("apt-get"), ".ci/run installs nothing itself: " + ci);
     assertTrue(Files.isExecutable(SCRIPT));
   }
 
   @Test
-  void itInstallsExactlyWhatCheckListsAndNothingWhenAllIsPresent(@TempDir Path tmp) throws Exception {
+  void itInstallsExactlyWhatCheckListsAndNothingWhenAllIsPresent(@TempDir Path tmp)
+      throws Exception {
     Path fakes = recorders(tmp);
     Result check = run(fakes, "--check");
     assertTrue(check.exit() == 0 || check.exit() == 1, check.out());
     assertEquals(List.of(), check.calls(), "--check installs nothing");
     Result first = run(fakes);
     Result second = run(fakes);
-    assertEquals(first.calls(), second.calls(), "the same work each time while the recorders install nothing");
+    assertEquals(
+        first.calls(),
+        second.calls(),
+        "the same work each time while the recorders install nothing");
     if (check.exit() == 0) {
       assertEquals("install-prerequisites: everything is present", check.out().strip());
       assertEquals(0, first.exit(), first.out());
@@ -75,40 +90,61 @@ class PrerequisitesScriptTest {
         expected.add("npm ci --no-audit --no-fund --loglevel=error");
       }
     }
-    List<String> got = first.calls().stream().map(c -> c.replaceFirst("^sudo (env DEBIAN_FRONTEND=noninteractive )?", "")
-        .replaceFirst("^env DEBIAN_FRONTEND=noninteractive ", "")).toList();
+    List<String> got =
+        first.calls().stream()
+            .map(
+                c ->
+                    c.replaceFirst("^sudo (env DEBIAN_FRONTEND=noninteractive )?", "")
+                        .replaceFirst("^env DEBIAN_FRONTEND=noninteractive ", ""))
+            .toList();
     if (check.out().contains("too old") || check.out().contains("Node.js is missing")) {
       expected.remove("npm ci --no-audit --no-fund --loglevel=error");
     }
-    assertEquals(expected, got.stream().filter(c -> !c.startsWith("apt-cache")).toList(), first.out());
+    assertEquals(
+        expected, got.stream().filter(c -> !c.startsWith("apt-cache")).toList(), first.out());
   }
 
   @Test
-  void aNodeOlderThanPlaywrightNeedsIsNamedAndNotReplacedByDebiansNodejs(@TempDir Path tmp) throws Exception {
+  void aNodeOlderThanPlaywrightNeedsIsNamedAndNotReplacedByDebiansNodejs(@TempDir Path tmp)
+      throws Exception {
     Path fakes = recorders(tmp);
     script(fakes.resolve("node"), "echo v18.19.0");
-    JsonNode lock = new ObjectMapper().readTree(REPO.resolve("src/test/ui/package-lock.json").toFile())
-        .get("packages").get("node_modules/playwright-core");
+    JsonNode lock =
+        new ObjectMapper()
+            .readTree(REPO.resolve("src/test/ui/package-lock.json").toFile())
+            .get("packages")
+            .get("node_modules/playwright-core");
     String engines = lock.get("engines").get("node").asText();
-    assertEquals(">=20", engines, "the pinned playwright-core's engines field (update the README if it moves)");
-    String line = "install-prerequisites: Node.js 18.19.0 is too old: playwright-core "
-        + lock.get("version").asText() + " needs Node.js 20+";
+    assertEquals(
+        ">=20",
+        engines,
+        "the pinned playwright-core's engines field (update the README if it moves)");
+    String line =
+        "install-prerequisites: Node.js 18.19.0 is too old: playwright-core "
+            + lock.get("version").asText()
+            + " needs Node.js 20+";
     Result check = run(fakes, "--check");
     assertEquals(1, check.exit(), check.out());
     assertTrue(check.out().lines().anyMatch(l -> l.startsWith(line)), check.out());
     Result install = run(fakes);
     assertEquals(1, install.exit(), install.out());
     assertTrue(install.out().contains(line), install.out());
-    assertFalse(install.calls().stream().anyMatch(c -> c.matches(".*apt-get install.* (nodejs|npm)( .*)?$")),
+    assertFalse(
+        install.calls().stream()
+            .anyMatch(c -> c.matches(".*apt-get install.* (nodejs|npm)( .*)?$")),
         "Debian's nodejs/npm are never installed over another Node.js: " + install.calls());
-    assertFalse(install.calls().stream().anyMatch(c -> c.startsWith("npm")), "no npm ci with a Node it cannot run");
+    assertFalse(
+        install.calls().stream().anyMatch(c -> c.startsWith("npm")),
+        "no npm ci with a Node it cannot run");
   }
 
   @Test
   void anUnknownArgumentIsAUsageError(@TempDir Path tmp) throws Exception {
     Result r = run(recorders(tmp), "--frobnicate");
     assertEquals(2, r.exit());
-    assertEquals("install-prerequisites: unknown argument '--frobnicate' (--check, --help)", r.out().strip());
+    assertEquals(
+        "install-prerequisites: unknown argument '--frobnicate' (--check, --help)",
+        r.out().strip());
   }
 
   /** A directory of scripts that record their command line to {@code calls} and succeed. */

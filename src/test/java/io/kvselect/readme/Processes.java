@@ -68,10 +68,11 @@ final class Processes implements AutoCloseable {
     int n = started.size() + 1;
     Path out = logs.resolve("cmd" + n + ".out");
     Path err = logs.resolve("cmd" + n + ".err");
-    ProcessBuilder pb = new ProcessBuilder("bash", "-c", command)
-        .directory(root.toFile())
-        .redirectOutput(out.toFile())
-        .redirectError(err.toFile());
+    ProcessBuilder pb =
+        new ProcessBuilder("bash", "-c", command)
+            .directory(root.toFile())
+            .redirectOutput(out.toFile())
+            .redirectError(err.toFile());
     pb.environment().keySet().removeIf(k -> k.startsWith("DYN_") || k.startsWith("KVSELECT_"));
     pb.environment().putAll(env);
     Started s = new Started(command, pb.start(), out, err);

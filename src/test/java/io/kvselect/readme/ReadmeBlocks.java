@@ -66,7 +66,13 @@ final class ReadmeBlocks {
     }
 
     String where() {
-      return "README.md:" + line + " (" + (heading.isEmpty() ? "top" : heading) + ", ```" + info + ")";
+      return "README.md:"
+          + line
+          + " ("
+          + (heading.isEmpty() ? "top" : heading)
+          + ", ```"
+          + info
+          + ")";
     }
 
     String text() {
@@ -122,8 +128,11 @@ final class ReadmeBlocks {
         }
       }
       if (info.isEmpty()) {
-        fail("README.md:" + start + ": a code fence without a language; use ```text for output or"
-            + " listings, a shell or java fence for code the tests run");
+        fail(
+            "README.md:"
+                + start
+                + ": a code fence without a language; use ```text for output or"
+                + " listings, a shell or java fence for code the tests run");
       }
       blocks.add(new Block(start, info, heading, notRun, List.copyOf(body)));
       previous = "```";
@@ -135,10 +144,16 @@ final class ReadmeBlocks {
   static List<Block> runnable(Set<String> languages) {
     List<Block> out = new ArrayList<>();
     for (Block b : read(readme())) {
-      if (!SHELL.contains(b.info()) && !JAVA.contains(b.info()) && !DATA.contains(b.info())
+      if (!SHELL.contains(b.info())
+          && !JAVA.contains(b.info())
+          && !DATA.contains(b.info())
           && b.notRun() == null) {
-        fail(b.where() + ": the tests cannot run a ```" + b.info() + " block; mark it"
-            + " <!-- not run: reason --> or use ```text");
+        fail(
+            b.where()
+                + ": the tests cannot run a ```"
+                + b.info()
+                + " block; mark it"
+                + " <!-- not run: reason --> or use ```text");
       }
       if (languages.contains(b.info())) {
         out.add(b);

@@ -53,14 +53,21 @@ class ReadmeJavaBlocksTest {
   Stream<DynamicTest> everyJavaBlockCompilesRunsAndPrintsWhatItPromises(@TempDir Path out) {
     List<Block> blocks = ReadmeBlocks.runnable(ReadmeBlocks.JAVA);
     assertFalse(blocks.isEmpty(), "README.md has no java block");
-    return blocks.stream().map(b -> dynamicTest(b.where(), () -> {
-      if (b.notRun() != null) {
-        assertTrue(b.skippedPrefixes().isEmpty(),
-            b.where() + ": a java block is run or skipped whole; quoted prefixes apply to shell blocks");
-        return;
-      }
-      runBlock(b, out.resolve("line" + b.line()));
-    }));
+    return blocks.stream()
+        .map(
+            b ->
+                dynamicTest(
+                    b.where(),
+                    () -> {
+                      if (b.notRun() != null) {
+                        assertTrue(
+                            b.skippedPrefixes().isEmpty(),
+                            b.where()
+                                + ": a java block is run or skipped whole; quoted prefixes apply to shell blocks");
+                        return;
+                      }
+                      runBlock(b, out.resolve("line" + b.line()));
+                    }));
   }
 
   private static void runBlock(Block b, Path classes) throws Exception {
@@ -75,14 +82,22 @@ class ReadmeJavaBlocksTest {
         promised.add(m.group(1));
       }
     }
-    assertFalse(promised.isEmpty(), b.where() + ": the block ran, but has no // prints: comment saying"
-        + " what it must print, so nothing checks what it did");
+    assertFalse(
+        promised.isEmpty(),
+        b.where()
+            + ": the block ran, but has no // prints: comment saying"
+            + " what it must print, so nothing checks what it did");
     List<String> lines = printed.lines().map(String::strip).collect(Collectors.toList());
     int from = 0;
     for (String p : promised) {
       int at = lines.subList(from, lines.size()).indexOf(p);
       if (at < 0) {
-        fail(b.where() + ": expected the line \"" + p + "\" (in order) in what the block printed:\n" + printed);
+        fail(
+            b.where()
+                + ": expected the line \""
+                + p
+                + "\" (in order) in what the block printed:\n"
+                + printed);
       }
       from += at + 1;
     }
@@ -99,54 +114,82 @@ class ReadmeJavaBlocksTest {
         body.append("    ").append(l).append('\n');
       }
     }
-    return imports + "\npublic final class " + className + " {\n"
+    return imports
+        + "\npublic final class "
+        + className
+        + " {\n"
         + "  public static void main(String[] args) throws Exception {\n"
         + body
         + "  }\n}\n";
   }
 
-  private static void compile(Block b, String className, String source, Path classes) throws Exception {
+  private static void compile(Block b, String className, String source, Path classes)
+      throws Exception {
     JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
     assertNotNull(javac, "no system Java compiler (a JRE without javac runs these tests)");
     Files.createDirectories(classes);
     DiagnosticCollector<JavaFileObject> diagnostics = new DiagnosticCollector<>();
-    JavaFileObject unit = new SimpleJavaFileObject(
-        URI.create("string:///" + className + ".java"), JavaFileObject.Kind.SOURCE) {
-      @Override
-      public CharSequence getCharContent(boolean ignoreEncodingErrors) {
-        return source;
-      }
-    };
-    List<String> options = List.of("--release", "17", "-proc:none",
-        "-classpath", System.getProperty("java.class.path"), "-d", classes.toString());
-    try (StandardJavaFileManager files = javac.getStandardFileManager(diagnostics, Locale.ROOT,
-        StandardCharsets.UTF_8)) {
+    JavaFileObject unit =
+        new SimpleJavaFileObject(
+            URI.create("string:///" + className + ".java"), JavaFileObject.Kind.SOURCE) {
+          @Override
+          public CharSequence getCharContent(boolean ignoreEncodingErrors) {
+            return source;
+          }
+        };
+    List<String> options =
+        List.of(
+            "--release",
+            "17",
+            "-proc:none",
+            "-classpath",
+            System.getProperty("java.class.path"),
+            "-d",
+            classes.toString());
+    try (StandardJavaFileManager files =
+        javac.getStandardFileManager(diagnostics, Locale.ROOT, StandardCharsets.UTF_8)) {
       boolean ok = javac.getTask(null, files, diagnostics, options, null, List.of(unit)).call();
       if (!ok) {
-        String messages = diagnostics.getDiagnostics().stream()
-            .map(d -> "line " + d.getLineNumber() + ": " + d.getMessage(Locale.ROOT))
-            .collect(Collectors.joining("\n"));
-        fail(b.where() + " does not compile:\n" + messages + "\n--- generated source ---\n" + numbered(source));
+        String messages =
+            diagnostics.getDiagnostics().stream()
+                .map(d -> "line " + d.getLineNumber() + ": " + d.getMessage(Locale.ROOT))
+                .collect(Collectors.joining("\n"));
+        fail(
+            b.where()
+                + " does not compile:\n"
+                + messages
+                + "\n--- generated source ---\n"
+                + numbered(source));
       }
     }
   }
 
   /** Runs the generated {@code main} with a time limit and returns what it printed. */
-  private static String runMain(Block b, String className, Path classes, String source) throws Exception {
+  private static String runMain(Block b, String className, Path classes, String source)
+      throws Exception {
     ByteArrayOutputStream captured = new ByteArrayOutputStream();
     PrintStream original = System.out;
-    try (URLClassLoader loader = new URLClassLoader(new URL[] {classes.toUri().toURL()},
-        ReadmeJavaBlocksTest.class.getClassLoader())) {
+    try (URLClassLoader loader =
+        new URLClassLoader(
+            new URL[] {classes.toUri().toURL()}, ReadmeJavaBlocksTest.class.getClassLoader())) {
       Method main = loader.loadClass(className).getMethod("main", String[].class);
       System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
-      assertTimeoutPreemptively(RUN_LIMIT, () -> {
-        try {
-          main.invoke(null, (Object) new String[0]);
-        } catch (InvocationTargetException e) {
-          throw new AssertionError(b.where() + " compiled but threw " + e.getCause()
-              + "\n--- generated source ---\n" + numbered(source), e.getCause());
-        }
-      }, b.where() + " did not complete within " + RUN_LIMIT);
+      assertTimeoutPreemptively(
+          RUN_LIMIT,
+          () -> {
+            try {
+              main.invoke(null, (Object) new String[0]);
+            } catch (InvocationTargetException e) {
+              throw new AssertionError(
+                  b.where()
+                      + " compiled but threw "
+                      + e.getCause()
+                      + "\n--- generated source ---\n"
+                      + numbered(source),
+                  e.getCause());
+            }
+          },
+          b.where() + " did not complete within " + RUN_LIMIT);
     } finally {
       System.setOut(original);
     }

@@ -100,19 +100,28 @@ class ReadmeShellBlocksIT {
     Path jar = FatJar.path();
     List<Block> blocks = ReadmeBlocks.runnable(ReadmeBlocks.SHELL);
     assertFalse(blocks.isEmpty(), "README.md has no shell block");
-    return blocks.stream().map(b -> dynamicTest(b.where(), () -> {
-      if (b.skippedWhole()) {
-        System.out.println(b.where() + ": not run (" + b.notRun() + ")");
-        return;
-      }
-      long t0 = System.nanoTime();
-      Path logs = Path.of("target", "readme-it", "line" + b.line());
-      try (Processes procs = new Processes(Path.of("").toAbsolutePath(), logs,
-          Map.of("KVSELECT_JAR", jar.toString()))) {
-        new BlockRun(b, procs).run();
-      }
-      System.out.printf("%s: ran in %.1f s%n", b.where(), (System.nanoTime() - t0) / 1e9);
-    }));
+    return blocks.stream()
+        .map(
+            b ->
+                dynamicTest(
+                    b.where(),
+                    () -> {
+                      if (b.skippedWhole()) {
+                        System.out.println(b.where() + ": not run (" + b.notRun() + ")");
+                        return;
+                      }
+                      long t0 = System.nanoTime();
+                      Path logs = Path.of("target", "readme-it", "line" + b.line());
+                      try (Processes procs =
+                          new Processes(
+                              Path.of("").toAbsolutePath(),
+                              logs,
+                              Map.of("KVSELECT_JAR", jar.toString()))) {
+                        new BlockRun(b, procs).run();
+                      }
+                      System.out.printf(
+                          "%s: ran in %.1f s%n", b.where(), (System.nanoTime() - t0) / 1e9);
+                    }));
   }
 
   /**
@@ -139,11 +148,14 @@ class ReadmeShellBlocksIT {
     }
 
     void run() throws Exception {
-      String text = block.text().replaceAll("\\b8092\\b", Integer.toString(port))
-          .replaceAll("\\b8093\\b", Integer.toString(Ports.free()))
-          .replaceAll("\\b8094\\b", Integer.toString(Ports.free()))
-          .replaceAll("\\b9002\\b", Integer.toString(Ports.free()))
-          .replaceAll("\\b8080\\b", Integer.toString(Ports.free()));
+      String text =
+          block
+              .text()
+              .replaceAll("\\b8092\\b", Integer.toString(port))
+              .replaceAll("\\b8093\\b", Integer.toString(Ports.free()))
+              .replaceAll("\\b8094\\b", Integer.toString(Ports.free()))
+              .replaceAll("\\b9002\\b", Integer.toString(Ports.free()))
+              .replaceAll("\\b8080\\b", Integer.toString(Ports.free()));
       if (text.matches("(?s).*\\b570[1-3]\\b.*")) {
         int members = Ports.freeRange(3);
         for (int i = 0; i < 3; i++) {
@@ -153,8 +165,12 @@ class ReadmeShellBlocksIT {
       List<String> commands = ShellText.commands(text);
       List<String> skip = block.skippedPrefixes();
       for (String prefix : skip) {
-        assertTrue(commands.stream().anyMatch(c -> c.startsWith(prefix)),
-            block.where() + ": the not-run marker names \"" + prefix + "\", which starts no command");
+        assertTrue(
+            commands.stream().anyMatch(c -> c.startsWith(prefix)),
+            block.where()
+                + ": the not-run marker names \""
+                + prefix
+                + "\", which starts no command");
       }
       int ran = 0;
       for (String c : commands) {
@@ -167,8 +183,13 @@ class ReadmeShellBlocksIT {
       }
       assertTrue(ran > 0, block.where() + ": a shell block that runs no command should be ```text");
       for (Started s : servers) {
-        assertTrue(s.process().isAlive(), block.where() + ": server exited before the block ended: "
-            + s.command() + "\nstderr:\n" + s.stderrTail());
+        assertTrue(
+            s.process().isAlive(),
+            block.where()
+                + ": server exited before the block ended: "
+                + s.command()
+                + "\nstderr:\n"
+                + s.stderrTail());
       }
     }
 
@@ -215,8 +236,15 @@ class ReadmeShellBlocksIT {
           }
           startGateway(c);
         }
-        default -> fail(block.where() + ": the test cannot run \"" + command + "\"; mark it"
-            + " <!-- not run: \"" + program + "\" reason --> before the block");
+        default ->
+            fail(
+                block.where()
+                    + ": the test cannot run \""
+                    + command
+                    + "\"; mark it"
+                    + " <!-- not run: \""
+                    + program
+                    + "\" reason --> before the block");
       }
     }
 
@@ -227,21 +255,26 @@ class ReadmeShellBlocksIT {
       assertTrue(s.stdout().contains("ttft_p99"), c + " printed no comparison:\n" + s.stdout());
       Matcher out = SIM_OUT.matcher(c);
       assertTrue(out.find(), c + ": the README's simulator command names its --out");
-      assertTrue(Files.readString(Path.of(out.group(1), "results.csv")).startsWith("policy,requests,direct,"),
+      assertTrue(
+          Files.readString(Path.of(out.group(1), "results.csv"))
+              .startsWith("policy,requests,direct,"),
           c + ": no results.csv in " + out.group(1));
     }
 
     private void checkHelp(String c, String mentions) throws Exception {
       Started s = procs.run(c, COMMAND_SECONDS);
       assertEquals(0, s.process().exitValue(), c + "\nstderr:\n" + s.stderrTail());
-      assertTrue(s.stdout().startsWith("Usage:") && s.stdout().contains(mentions),
+      assertTrue(
+          s.stdout().startsWith("Usage:") && s.stdout().contains(mentions),
           c + " printed no usage naming " + mentions + ":\n" + s.stdout());
     }
 
     private void checkVersion(String c) throws Exception {
       Started s = procs.run(c, COMMAND_SECONDS);
       assertEquals(0, s.process().exitValue(), c + "\nstderr:\n" + s.stderrTail());
-      assertTrue(s.stdout().matches("kvselect \\S+\\n"), c + " printed no one-line version:\n" + s.stdout());
+      assertTrue(
+          s.stdout().matches("kvselect \\S+\\n"),
+          c + " printed no one-line version:\n" + s.stdout());
     }
 
     private void startNode(String c) throws Exception {
@@ -254,20 +287,28 @@ class ReadmeShellBlocksIT {
       Matcher pm = Pattern.compile("--port[ =](\\d+)").matcher(c);
       assertTrue(pm.find(), c);
       int nodePort = Integer.parseInt(pm.group(1));
-      assertTrue(nodePorts.add(nodePort), block.where() + ": a second node on port " + nodePort + ": " + c);
+      assertTrue(
+          nodePorts.add(nodePort),
+          block.where() + ": a second node on port " + nodePort + ": " + c);
       Started s = procs.start(c);
       servers.add(s);
       URI health = URI.create("http://127.0.0.1:" + nodePort + "/health");
-      await("node of " + block.where()).atMost(START_LIMIT).pollInterval(Duration.ofMillis(200))
-          .until(() -> {
-            assertAlive(s);
-            try {
-              return HTTP.send(HttpRequest.newBuilder(health).timeout(Duration.ofSeconds(2)).build(),
-                  HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
-            } catch (IOException notYet) {
-              return false;
-            }
-          });
+      await("node of " + block.where())
+          .atMost(START_LIMIT)
+          .pollInterval(Duration.ofMillis(200))
+          .until(
+              () -> {
+                assertAlive(s);
+                try {
+                  return HTTP.send(
+                              HttpRequest.newBuilder(health).timeout(Duration.ofSeconds(2)).build(),
+                              HttpResponse.BodyHandlers.discarding())
+                          .statusCode()
+                      == 200;
+                } catch (IOException notYet) {
+                  return false;
+                }
+              });
     }
 
     private void startFleet(String c) throws Exception {
@@ -275,11 +316,14 @@ class ReadmeShellBlocksIT {
       int engines = m.find() ? Integer.parseInt(m.group(1)) : 1;
       Started s = procs.start(c);
       servers.add(s);
-      await("mock fleet of " + block.where()).atMost(START_LIMIT).pollInterval(Duration.ofMillis(200))
-          .until(() -> {
-            assertAlive(s);
-            return readyLines(s).size() >= engines;
-          });
+      await("mock fleet of " + block.where())
+          .atMost(START_LIMIT)
+          .pollInterval(Duration.ofMillis(200))
+          .until(
+              () -> {
+                assertAlive(s);
+                return readyLines(s).size() >= engines;
+              });
       for (String line : readyLines(s)) {
         JsonNode engine = JSON.readTree(line);
         enginePorts.add(URI.create(engine.path("endpoint").asText()).getPort());
@@ -298,7 +342,8 @@ class ReadmeShellBlocksIT {
       int sticky = Integer.parseInt(m.group(1));
       int repeats = Integer.parseInt(m.group(2));
       assertTrue(repeats > 0, c + " played no repeat turn:\n" + s.stdout());
-      assertEquals(repeats, sticky, "repeat turns that left the previous turn's worker:\n" + s.stdout());
+      assertEquals(
+          repeats, sticky, "repeat turns that left the previous turn's worker:\n" + s.stdout());
     }
 
     /** The example gateway: a server on the port its last argument names. */
@@ -307,16 +352,19 @@ class ReadmeShellBlocksIT {
       int gatewayPort = Integer.parseInt(words[words.length - 1]);
       Started s = procs.start(c);
       servers.add(s);
-      await("gateway of " + block.where()).atMost(START_LIMIT).pollInterval(Duration.ofMillis(200))
-          .until(() -> {
-            assertAlive(s);
-            try (java.net.Socket probe = new java.net.Socket()) {
-              probe.connect(new java.net.InetSocketAddress("127.0.0.1", gatewayPort), 1_000);
-              return true;
-            } catch (IOException notYet) {
-              return false;
-            }
-          });
+      await("gateway of " + block.where())
+          .atMost(START_LIMIT)
+          .pollInterval(Duration.ofMillis(200))
+          .until(
+              () -> {
+                assertAlive(s);
+                try (java.net.Socket probe = new java.net.Socket()) {
+                  probe.connect(new java.net.InetSocketAddress("127.0.0.1", gatewayPort), 1_000);
+                  return true;
+                } catch (IOException notYet) {
+                  return false;
+                }
+              });
     }
 
     /** A curl piped into grep: the pipeline must succeed, that is grep found what it looks for. */
@@ -334,8 +382,10 @@ class ReadmeShellBlocksIT {
      */
     private void runChatTurn(String c) throws Exception {
       if (chatEngine != null) {
-        await(block.where() + ": the earlier turn's blocks indexed").atMost(Duration.ofSeconds(10))
-            .pollInterval(Duration.ofMillis(100)).until(() -> indexedBlocks() > indexedBeforeLastTurn);
+        await(block.where() + ": the earlier turn's blocks indexed")
+            .atMost(Duration.ofSeconds(10))
+            .pollInterval(Duration.ofMillis(100))
+            .until(() -> indexedBlocks() > indexedBeforeLastTurn);
       }
       long indexedBefore = indexedBlocks();
       Started s = procs.run(c, COMMAND_SECONDS);
@@ -357,12 +407,17 @@ class ReadmeShellBlocksIT {
         }
       }
       String what = c + "\n-> " + s.stdout();
-      assertTrue(registeredWorkers.contains(engine), "served by an engine the block did not start: " + what);
+      assertTrue(
+          registeredWorkers.contains(engine),
+          "served by an engine the block did not start: " + what);
       assertTrue(cached >= 0, "no usage chunk with cached_tokens: " + what);
       if (chatEngine == null) {
         chatEngine = engine;
       } else {
-        assertEquals(chatEngine.longValue(), engine, "a later turn left the engine holding its prefix: " + what);
+        assertEquals(
+            chatEngine.longValue(),
+            engine,
+            "a later turn left the engine holding its prefix: " + what);
         assertTrue(cached > 0, "a later turn reused nothing: " + what);
       }
       indexedBeforeLastTurn = indexedBefore;
@@ -370,8 +425,13 @@ class ReadmeShellBlocksIT {
 
     /** Blocks in the node's KV-event index ({@code kvselect_index_blocks}). */
     private long indexedBlocks() throws IOException, InterruptedException {
-      String text = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
-          .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()).body();
+      String text =
+          HTTP.send(
+                  HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
+                      .timeout(Duration.ofSeconds(5))
+                      .build(),
+                  HttpResponse.BodyHandlers.ofString())
+              .body();
       for (String line : text.split("\n")) {
         if (line.startsWith("kvselect_index_blocks")) {
           return (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
@@ -393,7 +453,9 @@ class ReadmeShellBlocksIT {
       boolean get = !mm.find() && !c.contains(" -d ") || "GET".equals(mm.group(1));
       if (get && nodePorts.size() > 1) {
         String command = c;
-        await(block.where() + ": " + c).atMost(CLUSTER_CONVERGED).pollInterval(Duration.ofMillis(250))
+        await(block.where() + ": " + c)
+            .atMost(CLUSTER_CONVERGED)
+            .pollInterval(Duration.ofMillis(250))
             .untilAsserted(() -> curlOnce(command));
       } else {
         curlOnce(c);
@@ -402,7 +464,8 @@ class ReadmeShellBlocksIT {
 
     private void curlOnce(String c) throws Exception {
       if (c.contains("PORT")) {
-        assertFalse(enginePorts.isEmpty(),
+        assertFalse(
+            enginePorts.isEmpty(),
             block.where() + ": PORT stands for a mock engine, but the block started none: " + c);
         c = c.replace("PORT", Integer.toString(enginePorts.get(0)));
       }
@@ -435,14 +498,17 @@ class ReadmeShellBlocksIT {
         assertTrue(json.path("ready").asBoolean(), what);
         Set<Long> ready = new HashSet<>();
         json.path("workers").forEach(w -> ready.add(w.path("worker_id").asLong()));
-        assertTrue(ready.containsAll(registeredWorkers), "ready lists no " + registeredWorkers + ": " + what);
+        assertTrue(
+            ready.containsAll(registeredWorkers),
+            "ready lists no " + registeredWorkers + ": " + what);
       } else if (route.equals("GET /cluster")) {
         assertTrue(json.path("enabled").asBoolean(), what);
         assertEquals(nodePorts.size(), json.path("members").size(), "members of " + what);
       } else if (route.equals("POST /select_and_reserve") || route.equals("POST /select")) {
         long worker = json.path("worker_id").asLong(-1);
-        assertTrue(registeredWorkers.contains(worker), "selected a worker the block did not register "
-            + registeredWorkers + ": " + what);
+        assertTrue(
+            registeredWorkers.contains(worker),
+            "selected a worker the block did not register " + registeredWorkers + ": " + what);
         if (registeredWorkers.size() == 1) {
           assertEquals(registeredWorkers.iterator().next(), worker, what);
         }
@@ -452,8 +518,9 @@ class ReadmeShellBlocksIT {
         Matcher session = Pattern.compile("\"session_id\"\\s*:\\s*\"([^\"]+)\"").matcher(c);
         if (session.find()) {
           Long before = sessionWorkers.putIfAbsent(session.group(1), worker);
-          assertTrue(before == null || before == worker, "session " + session.group(1) + " left worker " + before
-              + ": " + what);
+          assertTrue(
+              before == null || before == worker,
+              "session " + session.group(1) + " left worker " + before + ": " + what);
         }
       } else if (method.equals("POST") && path.matches("/reservations/[^/]+/prefill_complete")) {
         assertEquals("ok", json.path("status").asText(), what);
@@ -486,8 +553,9 @@ class ReadmeShellBlocksIT {
           }
         }
       }
-      assertTrue(listed.containsAll(registeredWorkers), "loads miss a registered worker "
-          + registeredWorkers + ": " + what);
+      assertTrue(
+          listed.containsAll(registeredWorkers),
+          "loads miss a registered worker " + registeredWorkers + ": " + what);
     }
 
     private static List<String> readyLines(Started s) {
@@ -496,8 +564,14 @@ class ReadmeShellBlocksIT {
 
     private void assertAlive(Started s) {
       if (!s.process().isAlive()) {
-        fail(block.where() + ": exited with " + s.process().exitValue() + " while starting: "
-            + s.command() + "\nstderr:\n" + s.stderrTail());
+        fail(
+            block.where()
+                + ": exited with "
+                + s.process().exitValue()
+                + " while starting: "
+                + s.command()
+                + "\nstderr:\n"
+                + s.stderrTail());
       }
     }
   }

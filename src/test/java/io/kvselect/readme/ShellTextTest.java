@@ -12,7 +12,8 @@ class ShellTextTest {
 
   @Test
   void quotedTextSpansLinesAndCommentsAreDropped() {
-    String block = """
+    String block =
+        """
         # a comment line
         ./bin/kvselect --port 8092 &   # trailing comment
         curl -s -XPOST localhost:8092/workers -d '{
@@ -21,10 +22,12 @@ class ShellTextTest {
           b "x
         y" c#d
         """;
-    assertEquals(List.of(
-        "./bin/kvselect --port 8092 &",
-        "curl -s -XPOST localhost:8092/workers -d '{\n  \"worker_id\": 1, \"note\": \"# not a comment\"}'",
-        "echo a   b \"x\ny\" c#d"), ShellText.commands(block));
+    assertEquals(
+        List.of(
+            "./bin/kvselect --port 8092 &",
+            "curl -s -XPOST localhost:8092/workers -d '{\n  \"worker_id\": 1, \"note\": \"# not a comment\"}'",
+            "echo a   b \"x\ny\" c#d"),
+        ShellText.commands(block));
   }
 
   @Test
@@ -37,7 +40,8 @@ class ShellTextTest {
     assertTrue(ShellText.background("./bin/kvselect &"));
     assertFalse(ShellText.background("a && b"));
     assertEquals("./bin/kvselect", ShellText.foreground("./bin/kvselect &"));
-    assertEquals("./bin/kvselect",
+    assertEquals(
+        "./bin/kvselect",
         ShellText.program("DYN_ROUTER_USE_KV_EVENTS=false ./bin/kvselect --port 1"));
     assertEquals("curl", ShellText.program("curl -s x"));
   }

@@ -24,8 +24,19 @@ class ConfigRouteTest {
 
   @Test
   void configJsonFedBackThroughConfigYieldsTheSameSettings() throws Exception {
-    NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0", "--threads", "2",
-        "--session-affinity-ttl-secs", "60"}, Map.of("DYN_ROUTER_TEMPERATURE", "0.5"));
+    NodeSettings s =
+        NodeSettings.parse(
+            new String[] {
+              "--host",
+              "127.0.0.1",
+              "--port",
+              "0",
+              "--threads",
+              "2",
+              "--session-affinity-ttl-secs",
+              "60"
+            },
+            Map.of("DYN_ROUTER_TEMPERATURE", "0.5"));
     Path file = dir.resolve("effective.json");
     Files.writeString(file, JSON.writeValueAsString(s.configJson()));
     NodeSettings again = NodeSettings.parse(new String[] {"--config", file.toString()}, Map.of());
@@ -35,15 +46,23 @@ class ConfigRouteTest {
 
   @Test
   void getConfigReturnsTheEffectiveConfiguration() throws Exception {
-    NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0", "--threads", "3"},
-        Map.of("DYN_ROUTER_QUEUE_POLICY", "wspt"));
-    KvselectNode node = KvselectNode.start(s).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    NodeSettings s =
+        NodeSettings.parse(
+            new String[] {"--host", "127.0.0.1", "--port", "0", "--threads", "3"},
+            Map.of("DYN_ROUTER_QUEUE_POLICY", "wspt"));
+    KvselectNode node =
+        KvselectNode.start(s).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     try {
-      HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
-          URI.create("http://127.0.0.1:" + node.port() + "/config")).build(), HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> r =
+          HttpClient.newHttpClient()
+              .send(
+                  HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.port() + "/config"))
+                      .build(),
+                  HttpResponse.BodyHandlers.ofString());
       assertEquals(200, r.statusCode());
       assertEquals(JSON.readTree(JSON.writeValueAsString(s.configJson())), JSON.readTree(r.body()));
-      assertEquals("wspt", JSON.readTree(r.body()).path("router").path("router_queue_policy").asText());
+      assertEquals(
+          "wspt", JSON.readTree(r.body()).path("router").path("router_queue_policy").asText());
       assertEquals(3, JSON.readTree(r.body()).path("index").path("threads").asInt());
     } finally {
       node.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);

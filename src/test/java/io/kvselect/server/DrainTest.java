@@ -38,15 +38,26 @@ class DrainTest {
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final HttpClient CLIENT = HttpClient.newHttpClient();
-  static final String LATE_WORKER = "{\"worker_id\": 2, \"endpoint\": \"http://w2\", \"block_size\": 4}";
+  static final String LATE_WORKER =
+      "{\"worker_id\": 2, \"endpoint\": \"http://w2\", \"block_size\": 4}";
 
   private static KvselectNode start() throws Exception {
-    NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0"},
-        Map.of("DYN_ROUTER_USE_KV_EVENTS", "false", "DYN_ROUTER_QUEUE_THRESHOLD", "1.0"));
-    KvselectNode node = KvselectNode.start(s, 1).toCompletionStage().toCompletableFuture()
-        .get(30, TimeUnit.SECONDS);
-    HttpResponse<String> w = send(node, "POST", "/workers",
-        "{\"worker_id\": 1, \"endpoint\": \"http://w1\", \"block_size\": 4, \"max_num_batched_tokens\": 16}").get();
+    NodeSettings s =
+        NodeSettings.parse(
+            new String[] {"--host", "127.0.0.1", "--port", "0"},
+            Map.of("DYN_ROUTER_USE_KV_EVENTS", "false", "DYN_ROUTER_QUEUE_THRESHOLD", "1.0"));
+    KvselectNode node =
+        KvselectNode.start(s, 1)
+            .toCompletionStage()
+            .toCompletableFuture()
+            .get(30, TimeUnit.SECONDS);
+    HttpResponse<String> w =
+        send(
+                node,
+                "POST",
+                "/workers",
+                "{\"worker_id\": 1, \"endpoint\": \"http://w1\", \"block_size\": 4, \"max_num_batched_tokens\": 16}")
+            .get();
     assertEquals(201, w.statusCode(), w.body());
     return node;
   }
@@ -59,13 +70,19 @@ class DrainTest {
     return "{\"selection_id\":\"" + id + "\",\"token_ids\":[" + t + "]}";
   }
 
-  private static CompletableFuture<HttpResponse<String>> send(KvselectNode node, String method, String path, String body) {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.port() + path))
-        .timeout(Duration.ofSeconds(60));
+  private static CompletableFuture<HttpResponse<String>> send(
+      KvselectNode node, String method, String path, String body) {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.port() + path))
+            .timeout(Duration.ofSeconds(60));
     if (body != null) {
       b.header("content-type", "application/json");
     }
-    b.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+    b.method(
+        method,
+        body == null
+            ? HttpRequest.BodyPublishers.noBody()
+            : HttpRequest.BodyPublishers.ofString(body));
     return CLIENT.sendAsync(b.build(), HttpResponse.BodyHandlers.ofString());
   }
 
@@ -79,8 +96,11 @@ class DrainTest {
       socket = new Socket("127.0.0.1", port);
       socket.setSoTimeout(30_000);
       OutputStream out = socket.getOutputStream();
-      out.write(("POST /workers HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: "
-          + body.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+      out.write(
+          ("POST /workers HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: "
+                  + body.length
+                  + "\r\n\r\n")
+              .getBytes(StandardCharsets.US_ASCII));
       out.write(body, 0, body.length / 2);
       out.flush();
     }
@@ -110,31 +130,43 @@ class DrainTest {
     int port = node.port();
     ListAppender<ILoggingEvent> log = capture();
     try (SlowUpload upload = new SlowUpload(port, LATE_WORKER)) {
-      assertEquals(200, send(node, "POST", "/select_and_reserve", prompt("first", 0)).get().statusCode());
-      CompletableFuture<HttpResponse<String>> parked = send(node, "POST", "/select_and_reserve", prompt("parked", 100));
+      assertEquals(
+          200, send(node, "POST", "/select_and_reserve", prompt("first", 0)).get().statusCode());
+      CompletableFuture<HttpResponse<String>> parked =
+          send(node, "POST", "/select_and_reserve", prompt("parked", 100));
       await().atMost(20, TimeUnit.SECONDS).until(() -> node.inFlightRequests() == 2);
 
-      CompletableFuture<Void> drained = node.drain(Duration.ofSeconds(60)).toCompletionStage().toCompletableFuture();
+      CompletableFuture<Void> drained =
+          node.drain(Duration.ofSeconds(60)).toCompletionStage().toCompletableFuture();
 
       HttpResponse<String> p = parked.get(20, TimeUnit.SECONDS);
       assertEquals(503, p.statusCode(), p.body());
-      assertEquals("node is draining; retry on another node", JSON.readTree(p.body()).get("error").asText());
+      assertEquals(
+          "node is draining; retry on another node", JSON.readTree(p.body()).get("error").asText());
       HttpResponse<String> ready = send(node, "GET", "/ready", null).get(20, TimeUnit.SECONDS);
       assertEquals(503, ready.statusCode(), ready.body());
-      HttpResponse<String> select = send(node, "POST", "/select", prompt("new", 200)).get(20, TimeUnit.SECONDS);
+      HttpResponse<String> select =
+          send(node, "POST", "/select", prompt("new", 200)).get(20, TimeUnit.SECONDS);
       assertEquals(503, select.statusCode(), select.body());
-      assertEquals("selection service is shutting down", JSON.readTree(select.body()).get("error").asText());
+      assertEquals(
+          "selection service is shutting down", JSON.readTree(select.body()).get("error").asText());
       assertEquals(200, send(node, "GET", "/health", null).get(20, TimeUnit.SECONDS).statusCode());
       // reservations already booked can still be completed while the node drains
-      assertEquals(200, send(node, "POST", "/reservations/first/prefill_complete", "").get(20, TimeUnit.SECONDS)
-          .statusCode());
+      assertEquals(
+          200,
+          send(node, "POST", "/reservations/first/prefill_complete", "")
+              .get(20, TimeUnit.SECONDS)
+              .statusCode());
       assertFalse(drained.isDone(), "the drain ended while a request was still in flight");
 
       assertEquals("HTTP/1.1 201 Created", upload.finish());
       drained.get(30, TimeUnit.SECONDS);
       assertTrue(node.service().worker(2) != null, "the in-flight registration was applied");
-      assertThrows(ConnectException.class, () -> new Socket("127.0.0.1", port).close(), "still listening");
-      assertTrue(log.list.stream().anyMatch(e -> e.getFormattedMessage().startsWith("draining:")), log.list.toString());
+      assertThrows(
+          ConnectException.class, () -> new Socket("127.0.0.1", port).close(), "still listening");
+      assertTrue(
+          log.list.stream().anyMatch(e -> e.getFormattedMessage().startsWith("draining:")),
+          log.list.toString());
     } finally {
       detach(log);
     }
@@ -146,9 +178,18 @@ class DrainTest {
     ListAppender<ILoggingEvent> log = capture();
     try (SlowUpload upload = new SlowUpload(node.port(), LATE_WORKER)) {
       await().atMost(20, TimeUnit.SECONDS).until(() -> node.inFlightRequests() == 1);
-      node.drain(Duration.ofMillis(300)).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-      assertTrue(log.list.stream().anyMatch(e -> e.getFormattedMessage()
-          .equals("drain timeout after 300 ms: closing with 1 request(s) still in flight")), log.list.toString());
+      node.drain(Duration.ofMillis(300))
+          .toCompletionStage()
+          .toCompletableFuture()
+          .get(30, TimeUnit.SECONDS);
+      assertTrue(
+          log.list.stream()
+              .anyMatch(
+                  e ->
+                      e.getFormattedMessage()
+                          .equals(
+                              "drain timeout after 300 ms: closing with 1 request(s) still in flight")),
+          log.list.toString());
       assertEquals(null, node.service().worker(2));
     } finally {
       detach(log);
@@ -167,7 +208,8 @@ class DrainTest {
   private static ListAppender<ILoggingEvent> capture() {
     ListAppender<ILoggingEvent> a = new ListAppender<>();
     a.start();
-    Logger logger = ((LoggerContext) LoggerFactory.getILoggerFactory()).getLogger(KvselectNode.class);
+    Logger logger =
+        ((LoggerContext) LoggerFactory.getILoggerFactory()).getLogger(KvselectNode.class);
     logger.setLevel(ch.qos.logback.classic.Level.INFO);
     logger.addAppender(a);
     return a;

@@ -49,7 +49,8 @@ class LauncherStartFailureTest {
       int port = taken.getLocalPort();
       Result r = launch("--host", "127.0.0.1", "--port", Integer.toString(port));
       assertNotEquals(0, r.exit());
-      assertEquals(List.of("kvselect: cannot listen on 127.0.0.1:" + port + ": Address already in use"),
+      assertEquals(
+          List.of("kvselect: cannot listen on 127.0.0.1:" + port + ": Address already in use"),
           r.stderr());
     }
   }
@@ -65,10 +66,12 @@ class LauncherStartFailureTest {
 
   @Test
   void startFailureNamesAddressForBindException() {
-    var s = io.kvselect.server.config.NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "7"},
-        java.util.Map.of());
-    String line = Launcher.startFailure(s, new RuntimeException(new java.net.BindException("Address already in use")));
+    var s =
+        io.kvselect.server.config.NodeSettings.parse(
+            new String[] {"--host", "127.0.0.1", "--port", "7"}, java.util.Map.of());
+    String line =
+        Launcher.startFailure(
+            s, new RuntimeException(new java.net.BindException("Address already in use")));
     assertEquals("cannot listen on 127.0.0.1:7: Address already in use", line);
   }
-
 }

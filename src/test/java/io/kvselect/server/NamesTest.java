@@ -31,7 +31,12 @@ class NamesTest {
 
   /** The classes that hold kvselect's names. */
   private static final List<Class<?>> HOLDERS =
-      List.of(BusAddresses.class, LocalAddresses.class, SyncAddresses.class, ClusterBootstrap.class, HazelcastKvcState.class);
+      List.of(
+          BusAddresses.class,
+          LocalAddresses.class,
+          SyncAddresses.class,
+          ClusterBootstrap.class,
+          HazelcastKvcState.class);
 
   /** Constant -> value for every {@code public static final String} starting with "kvselect". */
   private static Map<String, String> names() throws IllegalAccessException {
@@ -39,7 +44,10 @@ class NamesTest {
     for (Class<?> c : HOLDERS) {
       for (Field f : c.getDeclaredFields()) {
         int m = f.getModifiers();
-        if (Modifier.isPublic(m) && Modifier.isStatic(m) && Modifier.isFinal(m) && f.getType() == String.class) {
+        if (Modifier.isPublic(m)
+            && Modifier.isStatic(m)
+            && Modifier.isFinal(m)
+            && f.getType() == String.class) {
           String v = (String) f.get(null);
           if (v.startsWith("kvselect")) {
             out.put(c.getSimpleName() + "." + f.getName(), v);
@@ -57,13 +65,16 @@ class NamesTest {
     Map<String, String> byValue = new HashMap<>();
     for (Map.Entry<String, String> e : names.entrySet()) {
       String before = byValue.put(e.getValue(), e.getKey());
-      assertEquals(null, before, e.getValue() + " is declared by both " + before + " and " + e.getKey());
+      assertEquals(
+          null, before, e.getValue() + " is declared by both " + before + " and " + e.getKey());
     }
     for (String prefix : List.of(SyncAddresses.NODE_PREFIX, SyncAddresses.LIFECYCLE_PREFIX)) {
       assertTrue(prefix.endsWith("."), prefix);
       for (Map.Entry<String, String> e : names.entrySet()) {
         if (!e.getValue().equals(prefix)) {
-          assertFalse(e.getValue().startsWith(prefix), e.getKey() + " lies under the per-node prefix " + prefix);
+          assertFalse(
+              e.getValue().startsWith(prefix),
+              e.getKey() + " lies under the per-node prefix " + prefix);
         }
       }
     }
@@ -72,15 +83,25 @@ class NamesTest {
 
   @Test
   void busAddressesAreShapedCapabilityThenName() throws Exception {
-    Pattern shape = Pattern.compile("kvselect\\.(api|events|sync|replica|index|session)\\.[a-z][a-z0-9-]*(\\.[a-z][a-z0-9-]*)*\\.?");
+    Pattern shape =
+        Pattern.compile(
+            "kvselect\\.(api|events|sync|replica|index|session)\\.[a-z][a-z0-9-]*(\\.[a-z][a-z0-9-]*)*\\.?");
     List<String> addresses = new ArrayList<>(BusAddresses.API);
-    addresses.addAll(List.of(BusAddresses.EVENTS_SELECTIONS, BusAddresses.EVENTS_WORKERS, SyncAddresses.STREAM,
-        SyncAddresses.NODE_PREFIX, SyncAddresses.LIFECYCLE_PREFIX));
+    addresses.addAll(
+        List.of(
+            BusAddresses.EVENTS_SELECTIONS,
+            BusAddresses.EVENTS_WORKERS,
+            SyncAddresses.STREAM,
+            SyncAddresses.NODE_PREFIX,
+            SyncAddresses.LIFECYCLE_PREFIX));
     addresses.addAll(LocalAddresses.ALL);
     for (String a : addresses) {
       assertTrue(shape.matcher(a).matches(), a + " is not kvselect.<capability>.<name>");
     }
-    assertEquals(BusAddresses.API.size(), BusAddresses.API.stream().distinct().count(), "API lists an address twice");
+    assertEquals(
+        BusAddresses.API.size(),
+        BusAddresses.API.stream().distinct().count(),
+        "API lists an address twice");
   }
 
   @Test
@@ -91,9 +112,15 @@ class NamesTest {
     while (m.find()) {
       declared.add(m.group(1));
     }
-    List<String> named = List.of(ClusterBootstrap.SESSIONS_MAP, ClusterBootstrap.PENDING_MAP,
-        HazelcastKvcState.SESSIONS_MAP, HazelcastKvcState.WORKERS_MAP);
-    assertEquals(named.stream().sorted().toList(), declared.stream().filter(n -> n.startsWith("kvselect"))
-        .sorted().toList(), "maps in cluster.xml");
+    List<String> named =
+        List.of(
+            ClusterBootstrap.SESSIONS_MAP,
+            ClusterBootstrap.PENDING_MAP,
+            HazelcastKvcState.SESSIONS_MAP,
+            HazelcastKvcState.WORKERS_MAP);
+    assertEquals(
+        named.stream().sorted().toList(),
+        declared.stream().filter(n -> n.startsWith("kvselect")).sorted().toList(),
+        "maps in cluster.xml");
   }
 }

@@ -23,31 +23,46 @@ class NodeStartLogTest {
 
   @Test
   void startLogsNoMicrometerWarning() throws Exception {
-    Logger micrometer = ((LoggerContext) LoggerFactory.getILoggerFactory()).getLogger("io.micrometer");
+    Logger micrometer =
+        ((LoggerContext) LoggerFactory.getILoggerFactory()).getLogger("io.micrometer");
     ListAppender<ILoggingEvent> appender = new ListAppender<>();
     appender.start();
     micrometer.addAppender(appender);
     try {
-      NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0"}, Map.of());
-      KvselectNode node = KvselectNode.start(s).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+      NodeSettings s =
+          NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0"}, Map.of());
+      KvselectNode node =
+          KvselectNode.start(s).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
       try {
         assertTrue(node.port() > 0);
         // Micrometer warns once per JVM, so also check the cause: one pending-queue gauge per pool
         var client = java.net.http.HttpClient.newHttpClient();
-        String metrics = client.send(java.net.http.HttpRequest.newBuilder(
-                java.net.URI.create("http://127.0.0.1:" + node.port() + "/metrics")).build(),
-            java.net.http.HttpResponse.BodyHandlers.ofString()).body();
-        List<String> pending = metrics.lines().filter(l -> l.startsWith("vertx_pool_queue_pending")).toList();
-        assertTrue(pending.stream().anyMatch(l -> l.contains("pool_name=\"vert.x-worker-thread\""))
-            && pending.stream().anyMatch(l -> l.contains("pool_name=\"vert.x-internal-blocking\"")), pending.toString());
+        String metrics =
+            client
+                .send(
+                    java.net.http.HttpRequest.newBuilder(
+                            java.net.URI.create("http://127.0.0.1:" + node.port() + "/metrics"))
+                        .build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString())
+                .body();
+        List<String> pending =
+            metrics.lines().filter(l -> l.startsWith("vertx_pool_queue_pending")).toList();
+        assertTrue(
+            pending.stream().anyMatch(l -> l.contains("pool_name=\"vert.x-worker-thread\""))
+                && pending.stream()
+                    .anyMatch(l -> l.contains("pool_name=\"vert.x-internal-blocking\"")),
+            pending.toString());
       } finally {
         node.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
       }
     } finally {
       micrometer.detachAppender(appender);
     }
-    List<String> warnings = appender.list.stream().filter(e -> e.getLevel().isGreaterOrEqual(Level.WARN))
-        .map(e -> e.getLoggerName() + ": " + e.getFormattedMessage()).toList();
+    List<String> warnings =
+        appender.list.stream()
+            .filter(e -> e.getLevel().isGreaterOrEqual(Level.WARN))
+            .map(e -> e.getLoggerName() + ": " + e.getFormattedMessage())
+            .toList();
     assertEquals(List.of(), warnings);
   }
 }

@@ -20,7 +20,8 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class BlockedThreadLog extends AppenderBase<ILoggingEvent> {
 
   private static final Map<String, String> RUNNING = new ConcurrentHashMap<>();
-  private static final List<String> SEEN = java.util.Collections.synchronizedList(new ArrayList<>());
+  private static final List<String> SEEN =
+      java.util.Collections.synchronizedList(new ArrayList<>());
 
   static void running(String id, String name) {
     RUNNING.put(id, name);
@@ -39,7 +40,8 @@ public final class BlockedThreadLog extends AppenderBase<ILoggingEvent> {
 
   static String summary() {
     List<String> all = warnings();
-    StringBuilder b = new StringBuilder("[hang-watch] blocked-thread warnings in this test JVM: " + all.size());
+    StringBuilder b =
+        new StringBuilder("[hang-watch] blocked-thread warnings in this test JVM: " + all.size());
     for (String w : all) {
       b.append("\n  ").append(w);
     }

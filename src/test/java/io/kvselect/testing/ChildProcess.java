@@ -26,13 +26,18 @@ public final class ChildProcess implements AutoCloseable {
   }
 
   /** Starts {@code command} in {@code dir}; output goes to {@code logs/name.out} and {@code .err}. */
-  public static ChildProcess start(Path dir, Path logs, String name, List<String> command) throws IOException {
+  public static ChildProcess start(Path dir, Path logs, String name, List<String> command)
+      throws IOException {
     Files.createDirectories(logs);
     Path out = logs.resolve(name + ".out");
     Path err = logs.resolve(name + ".err");
-    Process p = new ProcessBuilder(command).directory(dir.toFile())
-        .redirectOutput(out.toFile()).redirectError(err.toFile()).redirectInput(ProcessBuilder.Redirect.PIPE)
-        .start();
+    Process p =
+        new ProcessBuilder(command)
+            .directory(dir.toFile())
+            .redirectOutput(out.toFile())
+            .redirectError(err.toFile())
+            .redirectInput(ProcessBuilder.Redirect.PIPE)
+            .start();
     p.getOutputStream().close();
     return new ChildProcess(p, out, err);
   }

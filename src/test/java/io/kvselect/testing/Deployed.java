@@ -15,7 +15,9 @@ public final class Deployed {
   public static List<String> verticles(Vertx vertx) {
     List<String> out = new ArrayList<>();
     for (DeploymentContext d : ((VertxInternal) vertx).deploymentManager().deployments()) {
-      d.deployment().instances().forEach(v -> out.add(v.getClass().getSimpleName() + (d.isChild() ? "" : " (root)")));
+      d.deployment()
+          .instances()
+          .forEach(v -> out.add(v.getClass().getSimpleName() + (d.isChild() ? "" : " (root)")));
     }
     out.sort(null);
     return out;

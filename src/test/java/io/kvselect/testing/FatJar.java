@@ -17,11 +17,16 @@ public final class FatJar {
   /** The one {@code target/kvselect-*-fat.jar}, absolute; fails the test if there is none or several. */
   public static Path path() throws IOException {
     List<Path> jars = new ArrayList<>();
-    try (DirectoryStream<Path> ds = Files.newDirectoryStream(Path.of("target"), "kvselect-*-fat.jar")) {
+    try (DirectoryStream<Path> ds =
+        Files.newDirectoryStream(Path.of("target"), "kvselect-*-fat.jar")) {
       ds.forEach(p -> jars.add(p.toAbsolutePath()));
     }
-    assertEquals(1, jars.size(), "expected exactly one target/kvselect-*-fat.jar (integration tests run"
-        + " after package): " + jars);
+    assertEquals(
+        1,
+        jars.size(),
+        "expected exactly one target/kvselect-*-fat.jar (integration tests run"
+            + " after package): "
+            + jars);
     return jars.get(0);
   }
 }

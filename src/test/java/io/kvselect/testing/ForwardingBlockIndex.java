@@ -20,8 +20,13 @@ public abstract class ForwardingBlockIndex implements BlockIndex {
   }
 
   @Override
-  public boolean store(WorkerRank rank, StorageTier tier, boolean hasParent, long parentExternalHash,
-      long[] externalHashes, long[] localHashes) {
+  public boolean store(
+      WorkerRank rank,
+      StorageTier tier,
+      boolean hasParent,
+      long parentExternalHash,
+      long[] externalHashes,
+      long[] localHashes) {
     return inner.store(rank, tier, hasParent, parentExternalHash, externalHashes, localHashes);
   }
 

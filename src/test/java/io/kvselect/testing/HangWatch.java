@@ -40,11 +40,13 @@ public final class HangWatch implements TestExecutionListener {
   static final long DUMP_EVERY_SECONDS = 20;
   private static final Path DIR = Path.of("target", "hang-dumps");
 
-  private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
-    Thread t = new Thread(r, "kvselect-hang-watch");
-    t.setDaemon(true);
-    return t;
-  });
+  private final ScheduledExecutorService timer =
+      Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "kvselect-hang-watch");
+            t.setDaemon(true);
+            return t;
+          });
   private final Map<String, ScheduledFuture<?>> watched = new ConcurrentHashMap<>();
   private final java.util.Set<String> runningTests = ConcurrentHashMap.newKeySet();
 
@@ -57,13 +59,17 @@ public final class HangWatch implements TestExecutionListener {
     }
     // a container (a class's set-up, say) is dumped only while none of its tests runs: a running
     // test has its own watch
-    Runnable check = id.isTest() ? () -> dump(name) : () -> {
-      if (runningTests.isEmpty()) {
-        dump(name);
-      }
-    };
-    watched.put(id.getUniqueId(), timer.scheduleAtFixedRate(check, FIRST_DUMP_SECONDS, DUMP_EVERY_SECONDS,
-        TimeUnit.SECONDS));
+    Runnable check =
+        id.isTest()
+            ? () -> dump(name)
+            : () -> {
+              if (runningTests.isEmpty()) {
+                dump(name);
+              }
+            };
+    watched.put(
+        id.getUniqueId(),
+        timer.scheduleAtFixedRate(check, FIRST_DUMP_SECONDS, DUMP_EVERY_SECONDS, TimeUnit.SECONDS));
   }
 
   @Override
@@ -86,10 +92,18 @@ public final class HangWatch implements TestExecutionListener {
     try {
       Files.createDirectories(DIR);
       Path file = DIR.resolve("dump-" + System.currentTimeMillis() + ".txt");
-      Files.writeString(file, "still running: " + running + "\nat " + Instant.now() + "\n\n" + threadDump(),
-          StandardCharsets.UTF_8, StandardOpenOption.CREATE_NEW);
-      System.err.println("[hang-watch] still running after " + FIRST_DUMP_SECONDS + "+ s: " + running
-          + "; thread dump in " + file.toAbsolutePath());
+      Files.writeString(
+          file,
+          "still running: " + running + "\nat " + Instant.now() + "\n\n" + threadDump(),
+          StandardCharsets.UTF_8,
+          StandardOpenOption.CREATE_NEW);
+      System.err.println(
+          "[hang-watch] still running after "
+              + FIRST_DUMP_SECONDS
+              + "+ s: "
+              + running
+              + "; thread dump in "
+              + file.toAbsolutePath());
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

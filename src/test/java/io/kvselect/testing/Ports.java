@@ -44,14 +44,20 @@ public final class Ports {
         return base;
       }
     }
-    throw new IOException("no free range of " + n + " ports on 127.0.0.1 between " + LOWEST + " and "
-        + EPHEMERAL_LOW);
+    throw new IOException(
+        "no free range of "
+            + n
+            + " ports on 127.0.0.1 between "
+            + LOWEST
+            + " and "
+            + EPHEMERAL_LOW);
   }
 
   /** The first port of the kernel's ephemeral range (32768 where it cannot be read). */
   static int ephemeralLow() {
     try {
-      String[] range = Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim().split("\\s+");
+      String[] range =
+          Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim().split("\\s+");
       int low = Integer.parseInt(range[0]);
       return low > LOWEST + 1_000 ? low : 32_768;
     } catch (IOException | RuntimeException unreadable) {

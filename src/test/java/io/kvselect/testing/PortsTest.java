@@ -28,7 +28,9 @@ class PortsTest {
   void anEphemeralBindNeverLandsOnAPortHandedOut() throws IOException {
     int low = Ports.ephemeralLow();
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      assertTrue(s.getLocalPort() >= low, "the kernel's ephemeral ports start at " + low + ": " + s.getLocalPort());
+      assertTrue(
+          s.getLocalPort() >= low,
+          "the kernel's ephemeral ports start at " + low + ": " + s.getLocalPort());
     }
     assertTrue(Ports.free() < low);
   }

@@ -27,7 +27,10 @@ class FirstRunBuildTest {
 
   @Test
   void theFirstRunBuildPrintsNoEscapeCodes(@TempDir Path tmp) throws Exception {
-    Path root = fakeRoot(tmp, """
+    Path root =
+        fakeRoot(
+            tmp,
+            """
         printf '\\033[0m\\033[1;31mbuilding\\033[0m\\n'
         printf '\\033[0m\\033[0m' >&2
         mkdir -p target && : > target/kvselect-9.9-fat.jar
@@ -42,7 +45,10 @@ class FirstRunBuildTest {
 
   @Test
   void aJarOlderThanTheSourcesIsRebuiltAndAFreshOneIsNot(@TempDir Path tmp) throws Exception {
-    Path root = fakeRoot(tmp, """
+    Path root =
+        fakeRoot(
+            tmp,
+            """
         echo "mvn ran" >&2
         mkdir -p target && : > target/kvselect-9.9-fat.jar
         """);
@@ -51,22 +57,30 @@ class FirstRunBuildTest {
     Files.writeString(source, "class A {}");
     Files.writeString(root.resolve("pom.xml"), "<project/>");
     Files.writeString(jar, "old");
-    java.nio.file.attribute.FileTime old = java.nio.file.attribute.FileTime.fromMillis(1_000_000_000_000L);
+    java.nio.file.attribute.FileTime old =
+        java.nio.file.attribute.FileTime.fromMillis(1_000_000_000_000L);
     Files.setLastModifiedTime(jar, old);
     Files.setLastModifiedTime(root.resolve("pom.xml"), old);
     Result stale = source(root);
     assertEquals(0, stale.exit, stale.out);
-    assertTrue(stale.out.contains("kvselect: rebuilding the jar (src/main/java/A.java is newer than it)..."), stale.out);
+    assertTrue(
+        stale.out.contains(
+            "kvselect: rebuilding the jar (src/main/java/A.java is newer than it)..."),
+        stale.out);
     assertTrue(stale.out.contains("mvn ran"), stale.out);
     Result fresh = source(root);
     assertEquals(0, fresh.exit, fresh.out);
-    assertFalse(fresh.out.contains("mvn ran"), "a jar newer than every source is used as is: " + fresh.out);
+    assertFalse(
+        fresh.out.contains("mvn ran"), "a jar newer than every source is used as is: " + fresh.out);
     assertTrue(fresh.out.strip().endsWith("target/kvselect-9.9-fat.jar"), fresh.out);
   }
 
   @Test
   void aFailedFirstRunBuildStopsTheLauncher(@TempDir Path tmp) throws Exception {
-    Path root = fakeRoot(tmp, """
+    Path root =
+        fakeRoot(
+            tmp,
+            """
         echo '[ERROR] compilation failed' >&2
         exit 3
         """);
@@ -92,9 +106,12 @@ class FirstRunBuildTest {
 
   /** Sources jar.sh the way the launchers do ({@code set -euo pipefail}, $root, $name). */
   private static Result source(Path root) throws Exception {
-    String script = "set -euo pipefail; root=\"$1\"; name=kvselect; . \"$root/bin/lib/jar.sh\"; echo \"JAR=$jar\"";
-    ProcessBuilder pb = new ProcessBuilder("bash", "-c", script, "bash", root.toString())
-        .directory(root.toFile()).redirectErrorStream(true);
+    String script =
+        "set -euo pipefail; root=\"$1\"; name=kvselect; . \"$root/bin/lib/jar.sh\"; echo \"JAR=$jar\"";
+    ProcessBuilder pb =
+        new ProcessBuilder("bash", "-c", script, "bash", root.toString())
+            .directory(root.toFile())
+            .redirectErrorStream(true);
     pb.environment().remove("KVSELECT_JAR");
     pb.environment().put("PATH", root.getParent().resolve("fakebin") + ":" + System.getenv("PATH"));
     Process p = pb.start();

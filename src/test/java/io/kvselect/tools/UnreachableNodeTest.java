@@ -79,23 +79,32 @@ class UnreachableNodeTest {
   @Test
   @Timeout(60)
   void demoNamesTheEngineUrlWhenTheSelectedEngineIsDown() throws IOException {
-    HttpServer node = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-    byte[] selection = ("{\"worker_id\":1,\"dp_rank\":0,\"endpoint\":\"" + base + "\"}")
-        .getBytes(StandardCharsets.UTF_8);
-    node.createContext("/select_and_reserve", ex -> {
-      ex.getRequestBody().readAllBytes();
-      ex.getResponseHeaders().add("content-type", "application/json");
-      ex.sendResponseHeaders(200, selection.length);
-      ex.getResponseBody().write(selection);
-      ex.close();
-    });
+    HttpServer node =
+        HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+    byte[] selection =
+        ("{\"worker_id\":1,\"dp_rank\":0,\"endpoint\":\"" + base + "\"}")
+            .getBytes(StandardCharsets.UTF_8);
+    node.createContext(
+        "/select_and_reserve",
+        ex -> {
+          ex.getRequestBody().readAllBytes();
+          ex.getResponseHeaders().add("content-type", "application/json");
+          ex.sendResponseHeaders(200, selection.length);
+          ex.getResponseBody().write(selection);
+          ex.close();
+        });
     node.start();
     try {
-      Run r = run(new ConversationDemo(), "--kvselect", "http://127.0.0.1:" + node.getAddress().getPort());
+      Run r =
+          run(
+              new ConversationDemo(),
+              "--kvselect",
+              "http://127.0.0.1:" + node.getAddress().getPort());
       assertNotEquals(0, r.exit(), () -> "exit code; stderr: " + r.err());
       String err = r.err().strip();
       assertEquals(1, err.lines().count(), () -> "one line on stderr, got:\n" + r.err());
-      assertEquals("kvselect-demo: cannot reach engine at " + base + "/generate: connection refused", err);
+      assertEquals(
+          "kvselect-demo: cannot reach engine at " + base + "/generate: connection refused", err);
     } finally {
       node.stop(0);
     }
@@ -104,7 +113,8 @@ class UnreachableNodeTest {
   @Test
   @Timeout(60)
   void queueLoadNamesTheUrl() {
-    Run r = run(new QueueLoad(), "--url", base, "--rate", "1", "--duration", "1", "--connections", "1");
+    Run r =
+        run(new QueueLoad(), "--url", base, "--rate", "1", "--duration", "1", "--connections", "1");
     assertOneLine(r, "kvselect-queueload", base + "/workers");
   }
 

@@ -24,12 +24,15 @@ class UnreachableTest {
     ConnectException e = new ConnectException();
     e.initCause(new ConnectException("Connection refused"));
     assertEquals("cannot reach kvselect at " + URL + ": connection refused", message(e));
-    assertEquals("cannot reach kvselect at " + URL + ": connection refused", message(new ConnectException()));
+    assertEquals(
+        "cannot reach kvselect at " + URL + ": connection refused",
+        message(new ConnectException()));
   }
 
   @Test
   void nettyRefusalDropsTheRepeatedAddress() {
-    Throwable e = new ExecutionException(new ConnectException("Connection refused: /127.0.0.1:8092"));
+    Throwable e =
+        new ExecutionException(new ConnectException("Connection refused: /127.0.0.1:8092"));
     assertEquals("cannot reach kvselect at " + URL + ": connection refused", message(e));
   }
 
@@ -38,17 +41,22 @@ class UnreachableTest {
     ConnectException unresolved = new ConnectException();
     unresolved.initCause(new UnresolvedAddressException());
     assertEquals("cannot reach kvselect at " + URL + ": unknown host", message(unresolved));
-    assertEquals("cannot reach kvselect at " + URL + ": unknown host",
+    assertEquals(
+        "cannot reach kvselect at " + URL + ": unknown host",
         message(new UnknownHostException("nohost.invalid")));
-    assertEquals("cannot reach kvselect at " + URL + ": connect timed out",
+    assertEquals(
+        "cannot reach kvselect at " + URL + ": connect timed out",
         message(new HttpConnectTimeoutException("HTTP connect timed out")));
   }
 
   @Test
   void otherFailuresKeepTheirMessageOnOneLine() {
-    assertEquals("cannot reach kvselect at " + URL + ": stream closed early",
+    assertEquals(
+        "cannot reach kvselect at " + URL + ": stream closed early",
         message(new IOException("stream closed\n early")));
-    assertEquals("first second", Unreachable.message(new ExecutionException(new IOException("first\n  second"))));
+    assertEquals(
+        "first second",
+        Unreachable.message(new ExecutionException(new IOException("first\n  second"))));
     assertEquals("IOException", Unreachable.message(new IOException()));
   }
 }

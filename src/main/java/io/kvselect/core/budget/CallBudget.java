@@ -91,8 +91,10 @@ public final class CallBudget {
   private final long quietNanos;
   private final Executor completions;
   private final Routes routes;
+
   /** Tripped route to the {@link System#nanoTime} of its last sign of slowness. */
   private final Map<Object, Long> tripped = new ConcurrentHashMap<>();
+
   private final LongAdder trips = new LongAdder();
 
   /**
@@ -130,7 +132,8 @@ public final class CallBudget {
       throw new IllegalArgumentException("quiet must not be negative: " + quiet);
     }
     this.budgetNanos = budget.toNanos();
-    this.quietNanos = quiet != null ? quiet.toNanos() : Math.max(MIN_QUIET.toNanos(), 2 * budgetNanos);
+    this.quietNanos =
+        quiet != null ? quiet.toNanos() : Math.max(MIN_QUIET.toNanos(), 2 * budgetNanos);
     this.completions = Objects.requireNonNull(completions, "completions");
     this.routes = Objects.requireNonNull(routes, "routes");
   }
@@ -163,56 +166,61 @@ public final class CallBudget {
    * else {@code fallback}'s, and {@code counted} is incremented. A fallback that throws fails the
    * answer.
    */
-  public <T> CompletionStage<T> read(Object key, CompletionStage<T> call, Supplier<T> fallback, LongAdder counted) {
+  public <T> CompletionStage<T> read(
+      Object key, CompletionStage<T> call, Supplier<T> fallback, LongAdder counted) {
     return within(routes.read(key), call, fallback, counted);
   }
 
   /** As {@link #read}, for a call that changes {@code key} (and so waits for its backups too). */
-  public <T> CompletionStage<T> write(Object key, CompletionStage<T> call, Supplier<T> fallback, LongAdder counted) {
+  public <T> CompletionStage<T> write(
+      Object key, CompletionStage<T> call, Supplier<T> fallback, LongAdder counted) {
     return within(routes.write(key), call, fallback, counted);
   }
 
-  private <T> CompletionStage<T> within(Object route, CompletionStage<T> call, Supplier<T> fallback,
-      LongAdder counted) {
+  private <T> CompletionStage<T> within(
+      Object route, CompletionStage<T> call, Supplier<T> fallback, LongAdder counted) {
     long start = System.nanoTime();
     CompletableFuture<T> out = new CompletableFuture<>();
-    Runnable fall = () -> {
-      if (!out.isDone()) {
-        // counted before the answer is visible (a caller that reads the count after the answer
-        // sees it), taken back when the call won the race
-        counted.increment();
-        try {
-          if (!out.complete(fallback.get())) {
-            counted.decrement();
+    Runnable fall =
+        () -> {
+          if (!out.isDone()) {
+            // counted before the answer is visible (a caller that reads the count after the answer
+            // sees it), taken back when the call won the race
+            counted.increment();
+            try {
+              if (!out.complete(fallback.get())) {
+                counted.decrement();
+              }
+            } catch (RuntimeException e) {
+              if (!out.completeExceptionally(e)) {
+                counted.decrement();
+              }
+            }
           }
-        } catch (RuntimeException e) {
-          if (!out.completeExceptionally(e)) {
-            counted.decrement();
-          }
-        }
-      }
-    };
+        };
     AtomicBoolean answered = new AtomicBoolean();
-    call.whenComplete((v, err) -> {
-      answered.set(true);
-      boolean requestError = err != null && isRequestError(err);
-      if (route != null) {
-        long now = System.nanoTime();
-        if ((err == null || requestError) && now - start <= budgetNanos) {
-          // closes the breaker only once the route has been quiet long enough
-          tripped.computeIfPresent(route, (r, lastSlow) -> now - lastSlow >= quietNanos ? null : lastSlow);
-        } else {
-          tripped.computeIfPresent(route, (r, t) -> now);
-        }
-      }
-      if (err == null) {
-        out.complete(v);
-      } else if (requestError) {
-        out.completeExceptionally(err);
-      } else {
-        completions.execute(fall);
-      }
-    });
+    call.whenComplete(
+        (v, err) -> {
+          answered.set(true);
+          boolean requestError = err != null && isRequestError(err);
+          if (route != null) {
+            long now = System.nanoTime();
+            if ((err == null || requestError) && now - start <= budgetNanos) {
+              // closes the breaker only once the route has been quiet long enough
+              tripped.computeIfPresent(
+                  route, (r, lastSlow) -> now - lastSlow >= quietNanos ? null : lastSlow);
+            } else {
+              tripped.computeIfPresent(route, (r, t) -> now);
+            }
+          }
+          if (err == null) {
+            out.complete(v);
+          } else if (requestError) {
+            out.completeExceptionally(err);
+          } else {
+            completions.execute(fall);
+          }
+        });
     if (out.isDone()) {
       return out;
     }
@@ -220,12 +228,16 @@ public final class CallBudget {
       fall.run();
     }
     // tripped or not, a call still unanswered at its budget is a sign of slowness
-    CompletableFuture.delayedExecutor(budgetNanos, TimeUnit.NANOSECONDS, completions).execute(() -> {
-      if (!answered.get() && route != null && tripped.put(route, System.nanoTime()) == null) {
-        trips.increment();
-      }
-      fall.run();
-    });
+    CompletableFuture.delayedExecutor(budgetNanos, TimeUnit.NANOSECONDS, completions)
+        .execute(
+            () -> {
+              if (!answered.get()
+                  && route != null
+                  && tripped.put(route, System.nanoTime()) == null) {
+                trips.increment();
+              }
+              fall.run();
+            });
     return out;
   }
 

@@ -29,8 +29,10 @@ public final class PauseFence {
   private final long maxNanos;
   private long lastTick;
   private boolean ticked;
+
   /** When the fence began (nanoTime), valid while {@link #fenced}. */
   private long since;
+
   private boolean fenced;
   private long pausedNanos;
   private int lastMembers = -1;
@@ -93,8 +95,10 @@ public final class PauseFence {
     if (!fenced) {
       return null;
     }
-    return String.format(java.util.Locale.ROOT, "this node was paused for %.1f s, longer than the cluster's failure"
-        + " timeout, and is rejoining the cluster (its view is stale until then); retry on another node",
+    return String.format(
+        java.util.Locale.ROOT,
+        "this node was paused for %.1f s, longer than the cluster's failure"
+            + " timeout, and is rejoining the cluster (its view is stale until then); retry on another node",
         pausedNanos / 1e9);
   }
 

@@ -24,8 +24,10 @@ public final class CatalogVersions {
   private final long tombstoneTtlMs;
   private final int tombstoneLimit;
   private final Map<Long, CatalogVersion> live = new HashMap<>();
+
   /** Removed worker id to (version, when it was recorded), in recording order. */
   private final LinkedHashMap<Long, Tombstone> removed = new LinkedHashMap<>();
+
   private long lastStamp;
 
   private record Tombstone(CatalogVersion version, long recordedMs) {}

@@ -20,21 +20,24 @@ public record DisaggSpec(String workerType, Long kvCapacityTokens, String admiss
 
   public DisaggSpec {
     if (workerType != null && !workerType.equals("prefill") && !workerType.equals("decode")) {
-      throw SelectionException.unprocessable("worker_type must be one of prefill, decode, got " + workerType);
+      throw SelectionException.unprocessable(
+          "worker_type must be one of prefill, decode, got " + workerType);
     }
     if (kvCapacityTokens != null && kvCapacityTokens <= 0) {
-      throw SelectionException.unprocessable("kv_capacity_tokens must be positive, got " + kvCapacityTokens);
+      throw SelectionException.unprocessable(
+          "kv_capacity_tokens must be positive, got " + kvCapacityTokens);
     }
     if (admissionEndpoint != null) {
       URI u;
       try {
         u = URI.create(admissionEndpoint);
       } catch (IllegalArgumentException e) {
-        throw SelectionException.unprocessable("admission_endpoint is not a URL: " + admissionEndpoint);
+        throw SelectionException.unprocessable(
+            "admission_endpoint is not a URL: " + admissionEndpoint);
       }
       if (!("http".equals(u.getScheme()) || "https".equals(u.getScheme())) || u.getHost() == null) {
-        throw SelectionException.unprocessable("admission_endpoint must be an absolute http(s) URL, got "
-            + admissionEndpoint);
+        throw SelectionException.unprocessable(
+            "admission_endpoint must be an absolute http(s) URL, got " + admissionEndpoint);
       }
     }
   }

@@ -69,20 +69,28 @@ public final class EndpointSyntax {
     }
     String host = rest.substring(0, colon);
     String port = rest.substring(colon + 1);
-    if (port.isEmpty() || port.length() > 5 || !port.chars().allMatch(c -> c >= '0' && c <= '9')
-        || Integer.parseInt(port) < 1 || Integer.parseInt(port) > 65_535) {
+    if (port.isEmpty()
+        || port.length() > 5
+        || !port.chars().allMatch(c -> c >= '0' && c <= '9')
+        || Integer.parseInt(port) < 1
+        || Integer.parseInt(port) > 65_535) {
       return "port must be 1..65535, got " + quote(endpoint);
     }
     if (host.startsWith("[")) {
       String inner = host.endsWith("]") ? host.substring(1, host.length() - 1) : "";
-      if (inner.isEmpty() || !inner.contains(":")
+      if (inner.isEmpty()
+          || !inner.contains(":")
           || !inner.chars().allMatch(c -> Character.digit(c, 16) >= 0 || c == ':' || c == '.')) {
         return "malformed IPv6 host in " + quote(endpoint);
       }
       return null;
     }
-    if (host.length() > 253 || !host.chars().allMatch(c -> c < 128
-        && (Character.isLetterOrDigit(c) || c == '-' || c == '_' || c == '.'))) {
+    if (host.length() > 253
+        || !host.chars()
+            .allMatch(
+                c ->
+                    c < 128
+                        && (Character.isLetterOrDigit(c) || c == '-' || c == '_' || c == '.'))) {
       return "malformed host in " + quote(endpoint);
     }
     return null;

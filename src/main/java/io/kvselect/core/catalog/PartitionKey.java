@@ -4,7 +4,8 @@ package io.kvselect.core.catalog;
  * A routing partition {@code (model_name, routing_group)}: it owns one index, one load view and
  * one block size. Both parts default to {@code "default"}.
  */
-public record PartitionKey(String modelName, String routingGroup) implements Comparable<PartitionKey> {
+public record PartitionKey(String modelName, String routingGroup)
+    implements Comparable<PartitionKey> {
 
   public static final String DEFAULT = "default";
 
@@ -16,7 +17,9 @@ public record PartitionKey(String modelName, String routingGroup) implements Com
   /** Parses the {@code "model:group"} form of {@code /dump} keys (split on the first colon). */
   public static PartitionKey parse(String key) {
     int i = key.indexOf(':');
-    return i < 0 ? new PartitionKey(key, DEFAULT) : new PartitionKey(key.substring(0, i), key.substring(i + 1));
+    return i < 0
+        ? new PartitionKey(key, DEFAULT)
+        : new PartitionKey(key.substring(0, i), key.substring(i + 1));
   }
 
   @Override

@@ -14,7 +14,8 @@ public final class Schedulability {
    * Appended to Dynamo's "kv_events endpoint is required" reason (its text kept as the prefix) so
    * the reason names the JSON fields that supply the endpoint.
    */
-  static final String KV_EVENTS_FIELDS = " (set kv_events_endpoint, or kv_events_endpoints for each rank)";
+  static final String KV_EVENTS_FIELDS =
+      " (set kv_events_endpoint, or kv_events_endpoints for each rank)";
 
   private Schedulability() {}
 
@@ -24,8 +25,8 @@ public final class Schedulability {
    * @param partitionBlockSize the block size the partition already uses, or null when the worker
    *     would be its first schedulable member
    */
-  public static List<String> reasons(WorkerSpec spec, RouterConfig cfg, Integer partitionBlockSize,
-      Boolean partitionEagle) {
+  public static List<String> reasons(
+      WorkerSpec spec, RouterConfig cfg, Integer partitionBlockSize, Boolean partitionEagle) {
     List<String> reasons = new ArrayList<>();
     if (spec.endpoint() == null || spec.endpoint().isBlank()) {
       reasons.add("endpoint is required");
@@ -53,13 +54,25 @@ public final class Schedulability {
         }
       }
     }
-    if (reasons.isEmpty() && partitionBlockSize != null && !partitionBlockSize.equals(spec.blockSize())) {
-      reasons.add("reconciliation failed: block_size mismatch for " + spec.partition()
-          + " existing=" + partitionBlockSize + " requested=" + spec.blockSize());
+    if (reasons.isEmpty()
+        && partitionBlockSize != null
+        && !partitionBlockSize.equals(spec.blockSize())) {
+      reasons.add(
+          "reconciliation failed: block_size mismatch for "
+              + spec.partition()
+              + " existing="
+              + partitionBlockSize
+              + " requested="
+              + spec.blockSize());
     }
     if (reasons.isEmpty() && partitionEagle != null && partitionEagle != spec.isEagle()) {
-      reasons.add("reconciliation failed: is_eagle mismatch for " + spec.partition()
-          + " existing=" + partitionEagle + " requested=" + spec.isEagle());
+      reasons.add(
+          "reconciliation failed: is_eagle mismatch for "
+              + spec.partition()
+              + " existing="
+              + partitionEagle
+              + " requested="
+              + spec.isEagle());
     }
     return reasons;
   }

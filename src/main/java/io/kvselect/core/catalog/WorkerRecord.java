@@ -8,7 +8,8 @@ import java.util.List;
  * A catalog entry: the registration plus its lifecycle and, when not schedulable, the reasons.
  * Immutable; the registry replaces it on every change.
  */
-public record WorkerRecord(WorkerSpec spec, Lifecycle lifecycle, List<String> notSchedulableReasons) {
+public record WorkerRecord(
+    WorkerSpec spec, Lifecycle lifecycle, List<String> notSchedulableReasons) {
 
   public WorkerRecord {
     notSchedulableReasons = List.copyOf(notSchedulableReasons);
@@ -37,6 +38,7 @@ public record WorkerRecord(WorkerSpec spec, Lifecycle lifecycle, List<String> no
   }
 
   public WorkerRecord withLifecycle(Lifecycle l) {
-    return new WorkerRecord(spec, l, l == Lifecycle.SCHEDULABLE ? List.of() : notSchedulableReasons);
+    return new WorkerRecord(
+        spec, l, l == Lifecycle.SCHEDULABLE ? List.of() : notSchedulableReasons);
   }
 }

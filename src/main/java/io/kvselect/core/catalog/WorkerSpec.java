@@ -70,7 +70,9 @@ public record WorkerSpec(
     taints = taints == null ? Set.of() : Set.copyOf(taints);
     topologyDomains = topologyDomains == null ? Map.of() : Map.copyOf(topologyDomains);
     routerHintSourceControlEndpoints =
-        routerHintSourceControlEndpoints == null ? Map.of() : Map.copyOf(routerHintSourceControlEndpoints);
+        routerHintSourceControlEndpoints == null
+            ? Map.of()
+            : Map.copyOf(routerHintSourceControlEndpoints);
     if (kvEventsEndpoint != null && !kvEventsEndpoint.isBlank()) {
       EndpointSyntax.require("kv_events_endpoint", kvEventsEndpoint);
     }
@@ -83,9 +85,15 @@ public record WorkerSpec(
     if (healthUrl != null) {
       requireHttpUrl(healthUrl);
     }
-    if (dataParallelSize > 0 && (long) dataParallelStartRank + dataParallelSize - 1 > Integer.MAX_VALUE) {
-      throw SelectionException.unprocessable("data_parallel_start_rank (" + dataParallelStartRank
-          + ") + data_parallel_size (" + dataParallelSize + ") must stay within 0.." + Integer.MAX_VALUE);
+    if (dataParallelSize > 0
+        && (long) dataParallelStartRank + dataParallelSize - 1 > Integer.MAX_VALUE) {
+      throw SelectionException.unprocessable(
+          "data_parallel_start_rank ("
+              + dataParallelStartRank
+              + ") + data_parallel_size ("
+              + dataParallelSize
+              + ") must stay within 0.."
+              + Integer.MAX_VALUE);
     }
   }
 
@@ -97,10 +105,12 @@ public record WorkerSpec(
     } catch (java.net.URISyntaxException e) {
       uri = null;
     }
-    if (uri == null || uri.getHost() == null
-        || !("http".equalsIgnoreCase(uri.getScheme()) || "https".equalsIgnoreCase(uri.getScheme()))) {
-      throw SelectionException.unprocessable("health_url must be an absolute http(s) URL with a host, got '"
-          + url + "'");
+    if (uri == null
+        || uri.getHost() == null
+        || !("http".equalsIgnoreCase(uri.getScheme())
+            || "https".equalsIgnoreCase(uri.getScheme()))) {
+      throw SelectionException.unprocessable(
+          "health_url must be an absolute http(s) URL with a host, got '" + url + "'");
     }
   }
 
@@ -325,11 +335,31 @@ public record WorkerSpec(
      *     DP rank range is malformed
      */
     public WorkerSpec build() {
-      return new WorkerSpec(workerId, modelName, routingGroup, endpoint, kvEventsEndpoint,
-          kvEventsEndpoints, replayEndpoint, blockSize, dataParallelStartRank, dataParallelSize,
-          maxNumBatchedTokens, totalKvBlocks, stableRoutingId, isEagle, taints, topologyDomains,
-          kvTransferDomain, kvTransferEnforcement, kvTransferPreferredWeight, routerHintWorkerType,
-          routerHintSourceControlEndpoints, kvEventSourceMode, healthUrl, disagg);
+      return new WorkerSpec(
+          workerId,
+          modelName,
+          routingGroup,
+          endpoint,
+          kvEventsEndpoint,
+          kvEventsEndpoints,
+          replayEndpoint,
+          blockSize,
+          dataParallelStartRank,
+          dataParallelSize,
+          maxNumBatchedTokens,
+          totalKvBlocks,
+          stableRoutingId,
+          isEagle,
+          taints,
+          topologyDomains,
+          kvTransferDomain,
+          kvTransferEnforcement,
+          kvTransferPreferredWeight,
+          routerHintWorkerType,
+          routerHintSourceControlEndpoints,
+          kvEventSourceMode,
+          healthUrl,
+          disagg);
     }
   }
 }

@@ -21,5 +21,6 @@ public record IndexSettings(
     boolean useRemoteIndexer) {
 
   /** Dynamo's defaults. */
-  public static final IndexSettings DEFAULTS = new IndexSettings(true, 120.0, "ttl", null, 4, false);
+  public static final IndexSettings DEFAULTS =
+      new IndexSettings(true, 120.0, "ttl", null, 4, false);
 }

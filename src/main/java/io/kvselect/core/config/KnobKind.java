@@ -73,8 +73,10 @@ enum KnobKind {
    */
   Object fromJson(String label, Object value, List<String> choices) {
     if (value == null) {
-      if (this == OPTIONAL_NON_NEGATIVE || this == OPTIONAL_POSITIVE
-          || this == OPTIONAL_CHOICE || this == OPTIONAL_STRING) {
+      if (this == OPTIONAL_NON_NEGATIVE
+          || this == OPTIONAL_POSITIVE
+          || this == OPTIONAL_CHOICE
+          || this == OPTIONAL_STRING) {
         return null;
       }
     }
@@ -110,66 +112,84 @@ enum KnobKind {
 
   private Object check(String label, Object value, List<String> choices) {
     switch (this) {
-      case CREDIT: {
-        double v = (Double) value;
-        if (!(v >= 0.0 && v <= 1.0)) {
-          throw new ConfigException(label + " must be in [0, 1], got " + v
-              + (v > 1.0 ? "; overlap_score_weight was renamed to prefill_load_scale: keep the"
-                  + " credit <= 1 and put larger values in prefill_load_scale" : ""));
+      case CREDIT:
+        {
+          double v = (Double) value;
+          if (!(v >= 0.0 && v <= 1.0)) {
+            throw new ConfigException(
+                label
+                    + " must be in [0, 1], got "
+                    + v
+                    + (v > 1.0
+                        ? "; overlap_score_weight was renamed to prefill_load_scale: keep the"
+                            + " credit <= 1 and put larger values in prefill_load_scale"
+                        : ""));
+          }
+          return v;
         }
-        return v;
-      }
-      case UNIT: {
-        double v = (Double) value;
-        if (!(v >= 0.0 && v <= 1.0)) {
-          throw new ConfigException(label + " must be in [0, 1], got " + v);
+      case UNIT:
+        {
+          double v = (Double) value;
+          if (!(v >= 0.0 && v <= 1.0)) {
+            throw new ConfigException(label + " must be in [0, 1], got " + v);
+          }
+          return v;
         }
-        return v;
-      }
       case NON_NEGATIVE:
-      case OPTIONAL_NON_NEGATIVE: {
-        double v = (Double) value;
-        if (!(v >= 0.0) || Double.isInfinite(v)) {
-          throw new ConfigException(label + " must be a finite number >= 0, got " + v);
+      case OPTIONAL_NON_NEGATIVE:
+        {
+          double v = (Double) value;
+          if (!(v >= 0.0) || Double.isInfinite(v)) {
+            throw new ConfigException(label + " must be a finite number >= 0, got " + v);
+          }
+          return v;
         }
-        return v;
-      }
       case POSITIVE:
-      case OPTIONAL_POSITIVE: {
-        double v = (Double) value;
-        if (!(v > 0.0) || Double.isInfinite(v)) {
-          throw new ConfigException(label + " must be a finite number > 0, got " + v);
+      case OPTIONAL_POSITIVE:
+        {
+          double v = (Double) value;
+          if (!(v > 0.0) || Double.isInfinite(v)) {
+            throw new ConfigException(label + " must be a finite number > 0, got " + v);
+          }
+          return v;
         }
-        return v;
-      }
       case POSITIVE_INT:
-      case NON_NEGATIVE_INT: {
-        int v = (Integer) value;
-        int min = this == POSITIVE_INT ? 1 : 0;
-        if (v < min) {
-          throw new ConfigException(label + " must be an integer >= " + min + ", got " + v);
+      case NON_NEGATIVE_INT:
+        {
+          int v = (Integer) value;
+          int min = this == POSITIVE_INT ? 1 : 0;
+          if (v < min) {
+            throw new ConfigException(label + " must be an integer >= " + min + ", got " + v);
+          }
+          return v;
         }
-        return v;
-      }
       case CHOICE:
-      case OPTIONAL_CHOICE: {
-        String v = ((String) value).toLowerCase(Locale.ROOT);
-        if (this == OPTIONAL_CHOICE && (v.isEmpty() || v.equals("none"))) {
-          return null;
+      case OPTIONAL_CHOICE:
+        {
+          String v = ((String) value).toLowerCase(Locale.ROOT);
+          if (this == OPTIONAL_CHOICE && (v.isEmpty() || v.equals("none"))) {
+            return null;
+          }
+          if (!choices.contains(v)) {
+            throw new ConfigException(
+                label
+                    + " must be one of "
+                    + String.join(", ", choices)
+                    + (this == OPTIONAL_CHOICE ? ", none" : "")
+                    + ", got '"
+                    + value
+                    + "'");
+          }
+          return v;
         }
-        if (!choices.contains(v)) {
-          throw new ConfigException(label + " must be one of " + String.join(", ", choices)
-              + (this == OPTIONAL_CHOICE ? ", none" : "") + ", got '" + value + "'");
+      case OPTIONAL_STRING:
+        {
+          String v = (String) value;
+          if (v.isEmpty()) {
+            throw new ConfigException(label + " must not be empty");
+          }
+          return v;
         }
-        return v;
-      }
-      case OPTIONAL_STRING: {
-        String v = (String) value;
-        if (v.isEmpty()) {
-          throw new ConfigException(label + " must not be empty");
-        }
-        return v;
-      }
       default:
         return value;
     }

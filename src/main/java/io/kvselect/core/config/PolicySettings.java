@@ -12,7 +12,8 @@ import java.util.Objects;
 public record PolicySettings(String name, KvcParams kvc) {
 
   /** Every accepted policy name. */
-  public static final List<String> NAMES = List.of("kv", "kvc", "sticky", "least_loaded", "round_robin");
+  public static final List<String> NAMES =
+      List.of("kv", "kvc", "sticky", "least_loaded", "round_robin");
 
   public PolicySettings {
     Objects.requireNonNull(kvc, "kvc");

@@ -29,9 +29,15 @@ public record RouterConfig(
     PolicySettings selectionPolicy) {
 
   /** Dynamo's defaults, and kvselect's for what Dynamo does not have. */
-  public static final RouterConfig DEFAULTS = new RouterConfig(CostWeights.DEFAULTS,
-      IndexSettings.DEFAULTS, LoadTracking.DEFAULTS, QueueSettings.DEFAULTS,
-      ReplicaSettings.DEFAULTS, TrackingSettings.DEFAULTS, PolicySettings.defaults());
+  public static final RouterConfig DEFAULTS =
+      new RouterConfig(
+          CostWeights.DEFAULTS,
+          IndexSettings.DEFAULTS,
+          LoadTracking.DEFAULTS,
+          QueueSettings.DEFAULTS,
+          ReplicaSettings.DEFAULTS,
+          TrackingSettings.DEFAULTS,
+          PolicySettings.defaults());
 
   public RouterConfig {
     cost = cost == null ? CostWeights.DEFAULTS : cost;
@@ -63,10 +69,17 @@ public record RouterConfig(
    * flags). Null arguments keep the current value.
    */
   public RouterConfig withTracking(String hash, String keyFile, String keyId) {
-    return new RouterConfig(cost, index, load, queue, replica, new TrackingSettings(
-        hash != null ? hash : tracking.hash(),
-        keyFile != null ? keyFile : tracking.keyFile(),
-        keyId != null ? keyId : tracking.keyId()), selectionPolicy);
+    return new RouterConfig(
+        cost,
+        index,
+        load,
+        queue,
+        replica,
+        new TrackingSettings(
+            hash != null ? hash : tracking.hash(),
+            keyFile != null ? keyFile : tracking.keyFile(),
+            keyId != null ? keyId : tracking.keyId()),
+        selectionPolicy);
   }
 
   /** True when some knob makes requests wait in a router queue. */
@@ -93,27 +106,38 @@ public record RouterConfig(
     if (o.prefillLoadScale() != null) {
       scale = o.prefillLoadScale();
     }
-    CostWeights c = new CostWeights(
-        credit,
-        cost.overlapScoreCreditDecay(),
-        scale,
-        cost.decodeActiveRequestWeight(),
-        cost.hostCacheHitWeight(),
-        cost.diskCacheHitWeight(),
-        o.routerTemperature() != null ? o.routerTemperature() : cost.temperature(),
-        o.sharedCacheMultiplier() != null ? o.sharedCacheMultiplier() : cost.sharedCacheMultiplier(),
-        cost.sharedCacheType());
-    LoadTracking l = o.assumeKvReuse() == null && o.trackPrefillTokens() == null ? load
-        : new LoadTracking(
-            load.trackActiveBlocks(),
-            load.trackOutputBlocks(),
-            o.assumeKvReuse() != null ? o.assumeKvReuse() : load.assumeKvReuse(),
-            o.trackPrefillTokens() != null ? o.trackPrefillTokens() : load.trackPrefillTokens(),
-            load.activeRequestExpirySecs(),
-            load.prefillLoadModel(),
-            load.decodeBusyThreshold(),
-            load.prefillBusyThreshold());
-    return new RouterConfig(c, index, l, queue, replica, tracking,
+    CostWeights c =
+        new CostWeights(
+            credit,
+            cost.overlapScoreCreditDecay(),
+            scale,
+            cost.decodeActiveRequestWeight(),
+            cost.hostCacheHitWeight(),
+            cost.diskCacheHitWeight(),
+            o.routerTemperature() != null ? o.routerTemperature() : cost.temperature(),
+            o.sharedCacheMultiplier() != null
+                ? o.sharedCacheMultiplier()
+                : cost.sharedCacheMultiplier(),
+            cost.sharedCacheType());
+    LoadTracking l =
+        o.assumeKvReuse() == null && o.trackPrefillTokens() == null
+            ? load
+            : new LoadTracking(
+                load.trackActiveBlocks(),
+                load.trackOutputBlocks(),
+                o.assumeKvReuse() != null ? o.assumeKvReuse() : load.assumeKvReuse(),
+                o.trackPrefillTokens() != null ? o.trackPrefillTokens() : load.trackPrefillTokens(),
+                load.activeRequestExpirySecs(),
+                load.prefillLoadModel(),
+                load.decodeBusyThreshold(),
+                load.prefillBusyThreshold());
+    return new RouterConfig(
+        c,
+        index,
+        l,
+        queue,
+        replica,
+        tracking,
         o.policy() != null ? selectionPolicy.withName(o.policy()) : selectionPolicy);
   }
 }

@@ -1,3 +1,5 @@
+// Over 400 lines: one chainable setter per router knob (about 40), each with its config-file name;
+// no logic beyond the setters.
 package io.kvselect.core.config;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
@@ -373,13 +375,32 @@ public final class RouterConfigBuilder {
 
   public RouterConfig build() {
     return new RouterConfig(
-        new CostWeights(overlapScoreCredit, overlapScoreCreditDecay, prefillLoadScale,
-            decodeActiveRequestWeight, hostCacheHitWeight, diskCacheHitWeight, routerTemperature,
-            sharedCacheMultiplier, sharedCacheType),
-        new IndexSettings(useKvEvents, routerTtlSecs, approximateCachePolicy, predictedTtlSecs,
-            eventThreads, useRemoteIndexer),
-        new LoadTracking(trackActiveBlocks, trackOutputBlocks, assumeKvReuse, trackPrefillTokens,
-            activeRequestExpirySecs, prefillLoadModel, decodeBusyThreshold, prefillBusyThreshold),
+        new CostWeights(
+            overlapScoreCredit,
+            overlapScoreCreditDecay,
+            prefillLoadScale,
+            decodeActiveRequestWeight,
+            hostCacheHitWeight,
+            diskCacheHitWeight,
+            routerTemperature,
+            sharedCacheMultiplier,
+            sharedCacheType),
+        new IndexSettings(
+            useKvEvents,
+            routerTtlSecs,
+            approximateCachePolicy,
+            predictedTtlSecs,
+            eventThreads,
+            useRemoteIndexer),
+        new LoadTracking(
+            trackActiveBlocks,
+            trackOutputBlocks,
+            assumeKvReuse,
+            trackPrefillTokens,
+            activeRequestExpirySecs,
+            prefillLoadModel,
+            decodeBusyThreshold,
+            prefillBusyThreshold),
         new QueueSettings(queueThreshold, queuePolicy, policyConfig),
         new ReplicaSettings(replicaSync, minInitialWorkers),
         new TrackingSettings(trackingHash, trackingKeyFile, trackingKeyId),

@@ -83,11 +83,17 @@ public final class RouterConfigLoader {
    * Dynamo knobs that kvselect parses and validates but does not act on yet (remote indexer, shared-cache credit, AIC prefill model, LRU approximate
    * cache, event thread count, minimum initial workers, active/output block tracking switches).
    */
-  private static final java.util.Set<RouterKnob> NOT_ACTED_ON = java.util.EnumSet.of(
-      RouterKnob.EVENT_THREADS,
-      RouterKnob.USE_REMOTE_INDEXER, RouterKnob.SHARED_CACHE_MULTIPLIER, RouterKnob.SHARED_CACHE_TYPE,
-      RouterKnob.PREFILL_LOAD_MODEL, RouterKnob.APPROXIMATE_CACHE_POLICY, RouterKnob.MIN_INITIAL_WORKERS,
-      RouterKnob.TRACK_ACTIVE_BLOCKS, RouterKnob.TRACK_OUTPUT_BLOCKS);
+  private static final java.util.Set<RouterKnob> NOT_ACTED_ON =
+      java.util.EnumSet.of(
+          RouterKnob.EVENT_THREADS,
+          RouterKnob.USE_REMOTE_INDEXER,
+          RouterKnob.SHARED_CACHE_MULTIPLIER,
+          RouterKnob.SHARED_CACHE_TYPE,
+          RouterKnob.PREFILL_LOAD_MODEL,
+          RouterKnob.APPROXIMATE_CACHE_POLICY,
+          RouterKnob.MIN_INITIAL_WORKERS,
+          RouterKnob.TRACK_ACTIVE_BLOCKS,
+          RouterKnob.TRACK_OUTPUT_BLOCKS);
 
   /**
    * The config names of the knobs of {@code cfg} that differ from Dynamo's defaults but that
@@ -98,7 +104,8 @@ public final class RouterConfigLoader {
     RouterConfig d = RouterConfig.DEFAULTS;
     List<String> out = new java.util.ArrayList<>();
     for (RouterKnob k : RouterKnob.values()) {
-      if (NOT_ACTED_ON.contains(k) && k.getter != null
+      if (NOT_ACTED_ON.contains(k)
+          && k.getter != null
           && !java.util.Objects.equals(k.getter.apply(cfg), k.getter.apply(d))) {
         out.add(k.jsonName);
       }
@@ -142,8 +149,11 @@ public final class RouterConfigLoader {
         if (i > 0) {
           notes.add("alias of " + knob.envNames.get(0));
         }
-        out.add(new VariableHelp(knob.envNames.get(i), "[" + (dflt == null ? "unset" : dflt) + "]",
-            notes.isEmpty() ? null : String.join("; ", notes)));
+        out.add(
+            new VariableHelp(
+                knob.envNames.get(i),
+                "[" + (dflt == null ? "unset" : dflt) + "]",
+                notes.isEmpty() ? null : String.join("; ", notes)));
       }
     }
     return Collections.unmodifiableList(out);
@@ -157,12 +167,14 @@ public final class RouterConfigLoader {
    */
   public static void validate(RouterConfig cfg) {
     if (cfg.index().predictedTtlSecs() != null && !cfg.index().useKvEvents()) {
-      throw new ConfigException("router.router_predicted_ttl_secs (DYN_ROUTER_PREDICTED_TTL_SECS)"
-          + " requires use_kv_events=true");
+      throw new ConfigException(
+          "router.router_predicted_ttl_secs (DYN_ROUTER_PREDICTED_TTL_SECS)"
+              + " requires use_kv_events=true");
     }
     if ("lru".equals(cfg.index().approximateCachePolicy()) && cfg.index().useKvEvents()) {
-      throw new ConfigException("router.router_approximate_cache_policy"
-          + " (DYN_ROUTER_APPROXIMATE_CACHE_POLICY) lru requires use_kv_events=false");
+      throw new ConfigException(
+          "router.router_approximate_cache_policy"
+              + " (DYN_ROUTER_APPROXIMATE_CACHE_POLICY) lru requires use_kv_events=false");
     }
   }
 
@@ -170,8 +182,14 @@ public final class RouterConfigLoader {
       RouterConfig base, Map<String, ?> section, String path, RouterKnob.Section which) {
     for (String key : section.keySet()) {
       if (knob(which, key) == null) {
-        throw new ConfigException("config field " + path + "." + key + " is not a known "
-            + which.name().toLowerCase(java.util.Locale.ROOT) + " setting");
+        throw new ConfigException(
+            "config field "
+                + path
+                + "."
+                + key
+                + " is not a known "
+                + which.name().toLowerCase(java.util.Locale.ROOT)
+                + " setting");
       }
     }
     Map<String, Object> layer = new LinkedHashMap<>();
@@ -192,7 +210,8 @@ public final class RouterConfigLoader {
   private static RouterConfig bind(RouterConfig base, Map<String, Object> layer) {
     String type = RouterKnob.SHARED_CACHE_TYPE.jsonName;
     String multiplier = RouterKnob.SHARED_CACHE_MULTIPLIER.jsonName;
-    if (layer.get(type) != null && !layer.containsKey(multiplier)
+    if (layer.get(type) != null
+        && !layer.containsKey(multiplier)
         && base.cost().sharedCacheMultiplier() == 0.0) {
       layer.put(multiplier, SHARED_CACHE_DEFAULT_MULTIPLIER);
     }

@@ -11,5 +11,6 @@ package io.kvselect.core.config;
 public record TrackingSettings(String hash, String keyFile, String keyId) {
 
   /** The public hash, no key. */
-  public static final TrackingSettings DEFAULTS = new TrackingSettings("public-xxh3-v1", null, null);
+  public static final TrackingSettings DEFAULTS =
+      new TrackingSettings("public-xxh3-v1", null, null);
 }

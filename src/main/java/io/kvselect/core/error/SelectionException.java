@@ -3,6 +3,7 @@ package io.kvselect.core.error;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+
 /** The one exception type of the core: a message for the caller and its {@link ErrorCode}. */
 public final class SelectionException extends RuntimeException {
 
@@ -17,7 +18,8 @@ public final class SelectionException extends RuntimeException {
   public SelectionException(ErrorCode code, String message, Map<String, Object> details) {
     super(message, null, false, false);
     this.code = code;
-    this.details = details == null ? null : Collections.unmodifiableMap(new LinkedHashMap<>(details));
+    this.details =
+        details == null ? null : Collections.unmodifiableMap(new LinkedHashMap<>(details));
   }
 
   public ErrorCode code() {
@@ -56,7 +58,8 @@ public final class SelectionException extends RuntimeException {
   public static Throwable unwrap(Throwable t) {
     Throwable c = t;
     while ((c instanceof java.util.concurrent.CompletionException
-        || c instanceof java.util.concurrent.ExecutionException) && c.getCause() != null) {
+            || c instanceof java.util.concurrent.ExecutionException)
+        && c.getCause() != null) {
       c = c.getCause();
     }
     return c;

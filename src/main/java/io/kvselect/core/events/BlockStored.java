@@ -25,7 +25,8 @@ public record BlockStored(
     Integer groupIdx,
     String kvCacheSpecKind,
     String locality,
-    boolean eagle) implements KvEvent {
+    boolean eagle)
+    implements KvEvent {
 
   /** A store whose {@code token_ids} came as a flat list (not eagle bigrams). */
   public BlockStored(
@@ -41,7 +42,19 @@ public record BlockStored(
       Integer groupIdx,
       String kvCacheSpecKind,
       String locality) {
-    this(blockHashes, hasParent, parentHash, tokenIds, blockSize, medium, loraName, cacheSalt,
-        mmHashes, groupIdx, kvCacheSpecKind, locality, false);
+    this(
+        blockHashes,
+        hasParent,
+        parentHash,
+        tokenIds,
+        blockSize,
+        medium,
+        loraName,
+        cacheSalt,
+        mmHashes,
+        groupIdx,
+        kvCacheSpecKind,
+        locality,
+        false);
   }
 }

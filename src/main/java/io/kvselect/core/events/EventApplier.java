@@ -51,7 +51,10 @@ public final class EventApplier {
    * @param eagle whether the worker is registered with eagle (overlapping) block windows
    */
   public static ApplyStats apply(
-      BlockIndex index, WorkerRank rank, int registeredBlockSize, boolean eagle,
+      BlockIndex index,
+      WorkerRank rank,
+      int registeredBlockSize,
+      boolean eagle,
       KvEventBatch batch) {
     if (registeredBlockSize <= 0) {
       throw new IllegalArgumentException("registeredBlockSize must be positive");
@@ -72,22 +75,34 @@ public final class EventApplier {
         t.cleared++;
       }
     }
-    return new ApplyStats(t.storedBlocks, t.removedBlocks, t.cleared, t.rejectedStores,
-        t.droppedEvents, t.droppedBlocks);
+    return new ApplyStats(
+        t.storedBlocks,
+        t.removedBlocks,
+        t.cleared,
+        t.rejectedStores,
+        t.droppedEvents,
+        t.droppedBlocks);
   }
 
   private static void store(
-      BlockIndex index, WorkerRank rank, int blockSize, boolean registeredEagle, BlockStored s,
+      BlockIndex index,
+      WorkerRank rank,
+      int blockSize,
+      boolean registeredEagle,
+      BlockStored s,
       Tally t) {
     long[] ext = s.blockHashes();
-    if (!local(s.locality()) || !mainGroup(s.kvCacheSpecKind(), s.groupIdx())
+    if (!local(s.locality())
+        || !mainGroup(s.kvCacheSpecKind(), s.groupIdx())
         || hasDuplicate(s.hasParent(), s.parentHash(), ext)) {
       t.droppedEvents++;
       return;
     }
     boolean eagle = registeredEagle || s.eagle();
-    int blocks = s.blockSize() != blockSize ? 0
-        : Math.min(ext.length, BlockHasher.blockCount(s.tokenIds().length, blockSize, eagle));
+    int blocks =
+        s.blockSize() != blockSize
+            ? 0
+            : Math.min(ext.length, BlockHasher.blockCount(s.tokenIds().length, blockSize, eagle));
     t.droppedBlocks += ext.length - blocks;
     if (blocks == 0) {
       t.droppedEvents++;
@@ -95,11 +110,12 @@ public final class EventApplier {
     }
     int tokenCount = blocks * blockSize + (eagle ? 1 : 0);
     long seed = BlockHasher.saltSeed(s.loraName(), s.cacheSalt());
-    long[] local = BlockHasher.localBlockHashes(
-        s.tokenIds(), tokenCount, blockSize, seed, eagle, s.mmHashes());
+    long[] local =
+        BlockHasher.localBlockHashes(
+            s.tokenIds(), tokenCount, blockSize, seed, eagle, s.mmHashes());
     long[] external = blocks == ext.length ? ext : Arrays.copyOf(ext, blocks);
-    if (index.store(rank, StorageTier.fromMedium(s.medium()), s.hasParent(), s.parentHash(),
-        external, local)) {
+    if (index.store(
+        rank, StorageTier.fromMedium(s.medium()), s.hasParent(), s.parentHash(), external, local)) {
       t.storedBlocks += blocks;
     } else {
       t.rejectedStores++;
@@ -112,7 +128,8 @@ public final class EventApplier {
 
   private static boolean mainGroup(String kind, Integer groupIdx) {
     if (kind != null) {
-      return kind.equals("full_attention") || kind.equals("mla_attention")
+      return kind.equals("full_attention")
+          || kind.equals("mla_attention")
           || kind.equals("sink_full_attention");
     }
     return groupIdx == null || groupIdx == 0;

@@ -111,8 +111,20 @@ final class EventFields {
     if (blockHashes == null || tokenIds == null || blockSize < 0) {
       throw r.malformed("BlockStored needs block_hashes, token_ids and block_size");
     }
-    return new BlockStored(blockHashes, hasParent, parentHash, tokenIds, blockSize, medium,
-        loraName, cacheSalt, mmHashes, groupIdx, kvCacheSpecKind, locality, eagle);
+    return new BlockStored(
+        blockHashes,
+        hasParent,
+        parentHash,
+        tokenIds,
+        blockSize,
+        medium,
+        loraName,
+        cacheSalt,
+        mmHashes,
+        groupIdx,
+        kvCacheSpecKind,
+        locality,
+        eagle);
   }
 
   BlockRemoved toRemoved() {

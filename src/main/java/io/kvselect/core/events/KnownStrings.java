@@ -12,15 +12,42 @@ import java.util.List;
 final class KnownStrings {
 
   private static final String[] KNOWN = {
-    "ts", "events", "data_parallel_rank", "attn_dp_rank", "dp_rank",
-    "type", "block_hashes", "parent_block_hash", "token_ids", "block_size", "medium", "lora_name",
-    "cache_salt", "cache_namespace", "extra_keys", "group_idx", "kv_cache_spec_kind", "locality",
-    "kv_cache_spec_sliding_window", "lora_id",
-    "BlockStored", "BlockRemoved", "AllBlocksCleared", "GPU", "CPU", "DISK", "LOCAL",
-    "full_attention", "mla_attention", "sink_full_attention", "sliding_window"
+    "ts",
+    "events",
+    "data_parallel_rank",
+    "attn_dp_rank",
+    "dp_rank",
+    "type",
+    "block_hashes",
+    "parent_block_hash",
+    "token_ids",
+    "block_size",
+    "medium",
+    "lora_name",
+    "cache_salt",
+    "cache_namespace",
+    "extra_keys",
+    "group_idx",
+    "kv_cache_spec_kind",
+    "locality",
+    "kv_cache_spec_sliding_window",
+    "lora_id",
+    "BlockStored",
+    "BlockRemoved",
+    "AllBlocksCleared",
+    "GPU",
+    "CPU",
+    "DISK",
+    "LOCAL",
+    "full_attention",
+    "mla_attention",
+    "sink_full_attention",
+    "sliding_window"
   };
+
   /** {@link #KNOWN} by UTF-8 length: {@code BY_LENGTH[n]} holds the constants of n bytes. */
   private static final String[][] BY_LENGTH;
+
   private static final byte[][][] BYTES_BY_LENGTH;
 
   static {

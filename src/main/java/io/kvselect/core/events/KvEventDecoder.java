@@ -91,7 +91,8 @@ public final class KvEventDecoder {
     return new KvEventBatch(ts, events, rank);
   }
 
-  private static KvEventBatch mapEnvelope(WireReader r) throws IOException, MalformedEventException {
+  private static KvEventBatch mapEnvelope(WireReader r)
+      throws IOException, MalformedEventException {
     int n = r.mapHeader("batch");
     double ts = 0.0;
     List<KvEvent> events = null;

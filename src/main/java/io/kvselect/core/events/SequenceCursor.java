@@ -104,7 +104,9 @@ public final class SequenceCursor {
     }
     if (last == INITIAL) {
       last = seq;
-      return seq > 0 && replayAvailable ? new Decision(Kind.REPLAY, 0, seq) : Decision.of(Kind.APPLY);
+      return seq > 0 && replayAvailable
+          ? new Decision(Kind.REPLAY, 0, seq)
+          : Decision.of(Kind.APPLY);
     }
     if (seq == last + 1) {
       last = seq;
@@ -120,7 +122,9 @@ public final class SequenceCursor {
       return Decision.of(Kind.STALE);
     }
     last = seq;
-    return seq > 0 && replayAvailable ? new Decision(Kind.RESTART, 0, seq) : Decision.of(Kind.RESTART);
+    return seq > 0 && replayAvailable
+        ? new Decision(Kind.RESTART, 0, seq)
+        : Decision.of(Kind.RESTART);
   }
 
   /** Whether a batch has established the cursor. */

@@ -1,4 +1,5 @@
-// Over 400 lines: every bounds-checked msgpack read the KV-event decoder needs, kept together so every length check is in one place.
+// Over 400 lines: every bounds-checked msgpack read the KV-event decoder needs, kept together so
+// every length check is in one place.
 package io.kvselect.core.events;
 
 import io.kvselect.core.hash.BlockHasher;
@@ -31,11 +32,14 @@ import org.msgpack.value.ValueType;
 final class WireReader {
 
   private static final java.lang.invoke.VarHandle INT_BE =
-      java.lang.invoke.MethodHandles.byteArrayViewVarHandle(int[].class, java.nio.ByteOrder.BIG_ENDIAN);
+      java.lang.invoke.MethodHandles.byteArrayViewVarHandle(
+          int[].class, java.nio.ByteOrder.BIG_ENDIAN);
   private static final java.lang.invoke.VarHandle SHORT_BE =
-      java.lang.invoke.MethodHandles.byteArrayViewVarHandle(short[].class, java.nio.ByteOrder.BIG_ENDIAN);
+      java.lang.invoke.MethodHandles.byteArrayViewVarHandle(
+          short[].class, java.nio.ByteOrder.BIG_ENDIAN);
   private static final java.lang.invoke.VarHandle LONG_BE =
-      java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.BIG_ENDIAN);
+      java.lang.invoke.MethodHandles.byteArrayViewVarHandle(
+          long[].class, java.nio.ByteOrder.BIG_ENDIAN);
 
   private final MessageUnpacker in;
   private final byte[] buf;
@@ -408,8 +412,12 @@ final class WireReader {
   private void expect(ValueType type, String what) throws IOException, MalformedEventException {
     ValueType t = peek();
     if (t != type) {
-      throw malformed(what + " must be " + type.name().toLowerCase(Locale.ROOT) + ", got "
-          + t.name().toLowerCase(Locale.ROOT));
+      throw malformed(
+          what
+              + " must be "
+              + type.name().toLowerCase(Locale.ROOT)
+              + ", got "
+              + t.name().toLowerCase(Locale.ROOT));
     }
   }
 
@@ -417,8 +425,13 @@ final class WireReader {
       throws MalformedEventException {
     long left = length - position();
     if (declared < 0 || (long) declared * minBytesEach > left) {
-      throw malformed(what + " declares " + Integer.toUnsignedString(declared)
-          + " elements/bytes but only " + left + " bytes remain");
+      throw malformed(
+          what
+              + " declares "
+              + Integer.toUnsignedString(declared)
+              + " elements/bytes but only "
+              + left
+              + " bytes remain");
     }
     return declared;
   }

@@ -73,7 +73,11 @@ public final class BlockHasher {
    *     values of block {@code i}, in any order
    */
   public static long[] localBlockHashes(
-      int[] tokens, int tokenCount, int blockSize, long seed, boolean eagle,
+      int[] tokens,
+      int tokenCount,
+      int blockSize,
+      long seed,
+      boolean eagle,
       long[][] mmHashesPerBlock) {
     if (tokenCount < 0 || tokenCount > tokens.length) {
       throw new IllegalArgumentException("tokenCount out of range: " + tokenCount);
@@ -85,8 +89,8 @@ public final class BlockHasher {
     byte[] scratch = null;
     for (int b = 0; b < blocks; b++) {
       int from = b * blockSize;
-      long[] mm = mmHashesPerBlock != null && b < mmHashesPerBlock.length
-          ? mmHashesPerBlock[b] : null;
+      long[] mm =
+          mmHashesPerBlock != null && b < mmHashesPerBlock.length ? mmHashesPerBlock[b] : null;
       boolean hasMm = mm != null && mm.length > 0;
       if (!hasMm && NATIVE_LE) {
         out[b] = fn.hashInts(tokens, from, window);

@@ -37,17 +37,20 @@ final class ChainDump {
     List<Entry> entries = new ArrayList<>();
     Int2IntOpenHashMap depths = new Int2IntOpenHashMap();
     for (RankEntries r : ranks) {
-      r.forEach(nodes, (t, ext, id) -> {
-        if (nodes.has(id, t, r.slot)) {
-          entries.add(new Entry(r, t, ext, id, depth(id, nodes, depths)));
-        }
-      });
+      r.forEach(
+          nodes,
+          (t, ext, id) -> {
+            if (nodes.has(id, t, r.slot)) {
+              entries.add(new Entry(r, t, ext, id, depth(id, nodes, depths)));
+            }
+          });
     }
-    entries.sort(Comparator.<Entry>comparingInt(e -> e.tier == 0 ? 0 : 1)
-        .thenComparingInt(Entry::depth)
-        .thenComparingInt(Entry::tier)
-        .thenComparing(e -> e.owner.rank)
-        .thenComparing(Entry::ext, Long::compareUnsigned));
+    entries.sort(
+        Comparator.<Entry>comparingInt(e -> e.tier == 0 ? 0 : 1)
+            .thenComparingInt(Entry::depth)
+            .thenComparingInt(Entry::tier)
+            .thenComparing(e -> e.owner.rank)
+            .thenComparing(Entry::ext, Long::compareUnsigned));
 
     Map<RankEntries, Replayed> replayed = new IdentityHashMap<>();
     List<StoredBlock> out = new ArrayList<>(entries.size());
@@ -63,8 +66,14 @@ final class ChainDump {
         parentExt = r.parentExt;
       }
       r.emit(e.tier, e.ext, e.node);
-      out.add(new StoredBlock(e.owner.rank, StorageTier.values()[e.tier], hasParent, parentExt,
-          e.ext, nodes.local(e.node)));
+      out.add(
+          new StoredBlock(
+              e.owner.rank,
+              StorageTier.values()[e.tier],
+              hasParent,
+              parentExt,
+              e.ext,
+              nodes.local(e.node)));
     }
     return out;
   }

@@ -13,10 +13,13 @@ import io.kvselect.core.hash.BlockHasher;
 final class ChainHash {
 
   private static final long SEED = 1337L;
+
   /** {@code (readLE64(kSecret + 24) ^ readLE64(kSecret + 32)) + seed}. */
   private static final long BITFLIP1 = (0x1f67b3b7a4a44072L ^ 0x78e5c0cc4ee679cbL) + SEED;
+
   /** {@code (readLE64(kSecret + 40) ^ readLE64(kSecret + 48)) - seed}. */
   private static final long BITFLIP2 = (0x2172ffcc7dd05a82L ^ 0x8e2443f7744608b8L) - SEED;
+
   private static final long PRIME_MX1 = 0x165667919E3779F9L;
 
   private ChainHash() {}

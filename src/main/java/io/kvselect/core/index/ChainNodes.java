@@ -43,18 +43,23 @@ final class ChainNodes {
   static final int NONE = -1;
 
   private static final int PAGE_BITS = 13;
+
   /** Nodes per page. */
   static final int PAGE = 1 << PAGE_BITS;
+
   private static final int PAGE_MASK = PAGE - 1;
   private static final int STRIDE = 3;
   private static final long LOW = 0xFFFF_FFFFL;
+
   /** A byte reference count of this value means the count lives in {@link #bigRefs}. */
   static final int REF_OVERFLOW = 255;
 
   /** Per node {@code [chain, local, parent << 32 | device]}, {@link #PAGE} nodes per page. */
   private long[][] pages = new long[4][];
+
   /** Reference counts below {@link #REF_OVERFLOW}; {@code REF_OVERFLOW} means "in {@link #bigRefs}". */
   private byte[][] refPages = new byte[4][];
+
   private final Int2IntOpenHashMap bigRefs = new Int2IntOpenHashMap();
   private int pageCount;
   private final Int2ObjectOpenHashMap<int[]> lower = new Int2ObjectOpenHashMap<>();
@@ -65,8 +70,10 @@ final class ChainNodes {
 
   private int[] table = new int[32];
   private int mask = 31;
+
   /** Bits of a table slot holding {@code id + 1}; the slot's higher bits hold the chain's tag. */
   private int idBits = 16;
+
   private int idMask = (1 << 16) - 1;
   private int count;
   private int limit;
@@ -307,11 +314,11 @@ final class ChainNodes {
       pos = (pos + 1) & mask;
     }
     count--;
-    for (;;) {
+    for (; ; ) {
       int last = pos;
       pos = (pos + 1) & mask;
       int v;
-      for (;;) {
+      for (; ; ) {
         v = table[pos];
         if (v == 0) {
           table[last] = 0;

@@ -26,11 +26,13 @@ final class ChainQuery {
 
   private static final int CHUNK = 8;
   private static final int FIRST_CHUNK = 4;
+
   /**
    * {@link #matchDevice} switches to testing slots one by one once at most
    * {@code max(SPARSE_MIN, words >> SPARSE_SHIFT)} are live.
    */
   private static final int SPARSE_MIN = 2;
+
   private static final int SPARSE_SHIFT = 3;
 
   private int[] path = new int[64];
@@ -41,8 +43,10 @@ final class ChainQuery {
   private final int[][] extension = new int[TIERS][64];
   private boolean[] seen = new boolean[64];
   private int[] touched = new int[64];
+
   /** Live slots of {@link #matchSparse}. */
   private int[] sparse = new int[16];
+
   private int touchedCount;
   private RankOverlap[] deviceOnly = new RankOverlap[0];
 
@@ -50,8 +54,8 @@ final class ChainQuery {
    * Scores {@code q} against {@code nodes}; {@code slotLimit} bounds the slots in use,
    * {@code tierMembers[t]} counts tier {@code t}'s memberships (a tier with none is skipped).
    */
-  OverlapScores find(long[] q, ChainNodes nodes, int slotLimit, long[] tierMembers,
-      RankSlots slots) {
+  OverlapScores find(
+      long[] q, ChainNodes nodes, int slotLimit, long[] tierMembers, RankSlots slots) {
     if (!score(q, nodes, slotLimit, tierMembers)) {
       return OverlapScores.EMPTY;
     }
@@ -85,7 +89,8 @@ final class ChainQuery {
     int k = walk(q, n, nodes);
     long[] out = new long[k];
     int i = 0;
-    while (i < k && nodes.has(path[i], 0, entries.slot)
+    while (i < k
+        && nodes.has(path[i], 0, entries.slot)
         && entries.deviceExternal(path[i], nodes, out, i)) {
       i++;
     }

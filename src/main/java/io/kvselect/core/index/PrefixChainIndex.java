@@ -54,20 +54,28 @@ public final class PrefixChainIndex implements BlockIndex {
   private static final long[] NO_HASHES = new long[0];
 
   private final ChainNodes nodes = new ChainNodes();
+
   /** Per-thread query scratch, so concurrent readers never share buffers. */
   private final ThreadLocal<ChainQuery> query = ThreadLocal.withInitial(ChainQuery::new);
+
   private final Map<WorkerRank, RankEntries> ranks = new HashMap<>();
   private final IntArrayList freeSlots = new IntArrayList();
+
   /** Names slots {@code 0 .. slotLimit - 1}; replaced by the writer, read by queries. */
   private volatile RankSlots snapshot = RankSlots.empty();
+
   private int slotLimit;
   private long size;
   private final long[] tierMembers = new long[TIERS];
 
   @Override
   public boolean store(
-      WorkerRank rank, StorageTier tier, boolean hasParent, long parentExternalHash,
-      long[] externalHashes, long[] localHashes) {
+      WorkerRank rank,
+      StorageTier tier,
+      boolean hasParent,
+      long parentExternalHash,
+      long[] externalHashes,
+      long[] localHashes) {
     if (externalHashes.length != localHashes.length) {
       throw new IllegalArgumentException("externalHashes and localHashes differ in length");
     }
@@ -145,10 +153,12 @@ public final class PrefixChainIndex implements BlockIndex {
       return;
     }
     int slot = entries.slot;
-    entries.forEach(nodes, (t, ext, id) -> {
-      dropMembership(id, t, slot);
-      size--;
-    });
+    entries.forEach(
+        nodes,
+        (t, ext, id) -> {
+          dropMembership(id, t, slot);
+          size--;
+        });
     entries.forEach(nodes, (t, ext, id) -> nodes.release(id));
     freeSlots.push(slot);
     snapshot = snapshot.with(slot, null);

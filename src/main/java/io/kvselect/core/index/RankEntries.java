@@ -36,6 +36,7 @@ final class RankEntries {
 
   private static final int TIERS = 4;
   private static final int DEVICE = StorageTier.DEVICE.ordinal();
+
   /** Load factor of the int-keyed tables ({@code own}, {@code otherNames}): memory over probes. */
   private static final float DENSE_LOAD = 0.9f;
 

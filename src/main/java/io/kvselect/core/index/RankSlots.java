@@ -22,8 +22,10 @@ final class RankSlots {
 
   /** Shared by the snapshots of one generation; cells below {@link #limit} never change. */
   private final WorkerRank[] ranks;
+
   /** Shared by the snapshots of one generation; only keys of slots below {@link #limit} count. */
   private final ConcurrentHashMap<WorkerRank, Integer> slots;
+
   private final int limit;
 
   private RankSlots(WorkerRank[] ranks, ConcurrentHashMap<WorkerRank, Integer> slots, int limit) {
@@ -35,7 +37,8 @@ final class RankSlots {
   /** A snapshot of {@code names} (slot {@code s} named {@code names[s]}, null when free). */
   static RankSlots of(WorkerRank[] names) {
     WorkerRank[] copy = Arrays.copyOf(names, Math.max(16, names.length));
-    ConcurrentHashMap<WorkerRank, Integer> map = new ConcurrentHashMap<>(Math.max(16, names.length * 2));
+    ConcurrentHashMap<WorkerRank, Integer> map =
+        new ConcurrentHashMap<>(Math.max(16, names.length * 2));
     for (int s = 0; s < names.length; s++) {
       if (names[s] != null) {
         map.put(names[s], s);

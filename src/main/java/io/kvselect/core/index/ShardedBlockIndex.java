@@ -61,12 +61,18 @@ public final class ShardedBlockIndex implements BlockIndex {
   }
 
   @Override
-  public boolean store(WorkerRank rank, StorageTier tier, boolean hasParent, long parentExternalHash,
-      long[] externalHashes, long[] localHashes) {
+  public boolean store(
+      WorkerRank rank,
+      StorageTier tier,
+      boolean hasParent,
+      long parentExternalHash,
+      long[] externalHashes,
+      long[] localHashes) {
     int s = shardOf(rank);
     long stamp = locks[s].writeLock();
     try {
-      return shards[s].store(rank, tier, hasParent, parentExternalHash, externalHashes, localHashes);
+      return shards[s].store(
+          rank, tier, hasParent, parentExternalHash, externalHashes, localHashes);
     } finally {
       locks[s].unlockWrite(stamp);
     }

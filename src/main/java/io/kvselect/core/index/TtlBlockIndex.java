@@ -5,9 +5,9 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.PriorityQueue;
 import java.util.List;
 import java.util.Map;
+import java.util.PriorityQueue;
 
 /**
  * A {@link BlockIndex} whose entries expire {@code ttl} after they were last stored: the primary
@@ -44,9 +44,12 @@ public final class TtlBlockIndex implements BlockIndex {
   private final Clock clock;
   private final long ttlMillis;
   private final Map<WorkerRank, Long2LongOpenHashMap[]> deadlines = new HashMap<>();
-  private final PriorityQueue<Deadline> queue = new PriorityQueue<>(Comparator.comparingLong(Deadline::at));
+  private final PriorityQueue<Deadline> queue =
+      new PriorityQueue<>(Comparator.comparingLong(Deadline::at));
+
   /** Entries with an expiry in {@link #deadlines}. */
   private long live;
+
   static final int STALE_FACTOR = 2;
   static final int STALE_SLACK = 4096;
   private final long[] one = new long[1];
@@ -121,21 +124,28 @@ public final class TtlBlockIndex implements BlockIndex {
       return;
     }
     queue.clear();
-    deadlines.forEach((rank, byTier) -> {
-      for (int t = 0; t < byTier.length; t++) {
-        if (byTier[t] != null) {
-          int tier = t;
-          byTier[t].long2LongEntrySet().fastForEach(e -> queue.add(new Deadline(rank, tier, e.getLongKey(),
-              e.getLongValue())));
-        }
-      }
-    });
+    deadlines.forEach(
+        (rank, byTier) -> {
+          for (int t = 0; t < byTier.length; t++) {
+            if (byTier[t] != null) {
+              int tier = t;
+              byTier[t]
+                  .long2LongEntrySet()
+                  .fastForEach(
+                      e -> queue.add(new Deadline(rank, tier, e.getLongKey(), e.getLongValue())));
+            }
+          }
+        });
   }
 
   @Override
   public boolean store(
-      WorkerRank rank, StorageTier tier, boolean hasParent, long parentExternalHash,
-      long[] externalHashes, long[] localHashes) {
+      WorkerRank rank,
+      StorageTier tier,
+      boolean hasParent,
+      long parentExternalHash,
+      long[] externalHashes,
+      long[] localHashes) {
     expire();
     if (!index.store(rank, tier, hasParent, parentExternalHash, externalHashes, localHashes)) {
       return false;
@@ -145,7 +155,8 @@ public final class TtlBlockIndex implements BlockIndex {
     }
     long at = clock.millis() + ttlMillis;
     int t = tier.ordinal();
-    Long2LongOpenHashMap[] byTier = deadlines.computeIfAbsent(rank, k -> new Long2LongOpenHashMap[TIERS]);
+    Long2LongOpenHashMap[] byTier =
+        deadlines.computeIfAbsent(rank, k -> new Long2LongOpenHashMap[TIERS]);
     if (byTier[t] == null) {
       byTier[t] = new Long2LongOpenHashMap();
       byTier[t].defaultReturnValue(Long.MIN_VALUE);
@@ -153,7 +164,8 @@ public final class TtlBlockIndex implements BlockIndex {
     for (long ext : externalHashes) {
       if (byTier[t].put(ext, at) == Long.MIN_VALUE) {
         live++;
-        queue.add(new Deadline(rank, t, ext, at)); // a new entry; a refresh only moved the map's expiry
+        queue.add(
+            new Deadline(rank, t, ext, at)); // a new entry; a refresh only moved the map's expiry
       }
     }
     return true;
@@ -178,13 +190,16 @@ public final class TtlBlockIndex implements BlockIndex {
   @Override
   public void clearWorker(long workerId) {
     index.clearWorker(workerId);
-    deadlines.entrySet().removeIf(e -> {
-      if (e.getKey().workerId() != workerId) {
-        return false;
-      }
-      live -= entries(e.getValue());
-      return true;
-    });
+    deadlines
+        .entrySet()
+        .removeIf(
+            e -> {
+              if (e.getKey().workerId() != workerId) {
+                return false;
+              }
+              live -= entries(e.getValue());
+              return true;
+            });
     boundStale();
   }
 

@@ -44,12 +44,13 @@ public final class BudgetedKvcState implements KvcState {
       throw new IllegalArgumentException("nearCacheEntries must be positive");
     }
     this.nearCacheEntries = nearCacheEntries;
-    this.near = new LinkedHashMap<>(16, 0.75f, true) {
-      @Override
-      protected boolean removeEldestEntry(Map.Entry<String, KvcSnapshot> e) {
-        return size() > BudgetedKvcState.this.nearCacheEntries;
-      }
-    };
+    this.near =
+        new LinkedHashMap<>(16, 0.75f, true) {
+          @Override
+          protected boolean removeEldestEntry(Map.Entry<String, KvcSnapshot> e) {
+            return size() > BudgetedKvcState.this.nearCacheEntries;
+          }
+        };
   }
 
   /** The key of a session's KVC state: the partition's length first, so no pair collides with another. */
@@ -74,10 +75,14 @@ public final class BudgetedKvcState implements KvcState {
   @Override
   public CompletionStage<KvcSnapshot> snapshot(String partition, String sessionId) {
     String k = key(partition, sessionId);
-    CompletionStage<KvcSnapshot> call = delegate.snapshot(partition, sessionId).thenApply(s -> {
-      remember(k, s);
-      return s;
-    });
+    CompletionStage<KvcSnapshot> call =
+        delegate
+            .snapshot(partition, sessionId)
+            .thenApply(
+                s -> {
+                  remember(k, s);
+                  return s;
+                });
     return budget.read(k, call, () -> cached(k), fallbacks);
   }
 
@@ -88,11 +93,13 @@ public final class BudgetedKvcState implements KvcState {
   }
 
   @Override
-  public CompletionStage<WorkerRank> admitted(String partition, String sessionId, WorkerRank d, ResetScope scope) {
+  public CompletionStage<WorkerRank> admitted(
+      String partition, String sessionId, WorkerRank d, ResetScope scope) {
     String k = key(partition, sessionId);
     KvcSnapshot before = cached(k);
     CompletionStage<WorkerRank> call = delegate.admitted(partition, sessionId, d, scope);
-    remember(k, new KvcSnapshot(d, Map.of(), before.inflight(), before.assigned(), before.turns() + 1));
+    remember(
+        k, new KvcSnapshot(d, Map.of(), before.inflight(), before.assigned(), before.turns() + 1));
     return budget.write(k, call, before::pin, fallbacks);
   }
 
@@ -109,7 +116,11 @@ public final class BudgetedKvcState implements KvcState {
 
   @Override
   public CompletionStage<Long> nextRoundRobin(String partition, String pool) {
-    return budget.write(partition, delegate.nextRoundRobin(partition, pool), localCursor::getAndIncrement, fallbacks);
+    return budget.write(
+        partition,
+        delegate.nextRoundRobin(partition, pool),
+        localCursor::getAndIncrement,
+        fallbacks);
   }
 
   @Override

@@ -28,6 +28,7 @@ public final class KvcDispatcher {
 
   /** Round-robin cursor names of Fallback and of seed prefill. */
   public static final String PREFILL_POOL = "prefill";
+
   public static final String DECODE_POOL = "decode";
 
   private final KvcState state;
@@ -58,24 +59,52 @@ public final class KvcDispatcher {
    * @param overlapBlocks the request's resident prefix blocks on a decode worker
    * @param prefill the prefill workers, in a stable order (may be empty)
    */
-  public CompletionStage<KvcOutcome> dispatch(String partition, KvcRequest r, KvcParams p, List<WorkerRank> decode,
-      ToLongFunction<WorkerRank> overlapBlocks, List<WorkerRank> prefill, Admission admission, boolean record) {
+  public CompletionStage<KvcOutcome> dispatch(
+      String partition,
+      KvcRequest r,
+      KvcParams p,
+      List<WorkerRank> decode,
+      ToLongFunction<WorkerRank> overlapBlocks,
+      List<WorkerRank> prefill,
+      Admission admission,
+      boolean record) {
     return dispatch(partition, r, p, decode, overlapBlocks, d -> 0, prefill, admission, record);
   }
 
   /** As above, with the KV the router accounts to each decode worker (read by the refinement's Route). */
-  public CompletionStage<KvcOutcome> dispatch(String partition, KvcRequest r, KvcParams p, List<WorkerRank> decode,
-      ToLongFunction<WorkerRank> overlapBlocks, ToLongFunction<WorkerRank> residentTokens, List<WorkerRank> prefill,
-      Admission admission, boolean record) {
+  public CompletionStage<KvcOutcome> dispatch(
+      String partition,
+      KvcRequest r,
+      KvcParams p,
+      List<WorkerRank> decode,
+      ToLongFunction<WorkerRank> overlapBlocks,
+      ToLongFunction<WorkerRank> residentTokens,
+      List<WorkerRank> prefill,
+      Admission admission,
+      boolean record) {
     if (decode.isEmpty()) {
       return CompletableFuture.failedFuture(new IllegalArgumentException("no decode workers"));
     }
     List<WorkerRank> ds = List.copyOf(decode);
     List<WorkerRank> ps = List.copyOf(prefill);
-    return state.snapshot(partition, r.sessionId()).thenCompose(snap -> {
-      Run run = new Run(partition, r, p, ds, overlapBlocks, residentTokens, ps, admission, record, snap);
-      return run.next();
-    });
+    return state
+        .snapshot(partition, r.sessionId())
+        .thenCompose(
+            snap -> {
+              Run run =
+                  new Run(
+                      partition,
+                      r,
+                      p,
+                      ds,
+                      overlapBlocks,
+                      residentTokens,
+                      ps,
+                      admission,
+                      record,
+                      snap);
+              return run.next();
+            });
   }
 
   /** One dispatch in progress; confined to whichever thread completes its stages, one at a time. */
@@ -95,8 +124,16 @@ public final class KvcDispatcher {
     final Set<WorkerRank> tried = new HashSet<>();
     final List<KvcOutcome.Attempt> attempts = new ArrayList<>();
 
-    Run(String partition, KvcRequest r, KvcParams p, List<WorkerRank> decode, ToLongFunction<WorkerRank> overlap,
-        ToLongFunction<WorkerRank> resident, List<WorkerRank> prefill, Admission admission, boolean record,
+    Run(
+        String partition,
+        KvcRequest r,
+        KvcParams p,
+        List<WorkerRank> decode,
+        ToLongFunction<WorkerRank> overlap,
+        ToLongFunction<WorkerRank> resident,
+        List<WorkerRank> prefill,
+        Admission admission,
+        boolean record,
         KvcSnapshot snap) {
       this.resident = resident;
       this.partition = partition;
@@ -119,47 +156,80 @@ public final class KvcDispatcher {
       List<KvcRoute.Option> options = new ArrayList<>();
       for (WorkerRank d : decode) {
         if (!tried.contains(d)) {
-          options.add(new KvcRoute.Option(d, overlap.applyAsLong(d), snap.inflight().getOrDefault(d, 0L),
-              snap.assigned().getOrDefault(d, 0L), rejects.getOrDefault(d, 0), d.equals(snap.pin()),
-              p.countWaiting() ? resident.applyAsLong(d) : 0));
+          options.add(
+              new KvcRoute.Option(
+                  d,
+                  overlap.applyAsLong(d),
+                  snap.inflight().getOrDefault(d, 0L),
+                  snap.assigned().getOrDefault(d, 0L),
+                  rejects.getOrDefault(d, 0),
+                  d.equals(snap.pin()),
+                  p.countWaiting() ? resident.applyAsLong(d) : 0));
         }
       }
       if (options.isEmpty()) {
         return fallback();
       }
       WorkerRank d = options.get(KvcRoute.route(options, p).index()).rank();
-      return admission.admit(d, r).thenCompose(dec -> {
-        if (dec.admitted()) {
-          CompletionStage<WorkerRank> before = record
-              ? state.admitted(partition, r.sessionId(), d, p.resetScope())
-              : CompletableFuture.completedFuture(snap.pin());
-          return before.thenApply(prev -> {
-            KvcOutcome o = new KvcOutcome(dec.mode(), d, null, attempts, prev, prev != null && !prev.equals(d));
-            if (record) {
-              metrics.served(o.mode(), o.migrated());
-            }
-            return o;
-          });
-        }
-        tried.add(d);
-        rejects.merge(d, 1, Integer::sum);
-        attempts.add(new KvcOutcome.Attempt(d, dec.reason()));
-        if (record) {
-          metrics.rejected(dec.reason(), rejects.get(d) == p.tauReject());
-        }
-        CompletionStage<Void> bumped = record
-            ? state.rejected(partition, r.sessionId(), d) : CompletableFuture.completedFuture(null);
-        return bumped.thenCompose(v -> next());
-      }).thenCompose(o -> o.mode() == KvcMode.SEED || o.mode() == KvcMode.RESEED ? withPrefill(o)
-          : CompletableFuture.completedFuture(o));
+      return admission
+          .admit(d, r)
+          .thenCompose(
+              dec -> {
+                if (dec.admitted()) {
+                  CompletionStage<WorkerRank> before =
+                      record
+                          ? state.admitted(partition, r.sessionId(), d, p.resetScope())
+                          : CompletableFuture.completedFuture(snap.pin());
+                  return before.thenApply(
+                      prev -> {
+                        KvcOutcome o =
+                            new KvcOutcome(
+                                dec.mode(),
+                                d,
+                                null,
+                                attempts,
+                                prev,
+                                prev != null && !prev.equals(d));
+                        if (record) {
+                          metrics.served(o.mode(), o.migrated());
+                        }
+                        return o;
+                      });
+                }
+                tried.add(d);
+                rejects.merge(d, 1, Integer::sum);
+                attempts.add(new KvcOutcome.Attempt(d, dec.reason()));
+                if (record) {
+                  metrics.rejected(dec.reason(), rejects.get(d) == p.tauReject());
+                }
+                CompletionStage<Void> bumped =
+                    record
+                        ? state.rejected(partition, r.sessionId(), d)
+                        : CompletableFuture.completedFuture(null);
+                return bumped.thenCompose(v -> next());
+              })
+          .thenCompose(
+              o ->
+                  o.mode() == KvcMode.SEED || o.mode() == KvcMode.RESEED
+                      ? withPrefill(o)
+                      : CompletableFuture.completedFuture(o));
     }
 
     CompletionStage<KvcOutcome> withPrefill(KvcOutcome o) {
       if (o.prefill() != null || prefill.isEmpty()) {
         return CompletableFuture.completedFuture(o);
       }
-      return state.nextRoundRobin(partition, PREFILL_POOL).thenApply(i -> new KvcOutcome(o.mode(), o.decode(),
-          prefill.get((int) Math.floorMod(i, (long) prefill.size())), o.attempts(), o.previousPin(), o.migrated()));
+      return state
+          .nextRoundRobin(partition, PREFILL_POOL)
+          .thenApply(
+              i ->
+                  new KvcOutcome(
+                      o.mode(),
+                      o.decode(),
+                      prefill.get((int) Math.floorMod(i, (long) prefill.size())),
+                      o.attempts(),
+                      o.previousPin(),
+                      o.migrated()));
     }
 
     /**
@@ -186,24 +256,39 @@ public final class KvcDispatcher {
     }
 
     CompletionStage<KvcOutcome> fallback() {
-      return state.nextRoundRobin(partition, DECODE_POOL).thenCompose(di -> {
-        WorkerRank d = fallbackDecode((int) Math.floorMod(di, (long) decode.size()));
-        CompletionStage<Long> pi = prefill.isEmpty() ? CompletableFuture.completedFuture(-1L)
-            : state.nextRoundRobin(partition, PREFILL_POOL);
-        return pi.thenCompose(i -> {
-          WorkerRank pw = i < 0 ? null : prefill.get((int) Math.floorMod(i, (long) prefill.size()));
-          // under the refinement the session's KV will live on d: pin it there, reset d's counter
-          CompletionStage<Void> rec = !record ? CompletableFuture.completedFuture(null)
-              : p.countWaiting() ? state.admitted(partition, r.sessionId(), d, p.resetScope()).thenApply(x -> null)
-              : state.fallback(partition, r.sessionId(), d);
-          return rec.thenApply(v -> {
-            if (record) {
-              metrics.served(KvcMode.FALLBACK, false);
-            }
-            return new KvcOutcome(KvcMode.FALLBACK, d, pw, attempts, snap.pin(), false);
-          });
-        });
-      });
+      return state
+          .nextRoundRobin(partition, DECODE_POOL)
+          .thenCompose(
+              di -> {
+                WorkerRank d = fallbackDecode((int) Math.floorMod(di, (long) decode.size()));
+                CompletionStage<Long> pi =
+                    prefill.isEmpty()
+                        ? CompletableFuture.completedFuture(-1L)
+                        : state.nextRoundRobin(partition, PREFILL_POOL);
+                return pi.thenCompose(
+                    i -> {
+                      WorkerRank pw =
+                          i < 0 ? null : prefill.get((int) Math.floorMod(i, (long) prefill.size()));
+                      // under the refinement the session's KV will live on d: pin it there, reset
+                      // d's counter
+                      CompletionStage<Void> rec =
+                          !record
+                              ? CompletableFuture.completedFuture(null)
+                              : p.countWaiting()
+                                  ? state
+                                      .admitted(partition, r.sessionId(), d, p.resetScope())
+                                      .thenApply(x -> null)
+                                  : state.fallback(partition, r.sessionId(), d);
+                      return rec.thenApply(
+                          v -> {
+                            if (record) {
+                              metrics.served(KvcMode.FALLBACK, false);
+                            }
+                            return new KvcOutcome(
+                                KvcMode.FALLBACK, d, pw, attempts, snap.pin(), false);
+                          });
+                    });
+              });
     }
   }
 }

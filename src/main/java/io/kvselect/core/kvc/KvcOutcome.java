@@ -14,8 +14,13 @@ import java.util.Objects;
  * @param previousPin the session's pin before this dispatch (null when it had none)
  * @param migrated whether an admission moved the session from another decode worker
  */
-public record KvcOutcome(KvcMode mode, WorkerRank decode, WorkerRank prefill, List<Attempt> attempts,
-    WorkerRank previousPin, boolean migrated) {
+public record KvcOutcome(
+    KvcMode mode,
+    WorkerRank decode,
+    WorkerRank prefill,
+    List<Attempt> attempts,
+    WorkerRank previousPin,
+    boolean migrated) {
 
   /** One rejected admission probe. */
   public record Attempt(WorkerRank rank, String reason) {}

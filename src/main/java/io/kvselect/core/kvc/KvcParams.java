@@ -59,7 +59,8 @@ public record KvcParams(
 
   /** The original's defaults: alpha 1, tau_reject 3, tau_append 8192, rho 0.95, epsilon |D|-1, literal, winner. */
   public static KvcParams defaults() {
-    return new KvcParams(1.0, 3, 8192, 0.95, null, AdmitAccounting.LITERAL, ResetScope.WINNER, false);
+    return new KvcParams(
+        1.0, 3, 8192, 0.95, null, AdmitAccounting.LITERAL, ResetScope.WINNER, false);
   }
 
   /** The probe budget for {@code decodeWorkers} decode workers: epsilon, else max(1, |D| - 1). */
@@ -80,7 +81,8 @@ public record KvcParams(
   }
 
   public KvcParams withAlpha(double a) {
-    return new KvcParams(a, tauReject, tauAppend, rho, epsilon, accounting, resetScope, countWaiting);
+    return new KvcParams(
+        a, tauReject, tauAppend, rho, epsilon, accounting, resetScope, countWaiting);
   }
 
   public KvcParams withTauReject(int t) {
@@ -92,7 +94,8 @@ public record KvcParams(
   }
 
   public KvcParams withRho(double r) {
-    return new KvcParams(alpha, tauReject, tauAppend, r, epsilon, accounting, resetScope, countWaiting);
+    return new KvcParams(
+        alpha, tauReject, tauAppend, r, epsilon, accounting, resetScope, countWaiting);
   }
 
   public KvcParams withEpsilon(Integer e) {

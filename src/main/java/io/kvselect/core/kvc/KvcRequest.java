@@ -16,8 +16,8 @@ public record KvcRequest(String sessionId, int turn, long inputTokens, long appe
       throw new IllegalArgumentException("turn must be >= 0, got " + turn);
     }
     if (inputTokens < 0 || appendTokens < 0 || appendTokens > inputTokens) {
-      throw new IllegalArgumentException("need 0 <= append_tokens (" + appendTokens + ") <= input_tokens ("
-          + inputTokens + ")");
+      throw new IllegalArgumentException(
+          "need 0 <= append_tokens (" + appendTokens + ") <= input_tokens (" + inputTokens + ")");
     }
   }
 }

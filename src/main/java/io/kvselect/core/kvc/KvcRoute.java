@@ -30,14 +30,26 @@ public final class KvcRoute {
    * @param pinned whether it is the session's pin
    * @param residentTokens KV the router accounts to the worker (only the refinement reads it)
    */
-  public record Option(WorkerRank rank, long overlapBlocks, long inflight, long assigned, int rejects,
-      boolean pinned, long residentTokens) {
+  public record Option(
+      WorkerRank rank,
+      long overlapBlocks,
+      long inflight,
+      long assigned,
+      int rejects,
+      boolean pinned,
+      long residentTokens) {
     public Option {
       Objects.requireNonNull(rank, "rank");
     }
 
     /** An option without resident accounting. */
-    public Option(WorkerRank rank, long overlapBlocks, long inflight, long assigned, int rejects, boolean pinned) {
+    public Option(
+        WorkerRank rank,
+        long overlapBlocks,
+        long inflight,
+        long assigned,
+        int rejects,
+        boolean pinned) {
       this(rank, overlapBlocks, inflight, assigned, rejects, pinned, 0);
     }
   }

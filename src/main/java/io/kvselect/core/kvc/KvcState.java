@@ -28,7 +28,8 @@ public interface KvcState {
    * {@code inflight[d]++}, {@code assigned[d]++}, one more turn for the session. Completes with the pin before the call (null
    * when the session had none), so the caller sees a migration.
    */
-  CompletionStage<WorkerRank> admitted(String partition, String sessionId, WorkerRank d, ResetScope scope);
+  CompletionStage<WorkerRank> admitted(
+      String partition, String sessionId, WorkerRank d, ResetScope scope);
 
   /**
    * A Fallback of the session sent to {@code d}: {@code inflight[d]++}, {@code assigned[d]++}, one

@@ -71,25 +71,31 @@ public final class LocalKvcState implements KvcState {
       return CompletableFuture.completedFuture(KvcSnapshot.EMPTY);
     }
     SessionRec s = p.sessions.get(sessionId);
-    return CompletableFuture.completedFuture(new KvcSnapshot(s == null ? null : s.pin,
-        s == null ? Map.of() : s.rejects, p.inflight, p.assigned, s == null ? 0 : s.turns));
+    return CompletableFuture.completedFuture(
+        new KvcSnapshot(
+            s == null ? null : s.pin,
+            s == null ? Map.of() : s.rejects,
+            p.inflight,
+            p.assigned,
+            s == null ? 0 : s.turns));
   }
 
   @Override
-  public synchronized CompletionStage<Void> rejected(String partition, String sessionId, WorkerRank d) {
+  public synchronized CompletionStage<Void> rejected(
+      String partition, String sessionId, WorkerRank d) {
     session(part(partition), sessionId).rejects.merge(d, 1, Integer::sum);
     return CompletableFuture.completedFuture(null);
   }
 
   @Override
-  public synchronized CompletionStage<WorkerRank> admitted(String partition, String sessionId, WorkerRank d,
-      ResetScope scope) {
+  public synchronized CompletionStage<WorkerRank> admitted(
+      String partition, String sessionId, WorkerRank d, ResetScope scope) {
     PartitionRec p = part(partition);
     SessionRec s = session(p, sessionId);
     switch (scope) {
       case WINNER -> s.rejects.remove(d);
       case ALL -> s.rejects.clear();
-      case NONE -> { }
+      case NONE -> {}
     }
     WorkerRank before = s.pin;
     s.pin = d;
@@ -100,7 +106,8 @@ public final class LocalKvcState implements KvcState {
   }
 
   @Override
-  public synchronized CompletionStage<Void> fallback(String partition, String sessionId, WorkerRank d) {
+  public synchronized CompletionStage<Void> fallback(
+      String partition, String sessionId, WorkerRank d) {
     PartitionRec p = part(partition);
     session(p, sessionId).turns++;
     p.inflight.merge(d, 1L, Long::sum);

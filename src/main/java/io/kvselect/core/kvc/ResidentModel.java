@@ -41,17 +41,22 @@ public final class ResidentModel {
   private static final class EventView {
     /** Block (engine hash) to its session, or {@link #SHARED} when it is nobody's. */
     final Long2ObjectOpenHashMap<String> owner = new Long2ObjectOpenHashMap<>();
+
     /** Session to its blocks. */
     final Map<String, Long> blocks = new HashMap<>();
+
     /** Session to the local hashes its live booking's prompt names. */
     final Map<String, LongOpenHashSet> claims = new HashMap<>();
+
     long blockTokens;
   }
 
   /** Decode worker to (session to resident tokens), from bookings. */
   private final Map<WorkerRank, Map<String, Long>> resident = new HashMap<>();
+
   /** Decode worker to what its KV events report. */
   private final Map<WorkerRank, EventView> events = new HashMap<>();
+
   /** Decode worker to tokens of dispatched, unfinished requests. */
   private final Map<WorkerRank, Long> waiting = new HashMap<>();
 
@@ -114,7 +119,11 @@ public final class ResidentModel {
    * {@code d} stored device blocks {@code externalHashes} (local hashes {@code localHashes}),
    * extending {@code parentExternalHash} when {@code hasParent}. A block already known is skipped.
    */
-  public synchronized void stored(WorkerRank d, boolean hasParent, long parentExternalHash, long[] externalHashes,
+  public synchronized void stored(
+      WorkerRank d,
+      boolean hasParent,
+      long parentExternalHash,
+      long[] externalHashes,
       long[] localHashes) {
     EventView v = view(d);
     String prev = hasParent ? v.owner.get(parentExternalHash) : null;
@@ -236,7 +245,8 @@ public final class ResidentModel {
    * Algorithm 2 for {@code r} on {@code d} with capacity {@code capacityTokens} ({@code K_d}).
    * Admitting changes nothing here: the caller records the booking.
    */
-  public synchronized AdmitDecision decide(WorkerRank d, KvcRequest r, long capacityTokens, KvcParams p) {
+  public synchronized AdmitDecision decide(
+      WorkerRank d, KvcRequest r, long capacityTokens, KvcParams p) {
     long own = residentTokens(d, r.sessionId());
     long base;
     if (p.countWaiting()) {
@@ -255,7 +265,9 @@ public final class ResidentModel {
       if (p.countWaiting()) {
         capOk = r.inputTokens() <= capacityTokens;
       }
-      return capOk ? AdmitDecision.admit(KvcMode.DIRECT) : AdmitDecision.reject(AdmitDecision.NO_CAPACITY);
+      return capOk
+          ? AdmitDecision.admit(KvcMode.DIRECT)
+          : AdmitDecision.reject(AdmitDecision.NO_CAPACITY);
     }
     if (!capOk) {
       return AdmitDecision.reject(AdmitDecision.NOT_RESIDENT_NO_CAPACITY);
@@ -265,6 +277,7 @@ public final class ResidentModel {
 
   /** This model as an {@link Admission} (already-complete stages). */
   public Admission admission(ToLongFunction<WorkerRank> capacityTokens, KvcParams p) {
-    return (d, r) -> CompletableFuture.completedFuture(decide(d, r, capacityTokens.applyAsLong(d), p));
+    return (d, r) ->
+        CompletableFuture.completedFuture(decide(d, r, capacityTokens.applyAsLong(d), p));
   }
 }

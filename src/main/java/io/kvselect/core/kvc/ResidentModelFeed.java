@@ -34,9 +34,15 @@ public final class ResidentModelFeed implements BlockIndex {
   }
 
   @Override
-  public boolean store(WorkerRank rank, StorageTier tier, boolean hasParent, long parentExternalHash,
-      long[] externalHashes, long[] localHashes) {
-    boolean ok = index.store(rank, tier, hasParent, parentExternalHash, externalHashes, localHashes);
+  public boolean store(
+      WorkerRank rank,
+      StorageTier tier,
+      boolean hasParent,
+      long parentExternalHash,
+      long[] externalHashes,
+      long[] localHashes) {
+    boolean ok =
+        index.store(rank, tier, hasParent, parentExternalHash, externalHashes, localHashes);
     if (ok && tier == StorageTier.DEVICE) {
       model.stored(rank, hasParent, parentExternalHash, externalHashes, localHashes);
     }

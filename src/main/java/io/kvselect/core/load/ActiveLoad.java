@@ -1,3 +1,5 @@
+// Over 400 lines: one partition's load accounting; its invariants (blocks shared between requests
+// counted once, prefill load, expiry) hold across every method, so they stay in one class.
 package io.kvselect.core.load;
 
 import io.kvselect.core.error.ErrorCode;
@@ -53,6 +55,7 @@ public final class ActiveLoad {
   private final long expiryMillis;
   private final SplittableRandom random;
   private final Map<WorkerRank, RankBlocks> ranks = new HashMap<>();
+
   /** Admission order, so expiry scans only from the oldest side. */
   private final LinkedHashMap<String, ActiveRequest> requests = new LinkedHashMap<>();
 
@@ -91,10 +94,25 @@ public final class ActiveLoad {
    * @throws SelectionException CONFLICT if {@code requestId} is already active, BAD_REQUEST for
    *     a negative or zero argument named above
    */
-  public void addRequest(String requestId, WorkerRank rank, long[] sequenceHashes, long islTokens, int blockSize,
-      Integer expectedOutputTokens, boolean trackPrefill, long prefillTokens) {
-    addRequest(requestId, rank, sequenceHashes, islTokens, blockSize, expectedOutputTokens, trackPrefill,
-        prefillTokens, null);
+  public void addRequest(
+      String requestId,
+      WorkerRank rank,
+      long[] sequenceHashes,
+      long islTokens,
+      int blockSize,
+      Integer expectedOutputTokens,
+      boolean trackPrefill,
+      long prefillTokens) {
+    addRequest(
+        requestId,
+        rank,
+        sequenceHashes,
+        islTokens,
+        blockSize,
+        expectedOutputTokens,
+        trackPrefill,
+        prefillTokens,
+        null);
   }
 
   /**
@@ -103,8 +121,16 @@ public final class ActiveLoad {
    * peer published). The origin decides who may free the request in reconciliation
    * ({@link #requests(String)}, {@link #removeOrigin}).
    */
-  public void addRequest(String requestId, WorkerRank rank, long[] sequenceHashes, long islTokens, int blockSize,
-      Integer expectedOutputTokens, boolean trackPrefill, long prefillTokens, String origin) {
+  public void addRequest(
+      String requestId,
+      WorkerRank rank,
+      long[] sequenceHashes,
+      long islTokens,
+      int blockSize,
+      Integer expectedOutputTokens,
+      boolean trackPrefill,
+      long prefillTokens,
+      String origin) {
     Objects.requireNonNull(requestId, "requestId");
     Objects.requireNonNull(rank, "rank");
     requireShape(islTokens, blockSize);
@@ -118,8 +144,16 @@ public final class ActiveLoad {
       throw SelectionException.conflict("request '" + requestId + "' is already active");
     }
     long prefill = trackPrefill ? prefillTokens : 0;
-    ActiveRequest r = new ActiveRequest(requestId, rank, sequenceHashes, clock.millis(), islTokens,
-        expectedOutputTokens, prefill, origin);
+    ActiveRequest r =
+        new ActiveRequest(
+            requestId,
+            rank,
+            sequenceHashes,
+            clock.millis(),
+            islTokens,
+            expectedOutputTokens,
+            prefill,
+            origin);
     RankBlocks blocks = ranks.computeIfAbsent(rank, k -> new RankBlocks());
     for (long h : r.promptHashes) {
       blocks.touch(h);
@@ -171,8 +205,7 @@ public final class ActiveLoad {
    */
   public boolean addOutputBlock(String requestId, Double decayFraction) {
     if (decayFraction != null && !(decayFraction >= 0.0 && decayFraction <= 1.0)) {
-      throw new SelectionException(
-          ErrorCode.BAD_REQUEST, "decay_fraction must be in [0.0, 1.0]");
+      throw new SelectionException(ErrorCode.BAD_REQUEST, "decay_fraction must be in [0.0, 1.0]");
     }
     ActiveRequest r = requests.get(requestId);
     if (r == null) {
@@ -307,8 +340,14 @@ public final class ActiveLoad {
    * One active request as its origin would re-book it: the admission arguments, with the prefill
    * tokens still outstanding (0 once prefill completed).
    */
-  public record RequestView(String requestId, WorkerRank rank, long[] sequenceHashes, long islTokens,
-      Integer expectedOutputTokens, long prefillTokens, String origin) {}
+  public record RequestView(
+      String requestId,
+      WorkerRank rank,
+      long[] sequenceHashes,
+      long islTokens,
+      Integer expectedOutputTokens,
+      long prefillTokens,
+      String origin) {}
 
   /**
    * The active requests booked by {@code origin} (null: this node), in admission order. O(all
@@ -318,8 +357,15 @@ public final class ActiveLoad {
     List<RequestView> out = new ArrayList<>();
     for (ActiveRequest r : requests.values()) {
       if (Objects.equals(r.origin, origin)) {
-        out.add(new RequestView(r.id, r.rank, r.promptHashes, r.islTokens, r.expectedOutputTokens,
-            r.prefillTokens, r.origin));
+        out.add(
+            new RequestView(
+                r.id,
+                r.rank,
+                r.promptHashes,
+                r.islTokens,
+                r.expectedOutputTokens,
+                r.prefillTokens,
+                r.origin));
       }
     }
     return out;

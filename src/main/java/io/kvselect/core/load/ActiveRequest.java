@@ -17,10 +17,13 @@ final class ActiveRequest {
   final long admittedAtMillis;
   final long islTokens;
   final Integer expectedOutputTokens;
+
   /** The node that booked it: null for this node, else the peer's node id. */
   final String origin;
+
   /** Output blocks, created on the first {@code addOutputBlock}. */
   LongArrayList outputHashes;
+
   /** Prefill tokens still counted on the rank; 0 once prefill completed or if never tracked. */
   long prefillTokens;
 

@@ -15,8 +15,16 @@ public sealed interface LoadEvent {
   String requestId();
 
   /** A booking was admitted on {@code rank}; the fields are {@link ActiveLoad#addRequest}'s. */
-  record Booked(PartitionKey partition, String requestId, WorkerRank rank, long[] trackingHashes,
-      long isl, int blockSize, Integer expectedOutputTokens, boolean trackPrefill, long prefillTokens)
+  record Booked(
+      PartitionKey partition,
+      String requestId,
+      WorkerRank rank,
+      long[] trackingHashes,
+      long isl,
+      int blockSize,
+      Integer expectedOutputTokens,
+      boolean trackPrefill,
+      long prefillTokens)
       implements LoadEvent {}
 
   /** The booking's prefill completed. */

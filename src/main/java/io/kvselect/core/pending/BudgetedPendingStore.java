@@ -40,10 +40,16 @@ public final class BudgetedPendingStore<K, V> implements PendingStore<K, V> {
 
   @Override
   public CompletionStage<PendingEntry<V>> peek(K key) {
-    return budget.read(key, shared.peek(key), () -> {
-      throw SelectionException.notReady("the pending-selection store did not answer within "
-          + budget.budgetMillis() + " ms (a cluster member is unreachable); retry, or select again");
-    }, fallbacks);
+    return budget.read(
+        key,
+        shared.peek(key),
+        () -> {
+          throw SelectionException.notReady(
+              "the pending-selection store did not answer within "
+                  + budget.budgetMillis()
+                  + " ms (a cluster member is unreachable); retry, or select again");
+        },
+        fallbacks);
   }
 
   @Override

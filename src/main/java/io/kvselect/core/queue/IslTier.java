@@ -11,7 +11,8 @@ public record IslTier(long minMissingIslTokens, long maxQueueDepth) {
 
   public IslTier {
     if (minMissingIslTokens < 0) {
-      throw new IllegalArgumentException("minMissingIslTokens must be >= 0: " + minMissingIslTokens);
+      throw new IllegalArgumentException(
+          "minMissingIslTokens must be >= 0: " + minMissingIslTokens);
     }
     if (maxQueueDepth < 0) {
       throw new IllegalArgumentException("maxQueueDepth must be >= 0: " + maxQueueDepth);

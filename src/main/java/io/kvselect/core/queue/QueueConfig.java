@@ -221,8 +221,7 @@ public record QueueConfig(String defaultPolicy, List<QueueClass> classes, List<I
           || !Double.isFinite(thresholdNode.asDouble())
           || thresholdNode.asDouble() < 0) {
         throw fail(
-            path + ".prefill_busy_threshold",
-            "must be a finite number >= 0, got " + thresholdNode);
+            path + ".prefill_busy_threshold", "must be a finite number >= 0, got " + thresholdNode);
       }
       threshold = thresholdNode.asDouble();
     }

@@ -14,7 +14,8 @@ import java.util.Map;
  * @param ranks every schedulable rank, sorted
  * @param workers the schedulable workers by id
  */
-public record CandidatePool(PartitionKey partition, List<WorkerRank> ranks, Map<Long, WorkerRecord> workers) {
+public record CandidatePool(
+    PartitionKey partition, List<WorkerRank> ranks, Map<Long, WorkerRecord> workers) {
 
   public CandidatePool {
     ranks = List.copyOf(ranks);

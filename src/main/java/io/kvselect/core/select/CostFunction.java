@@ -125,7 +125,8 @@ public final class CostFunction {
     double blocks =
         overlap.device()
             + cfg.cost().hostCacheHitWeight() * overlap.hostExtension()
-            + cfg.cost().diskCacheHitWeight() * (overlap.diskExtension() + overlap.externalExtension());
+            + cfg.cost().diskCacheHitWeight()
+                * (overlap.diskExtension() + overlap.externalExtension());
     return Math.round(blocks * blockSize);
   }
 

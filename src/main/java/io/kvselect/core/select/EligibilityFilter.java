@@ -27,8 +27,10 @@ public final class EligibilityFilter implements CandidateFilter {
       out.add(r);
     }
     if (out.isEmpty()) {
-      throw SelectionException.notReady("no eligible workers for " + pool.partition()
-          + ": every schedulable worker was filtered out by allowed_worker_ids or required_taints");
+      throw SelectionException.notReady(
+          "no eligible workers for "
+              + pool.partition()
+              + ": every schedulable worker was filtered out by allowed_worker_ids or required_taints");
     }
     return out;
   }

@@ -20,13 +20,21 @@ final class FallbackOrder {
 
   /** Indices of {@code costs} but {@code chosen}, by ascending cost. */
   static int[] byCost(double[] costs, int chosen) {
-    return IntStream.range(0, costs.length).filter(i -> i != chosen).boxed()
-        .sorted(Comparator.comparingDouble(i -> costs[i])).mapToInt(Integer::intValue).toArray();
+    return IntStream.range(0, costs.length)
+        .filter(i -> i != chosen)
+        .boxed()
+        .sorted(Comparator.comparingDouble(i -> costs[i]))
+        .mapToInt(Integer::intValue)
+        .toArray();
   }
 
   /** Indices of {@code candidates} but {@code chosen}, by {@code order} (a stable sort). */
   static int[] by(List<Candidate> candidates, int chosen, Comparator<Candidate> order) {
-    return IntStream.range(0, candidates.size()).filter(i -> i != chosen).boxed()
-        .sorted(Comparator.comparing(candidates::get, order)).mapToInt(Integer::intValue).toArray();
+    return IntStream.range(0, candidates.size())
+        .filter(i -> i != chosen)
+        .boxed()
+        .sorted(Comparator.comparing(candidates::get, order))
+        .mapToInt(Integer::intValue)
+        .toArray();
   }
 }

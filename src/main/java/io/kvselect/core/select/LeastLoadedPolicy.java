@@ -18,8 +18,10 @@ public final class LeastLoadedPolicy implements SelectionPolicy {
   }
 
   /** Fewest active requests, then potential decode blocks, then active prefill tokens. */
-  static final Comparator<Candidate> LOAD = Comparator.comparingInt(Candidate::activeRequests)
-      .thenComparingLong(Candidate::potentialDecodeBlocks).thenComparingLong(Candidate::activePrefillTokens);
+  static final Comparator<Candidate> LOAD =
+      Comparator.comparingInt(Candidate::activeRequests)
+          .thenComparingLong(Candidate::potentialDecodeBlocks)
+          .thenComparingLong(Candidate::activePrefillTokens);
 
   @Override
   public int choose(List<Candidate> candidates, PolicyContext ctx) {

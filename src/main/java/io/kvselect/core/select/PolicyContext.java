@@ -8,7 +8,8 @@ import java.util.random.RandomGenerator;
  * router configuration, the prompt's shape for the cost function, the service's RNG, and the
  * request's session id (null when it has none; the {@code sticky} policy pins by it).
  */
-public record PolicyContext(RouterConfig config, CostRequest cost, RandomGenerator rng, String sessionId) {
+public record PolicyContext(
+    RouterConfig config, CostRequest cost, RandomGenerator rng, String sessionId) {
 
   /** A context without a session. */
   public PolicyContext(RouterConfig config, CostRequest cost, RandomGenerator rng) {

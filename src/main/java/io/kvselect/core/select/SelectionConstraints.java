@@ -26,6 +26,7 @@ public record SelectionConstraints(
   }
 
   public SelectionConstraints withSessionBound(WorkerRank bound) {
-    return new SelectionConstraints(allowedWorkerIds, requiredTaints, pinnedWorker, affinityTarget, bound);
+    return new SelectionConstraints(
+        allowedWorkerIds, requiredTaints, pinnedWorker, affinityTarget, bound);
   }
 }

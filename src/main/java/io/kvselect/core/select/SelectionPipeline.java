@@ -42,7 +42,8 @@ public final class SelectionPipeline {
   }
 
   /** Scores {@code ranks} (from {@link #filter}) and returns the chosen candidate. */
-  public Candidate choose(List<WorkerRank> ranks, Function<WorkerRank, Candidate> candidate, PolicyContext ctx) {
+  public Candidate choose(
+      List<WorkerRank> ranks, Function<WorkerRank, Candidate> candidate, PolicyContext ctx) {
     List<Candidate> cands = ranks.stream().map(candidate).toList();
     return cands.get(policy.choose(cands, ctx));
   }
@@ -64,7 +65,8 @@ public final class SelectionPipeline {
     private final PolicyContext ctx;
     private volatile List<Candidate> others;
 
-    Decision(List<Candidate> candidates, int chosenIndex, SelectionPolicy policy, PolicyContext ctx) {
+    Decision(
+        List<Candidate> candidates, int chosenIndex, SelectionPolicy policy, PolicyContext ctx) {
       this.chosen = candidates.get(chosenIndex);
       this.candidates = candidates;
       this.chosenIndex = chosenIndex;
@@ -111,7 +113,8 @@ public final class SelectionPipeline {
   }
 
   /** {@link #choose}, with the other candidates ranked when they are first read. */
-  public Decision decide(List<WorkerRank> ranks, Function<WorkerRank, Candidate> candidate, PolicyContext ctx) {
+  public Decision decide(
+      List<WorkerRank> ranks, Function<WorkerRank, Candidate> candidate, PolicyContext ctx) {
     List<Candidate> cands = ranks.stream().map(candidate).toList();
     return new Decision(cands, policy.choose(cands, ctx), policy, ctx);
   }

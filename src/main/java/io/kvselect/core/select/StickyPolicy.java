@@ -25,12 +25,13 @@ public final class StickyPolicy implements SelectionPolicy {
   }
 
   public StickyPolicy(int maxSessions) {
-    this.pins = new LinkedHashMap<>(64, 0.75f, true) {
-      @Override
-      protected boolean removeEldestEntry(Map.Entry<String, WorkerRank> e) {
-        return size() > maxSessions;
-      }
-    };
+    this.pins =
+        new LinkedHashMap<>(64, 0.75f, true) {
+          @Override
+          protected boolean removeEldestEntry(Map.Entry<String, WorkerRank> e) {
+            return size() > maxSessions;
+          }
+        };
   }
 
   @Override

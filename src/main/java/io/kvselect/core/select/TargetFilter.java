@@ -20,14 +20,19 @@ public final class TargetFilter implements CandidateFilter {
     if (target != null) {
       List<WorkerRank> out = matching(pool, target);
       if (out.isEmpty()) {
-        throw SelectionException.notFound("schedulable worker " + Long.toUnsignedString(target.workerId())
-            + (target.dpRank() >= 0 ? " (dp_rank " + target.dpRank() + ")" : "") + " not found for "
-            + pool.partition());
+        throw SelectionException.notFound(
+            "schedulable worker "
+                + Long.toUnsignedString(target.workerId())
+                + (target.dpRank() >= 0 ? " (dp_rank " + target.dpRank() + ")" : "")
+                + " not found for "
+                + pool.partition());
       }
       out.retainAll(in);
       if (out.isEmpty()) {
-        throw SelectionException.notReady("worker " + Long.toUnsignedString(target.workerId())
-            + " is not eligible: filtered out by allowed_worker_ids or required_taints");
+        throw SelectionException.notReady(
+            "worker "
+                + Long.toUnsignedString(target.workerId())
+                + " is not eligible: filtered out by allowed_worker_ids or required_taints");
       }
       return out;
     }

@@ -26,12 +26,18 @@ final class Booker {
   private final PendingStore<PendingKey, PendingSelection> pending;
   private final LoadSync loadSync;
   private final java.util.function.Consumer<Partition> capacityFreed;
+
   /** Registered once at wiring and read by every commit; copy-on-write, so any thread may read. */
-  private final java.util.List<BookingListener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+  private final java.util.List<BookingListener> listeners =
+      new java.util.concurrent.CopyOnWriteArrayList<>();
 
   /** {@code capacityFreed} runs (outside the lock) after a step gave admitted load back. */
-  Booker(Bookings bookings, SessionAffinity affinity, PendingStore<PendingKey, PendingSelection> pending,
-      LoadSync loadSync, java.util.function.Consumer<Partition> capacityFreed) {
+  Booker(
+      Bookings bookings,
+      SessionAffinity affinity,
+      PendingStore<PendingKey, PendingSelection> pending,
+      LoadSync loadSync,
+      java.util.function.Consumer<Partition> capacityFreed) {
     this.bookings = bookings;
     this.affinity = affinity;
     this.pending = pending;
@@ -48,14 +54,28 @@ final class Booker {
    * named the id, so a pending selection may be cached under it (on any node); an id the service
    * generated never has one.
    */
-  record Admission(String id, WorkerRank rank, NormalizedPrompt prompt, Long expectedOutputTokens,
-      boolean trackPrefill, long prefillTokens, String sessionId, boolean clientId) {}
+  record Admission(
+      String id,
+      WorkerRank rank,
+      NormalizedPrompt prompt,
+      Long expectedOutputTokens,
+      boolean trackPrefill,
+      long prefillTokens,
+      String sessionId,
+      boolean clientId) {}
 
   /** Adds the request to the partition's load. Caller holds {@code p.lock}. */
   static void admitLocked(Partition p, Admission a, int blockSize) {
     Long out = a.expectedOutputTokens();
-    p.load.addRequest(a.id(), a.rank(), a.prompt().trackingHashes(), a.prompt().isl(), blockSize,
-        out == null ? null : (int) Math.min(Integer.MAX_VALUE, out), a.trackPrefill(), a.prefillTokens());
+    p.load.addRequest(
+        a.id(),
+        a.rank(),
+        a.prompt().trackingHashes(),
+        a.prompt().isl(),
+        blockSize,
+        out == null ? null : (int) Math.min(Integer.MAX_VALUE, out),
+        a.trackPrefill(),
+        a.prefillTokens());
   }
 
   /** Takes an admitted request back out of the load (a later step failed). */
@@ -86,8 +106,9 @@ final class Booker {
   CompletionStage<Void> commit(Partition p, Admission a, int blockSize) {
     boolean ok;
     synchronized (p.lock) {
-      ok = p.load.rankOf(a.id()) != null
-          && bookings.commit(a.id(), new Bookings.Booking(p.key, a.rank(), a.sessionId()));
+      ok =
+          p.load.rankOf(a.id()) != null
+              && bookings.commit(a.id(), new Bookings.Booking(p.key, a.rank(), a.sessionId()));
       if (ok) {
         p.recordBooking(a.rank(), a.prompt());
       } else {
@@ -97,20 +118,41 @@ final class Booker {
     if (!ok) {
       capacityFreed.accept(p);
       release(p.key.toString(), a.sessionId(), a.id());
-      throw SelectionException.notReady("worker " + Long.toUnsignedString(a.rank().workerId())
-          + " left while reservation " + a.id() + " was being made");
+      throw SelectionException.notReady(
+          "worker "
+              + Long.toUnsignedString(a.rank().workerId())
+              + " left while reservation "
+              + a.id()
+              + " was being made");
     }
     if (!listeners.isEmpty()) {
-      notifyBooked(new BookingListener.Booked(a.id(), p.key, a.rank(), a.sessionId(), a.prompt().isl(),
-          a.prefillTokens(), blockSize));
+      notifyBooked(
+          new BookingListener.Booked(
+              a.id(),
+              p.key,
+              a.rank(),
+              a.sessionId(),
+              a.prompt().isl(),
+              a.prefillTokens(),
+              blockSize));
     }
     Long out = a.expectedOutputTokens();
-    LoadEvent.Booked e = new LoadEvent.Booked(p.key, a.id(), a.rank(), a.prompt().trackingHashes(),
-        a.prompt().isl(), blockSize, out == null ? null : (int) Math.min(Integer.MAX_VALUE, out),
-        a.trackPrefill(), a.prefillTokens());
+    LoadEvent.Booked e =
+        new LoadEvent.Booked(
+            p.key,
+            a.id(),
+            a.rank(),
+            a.prompt().trackingHashes(),
+            a.prompt().isl(),
+            blockSize,
+            out == null ? null : (int) Math.min(Integer.MAX_VALUE, out),
+            a.trackPrefill(),
+            a.prefillTokens());
     // a clustered pending store is a Hazelcast round trip: skipped when no entry can exist
-    CompletionStage<Void> dropped = a.clientId() ? pending.remove(new PendingKey(p.key, a.id()))
-        : CompletableFuture.completedFuture(null);
+    CompletionStage<Void> dropped =
+        a.clientId()
+            ? pending.remove(new PendingKey(p.key, a.id()))
+            : CompletableFuture.completedFuture(null);
     return dropped.thenCompose(v -> loadSync.publish(e));
   }
 

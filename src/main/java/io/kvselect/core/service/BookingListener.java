@@ -18,8 +18,14 @@ public interface BookingListener {
    * One booking. {@code sessionId} is null without a session; {@code blockSize} is the
    * partition's block size the booking was admitted with.
    */
-  record Booked(String selectionId, PartitionKey partition, WorkerRank rank, String sessionId, long islTokens,
-      long effectivePrefillTokens, int blockSize) {
+  record Booked(
+      String selectionId,
+      PartitionKey partition,
+      WorkerRank rank,
+      String sessionId,
+      long islTokens,
+      long effectivePrefillTokens,
+      int blockSize) {
 
     /**
      * Prompt blocks the booking was credited as already cached on its rank:

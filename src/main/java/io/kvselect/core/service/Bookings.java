@@ -32,7 +32,8 @@ final class Bookings {
   /** Reserves {@code id} for a booking in progress; 409 if it is booked or being booked. */
   void claim(String id) {
     if (rows.putIfAbsent(id, CLAIM) != null) {
-      throw SelectionException.conflict("selection " + id + " is already reserved or being reserved");
+      throw SelectionException.conflict(
+          "selection " + id + " is already reserved or being reserved");
     }
   }
 

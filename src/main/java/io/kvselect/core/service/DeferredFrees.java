@@ -35,10 +35,13 @@ public final class DeferredFrees {
 
   private final int limit;
   private final long ttlNanos;
+
   /** origin -> id -> expiry (nanoTime), oldest first. */
   private final Map<String, LinkedHashMap<String, Long>> byOrigin = new LinkedHashMap<>();
+
   /** id -> expiry, for whichever node comes back. */
   private final LinkedHashMap<String, Long> forAny = new LinkedHashMap<>();
+
   private int size;
   private long recorded;
   private long delivered;
@@ -167,7 +170,8 @@ public final class DeferredFrees {
   }
 
   private void expire(long now) {
-    Iterator<Map.Entry<String, LinkedHashMap<String, Long>>> origins = byOrigin.entrySet().iterator();
+    Iterator<Map.Entry<String, LinkedHashMap<String, Long>>> origins =
+        byOrigin.entrySet().iterator();
     while (origins.hasNext()) {
       LinkedHashMap<String, Long> ids = origins.next().getValue();
       expired += dropExpired(ids, now);

@@ -26,7 +26,11 @@ interface DispatchStage {
    * Decides and then runs {@code pipeline} (filter, pick, admission, queueing, binding) on the
    * request it rewrote; completes with the selection as answered. {@code reserve}: a booking.
    */
-  CompletionStage<Selection> select(Partition p, RouterConfig cfg, SelectRequest req, boolean reserve,
+  CompletionStage<Selection> select(
+      Partition p,
+      RouterConfig cfg,
+      SelectRequest req,
+      boolean reserve,
       Function<SelectRequest, CompletionStage<Selection>> pipeline);
 
   /** Reservation {@code id} ended (freed, expired or dropped); unknown ids are ignored. */

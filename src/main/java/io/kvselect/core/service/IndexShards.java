@@ -36,8 +36,10 @@ public interface IndexShards {
    */
   static IndexShards direct(Function<PartitionKey, BlockIndex> indexOf) {
     return (partition, blockHashes) -> {
-      BlockIndex index = blockHashes == null || blockHashes.length == 0 ? null : indexOf.apply(partition);
-      return CompletableFuture.completedFuture(index == null ? null : index.findMatches(blockHashes));
+      BlockIndex index =
+          blockHashes == null || blockHashes.length == 0 ? null : indexOf.apply(partition);
+      return CompletableFuture.completedFuture(
+          index == null ? null : index.findMatches(blockHashes));
     };
   }
 }

@@ -22,7 +22,8 @@ public final class Inspection {
   private final java.util.random.RandomGenerator rng;
   private final WorkerRegistry registry;
 
-  Inspection(ServiceSettings settings, java.util.random.RandomGenerator rng, WorkerRegistry registry) {
+  Inspection(
+      ServiceSettings settings, java.util.random.RandomGenerator rng, WorkerRegistry registry) {
     this.settings = settings;
     this.rng = rng;
     this.registry = registry;
@@ -42,8 +43,13 @@ public final class Inspection {
       synchronized (p.lock) {
         for (WorkerRank r : p.members().pool().ranks()) {
           RankLoad l = p.load.load(r);
-          rows.add(new PotentialLoad(r.workerId(), r.dpRank(), l.activePrefillTokens(), l.activeDecodeBlocks(),
-              l.activeRequests()));
+          rows.add(
+              new PotentialLoad(
+                  r.workerId(),
+                  r.dpRank(),
+                  l.activePrefillTokens(),
+                  l.activeDecodeBlocks(),
+                  l.activeRequests()));
         }
         pendingCount = p.queue.size();
         pendingIsl = p.queue.pendingIslTokens();
@@ -67,8 +73,11 @@ public final class Inspection {
       for (WorkerRank r : m.pool().ranks()) {
         RankLoad l = p.load.load(r);
         long cached = CostFunction.effectiveCachedTokens(cfg, scores.of(r), bs);
-        long prefill = l.activePrefillTokens()
-            + (cfg.load().trackPrefillTokens() ? CostFunction.effectivePrefillTokens(np.isl(), cached) : 0);
+        long prefill =
+            l.activePrefillTokens()
+                + (cfg.load().trackPrefillTokens()
+                    ? CostFunction.effectivePrefillTokens(np.isl(), cached)
+                    : 0);
         long decode = p.load.potentialDecodeBlocks(r, np.trackingHashes(), np.isl(), bs);
         out.add(new PotentialLoad(r.workerId(), r.dpRank(), prefill, decode, l.activeRequests()));
       }
@@ -91,10 +100,20 @@ public final class Inspection {
     for (WorkerRank r : m.pool().ranks()) {
       RankOverlap o = scores.of(r);
       int diskExt = o.diskExtension() + o.externalExtension();
-      double credit = cfg.cost().overlapScoreCredit() * o.device() + cfg.cost().hostCacheHitWeight() * o.hostExtension()
-          + cfg.cost().diskCacheHitWeight() * diskExt;
-      rows.add(new OverlapRow(r.workerId(), r.dpRank(), o.device(), o.device() + o.hostExtension(),
-          o.totalBlocks(), o.hostExtension(), diskExt, credit));
+      double credit =
+          cfg.cost().overlapScoreCredit() * o.device()
+              + cfg.cost().hostCacheHitWeight() * o.hostExtension()
+              + cfg.cost().diskCacheHitWeight() * diskExt;
+      rows.add(
+          new OverlapRow(
+              r.workerId(),
+              r.dpRank(),
+              o.device(),
+              o.device() + o.hostExtension(),
+              o.totalBlocks(),
+              o.hostExtension(),
+              diskExt,
+              credit));
     }
     return new OverlapReport(m.blockSize(), q.prompt().numBlocks(), rows);
   }
@@ -144,18 +163,24 @@ public final class Inspection {
   }
 
   /** A prompt query resolved against its partition: config, hashes and event-index overlap. */
-  private record Query(Partition partition, Partition.Members members, RouterConfig cfg, NormalizedPrompt prompt,
+  private record Query(
+      Partition partition,
+      Partition.Members members,
+      RouterConfig cfg,
+      NormalizedPrompt prompt,
       OverlapScores eventScores) {}
 
   private Query query(SelectRequest req) {
     Partition p = registry.partition(req.partition());
     if (p == null || !p.members().ready()) {
-      throw io.kvselect.core.error.SelectionException.notReady("no schedulable workers for " + req.partition());
+      throw io.kvselect.core.error.SelectionException.notReady(
+          "no schedulable workers for " + req.partition());
     }
     Partition.Members m = p.members();
     RouterConfig cfg = settings.router().with(req.override());
-    NormalizedPrompt np = PromptNormalizer.normalize(req.prompt(), m.blockSize(), m.eagle(),
-        cfg.load().assumeKvReuse(), true, rng);
+    NormalizedPrompt np =
+        PromptNormalizer.normalize(
+            req.prompt(), m.blockSize(), m.eagle(), cfg.load().assumeKvReuse(), true, rng);
     return new Query(p, m, cfg, np, p.eventOverlap(np.blockHashes()));
   }
 }

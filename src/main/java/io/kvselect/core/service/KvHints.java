@@ -18,8 +18,13 @@ final class KvHints {
 
   private KvHints() {}
 
-  static KvHint find(Partition p, RouterConfig cfg, WorkerRecord chosen, Selector.Choice c,
-      NormalizedPrompt np, String selectionId) {
+  static KvHint find(
+      Partition p,
+      RouterConfig cfg,
+      WorkerRecord chosen,
+      Selector.Choice c,
+      NormalizedPrompt np,
+      String selectionId) {
     String type = chosen.spec().routerHintWorkerType();
     if (type == null || !cfg.index().useKvEvents() || np.blockHashes() == null) {
       return null;
@@ -28,23 +33,26 @@ final class KvHints {
     int[] bestDepth = {chosenDepth};
     String[] bestEndpoint = {null};
     WorkerRank[] bestRank = {null};
-    c.overlap().forEach((r, o) -> {
-      int depth = o.device();
-      if (depth <= bestDepth[0] || r.workerId() == chosen.workerId()) {
-        return;
-      }
-      WorkerRecord w = p.schedulableWorker(r.workerId());
-      if (w == null || !type.equals(w.spec().routerHintWorkerType())
-          || STATE_AGENT.equals(w.spec().kvEventSourceMode())) {
-        return;
-      }
-      String endpoint = w.spec().routerHintSourceControlEndpoints().get(r.dpRank());
-      if (endpoint != null) {
-        bestDepth[0] = depth;
-        bestEndpoint[0] = endpoint;
-        bestRank[0] = r;
-      }
-    });
+    c.overlap()
+        .forEach(
+            (r, o) -> {
+              int depth = o.device();
+              if (depth <= bestDepth[0] || r.workerId() == chosen.workerId()) {
+                return;
+              }
+              WorkerRecord w = p.schedulableWorker(r.workerId());
+              if (w == null
+                  || !type.equals(w.spec().routerHintWorkerType())
+                  || STATE_AGENT.equals(w.spec().kvEventSourceMode())) {
+                return;
+              }
+              String endpoint = w.spec().routerHintSourceControlEndpoints().get(r.dpRank());
+              if (endpoint != null) {
+                bestDepth[0] = depth;
+                bestEndpoint[0] = endpoint;
+                bestRank[0] = r;
+              }
+            });
     if (bestEndpoint[0] == null) {
       return null;
     }

@@ -62,15 +62,24 @@ final class KvcSelection implements SelectionPolicy, DispatchStage {
   static final long UNKNOWN_CAPACITY = Long.MAX_VALUE / 4;
 
   /** What a live kvc booking promised, until it is freed; {@code events}: its partition reports KV events. */
-  private record Booked(String partition, WorkerRank decode, String session, long tokens, boolean events) {}
+  private record Booked(
+      String partition, WorkerRank decode, String session, long tokens, boolean events) {}
 
   /**
    * A dispatch's result: the outcome, its answer block, the request pinned to the decode worker;
    * {@code blocks} the prompt's local block hashes of {@code blockTokens} tokens each, and
    * {@code events} whether the partition learns residency from KV events.
    */
-  record Plan(String partition, KvcOutcome outcome, KvcAnswer answer, SelectRequest pinned, String session,
-      long tokens, long[] blocks, int blockTokens, boolean events) {}
+  record Plan(
+      String partition,
+      KvcOutcome outcome,
+      KvcAnswer answer,
+      SelectRequest pinned,
+      String session,
+      long tokens,
+      long[] blocks,
+      int blockTokens,
+      boolean events) {}
 
   private final KvcDispatcher dispatcher;
   private final ResidentModel model = new ResidentModel();
@@ -118,7 +127,9 @@ final class KvcSelection implements SelectionPolicy, DispatchStage {
   /** The dispatcher takes a request with a session and no pinned or affinity target. */
   @Override
   public boolean takes(SelectRequest req) {
-    return req.effectiveSessionId() != null && req.pinnedWorker() == null && req.affinityTarget() == null;
+    return req.effectiveSessionId() != null
+        && req.pinnedWorker() == null
+        && req.affinityTarget() == null;
   }
 
   /**
@@ -127,39 +138,54 @@ final class KvcSelection implements SelectionPolicy, DispatchStage {
    * booking fails.
    */
   @Override
-  public CompletionStage<Selection> select(Partition p, RouterConfig cfg, SelectRequest req, boolean reserve,
+  public CompletionStage<Selection> select(
+      Partition p,
+      RouterConfig cfg,
+      SelectRequest req,
+      boolean reserve,
       Function<SelectRequest, CompletionStage<Selection>> pipeline) {
-    return dispatch(p, p.members(), cfg, req, reserve).thenCompose(plan ->
-        pipeline.apply(plan.pinned()).handle((s, e) -> {
-          if (e != null) {
-            if (reserve) {
-              failed(plan);
-            }
-            return CompletableFuture.<Selection>failedFuture(SelectionException.unwrap(e));
-          }
-          if (reserve) {
-            booked(s.selectionId(), plan);
-          }
-          return CompletableFuture.completedFuture(s.withKvc(plan.answer()));
-        }).thenCompose(x -> x));
+    return dispatch(p, p.members(), cfg, req, reserve)
+        .thenCompose(
+            plan ->
+                pipeline
+                    .apply(plan.pinned())
+                    .handle(
+                        (s, e) -> {
+                          if (e != null) {
+                            if (reserve) {
+                              failed(plan);
+                            }
+                            return CompletableFuture.<Selection>failedFuture(
+                                SelectionException.unwrap(e));
+                          }
+                          if (reserve) {
+                            booked(s.selectionId(), plan);
+                          }
+                          return CompletableFuture.completedFuture(s.withKvc(plan.answer()));
+                        })
+                    .thenCompose(x -> x));
   }
 
   /** Dispatches {@code req}; {@code record} (a booking) writes the KVC state, a query does not. */
-  CompletionStage<Plan> dispatch(Partition p, Partition.Members m, RouterConfig cfg, SelectRequest req,
-      boolean record) {
+  CompletionStage<Plan> dispatch(
+      Partition p, Partition.Members m, RouterConfig cfg, SelectRequest req, boolean record) {
     String session = req.effectiveSessionId();
     SessionAffinity.requireValidSessionId(session);
-    List<WorkerRank> eligible = eligibility.apply(m.pool().ranks(), m.pool(), Selector.constraints(req, null));
+    List<WorkerRank> eligible =
+        eligibility.apply(m.pool().ranks(), m.pool(), Selector.constraints(req, null));
     List<WorkerRank> decode = new ArrayList<>();
     List<WorkerRank> prefill = new ArrayList<>();
     for (WorkerRank r : eligible) {
-      ("prefill".equals(m.schedulableWorker(r.workerId()).spec().workerType()) ? prefill : decode).add(r);
+      ("prefill".equals(m.schedulableWorker(r.workerId()).spec().workerType()) ? prefill : decode)
+          .add(r);
     }
     if (decode.isEmpty()) {
-      throw SelectionException.notReady("no eligible decode workers for " + p.key + " (policy kvc)");
+      throw SelectionException.notReady(
+          "no eligible decode workers for " + p.key + " (policy kvc)");
     }
-    NormalizedPrompt np = PromptNormalizer.normalize(req.prompt(), m.blockSize(), m.eagle(), cfg.load().assumeKvReuse(),
-        true, rng);
+    NormalizedPrompt np =
+        PromptNormalizer.normalize(
+            req.prompt(), m.blockSize(), m.eagle(), cfg.load().assumeKvReuse(), true, rng);
     OverlapScores ev = p.eventOverlap(np.blockHashes());
     OverlapScores ov;
     synchronized (p.lock) {
@@ -175,28 +201,55 @@ final class KvcSelection implements SelectionPolicy, DispatchStage {
     long tokens = np.isl() + (req.expectedOutputTokens() == null ? 0 : req.expectedOutputTokens());
     KvcParams params = cfg.selectionPolicy().kvc();
     String part = p.key.toString();
-    Admission admission = (d, r) -> {
-      WorkerRecord w = m.schedulableWorker(d.workerId());
-      String ep = w.spec().disagg().admissionEndpoint();
-      if (ep != null && client != null) {
-        return client.admit(ep, r);
-      }
-      Long cap = w.spec().kvCapacityTokens();
-      return CompletableFuture.completedFuture(model.decide(d, r, cap == null ? UNKNOWN_CAPACITY : cap, params));
-    };
-    return dispatcher.state().snapshot(part, session).thenCompose(snap -> {
-      KvcRequest r = new KvcRequest(session, snap.turns(), np.isl(), append);
-      return dispatcher.dispatch(part, r, params, decode, d -> ov.of(d).device(),
-          d -> model.used(d) + model.waitingTokens(d), prefill, admission, record);
-    }).thenApply(o -> new Plan(part, o, answer(m, o, append), pinned(req, o.decode()), session, tokens,
-        np.blockHashes(), m.blockSize(), events));
+    Admission admission =
+        (d, r) -> {
+          WorkerRecord w = m.schedulableWorker(d.workerId());
+          String ep = w.spec().disagg().admissionEndpoint();
+          if (ep != null && client != null) {
+            return client.admit(ep, r);
+          }
+          Long cap = w.spec().kvCapacityTokens();
+          return CompletableFuture.completedFuture(
+              model.decide(d, r, cap == null ? UNKNOWN_CAPACITY : cap, params));
+        };
+    return dispatcher
+        .state()
+        .snapshot(part, session)
+        .thenCompose(
+            snap -> {
+              KvcRequest r = new KvcRequest(session, snap.turns(), np.isl(), append);
+              return dispatcher.dispatch(
+                  part,
+                  r,
+                  params,
+                  decode,
+                  d -> ov.of(d).device(),
+                  d -> model.used(d) + model.waitingTokens(d),
+                  prefill,
+                  admission,
+                  record);
+            })
+        .thenApply(
+            o ->
+                new Plan(
+                    part,
+                    o,
+                    answer(m, o, append),
+                    pinned(req, o.decode()),
+                    session,
+                    tokens,
+                    np.blockHashes(),
+                    m.blockSize(),
+                    events));
   }
 
   private static KvcAnswer answer(Partition.Members m, KvcOutcome o, long append) {
     KvcAnswer.Worker pw = null;
     if (o.prefill() != null) {
       WorkerRecord w = m.schedulableWorker(o.prefill().workerId());
-      pw = new KvcAnswer.Worker(o.prefill().workerId(), o.prefill().dpRank(), w == null ? null : w.spec().endpoint());
+      pw =
+          new KvcAnswer.Worker(
+              o.prefill().workerId(), o.prefill().dpRank(), w == null ? null : w.spec().endpoint());
     }
     List<KvcAnswer.Probe> probes = new ArrayList<>();
     for (KvcOutcome.Attempt a : o.attempts()) {
@@ -206,9 +259,23 @@ final class KvcSelection implements SelectionPolicy, DispatchStage {
   }
 
   private static SelectRequest pinned(SelectRequest q, WorkerRank d) {
-    return new SelectRequest(q.partition(), q.selectionId(), q.prompt(), q.override(), q.expectedOutputTokens(),
-        q.sessionId(), q.sessionContext(), null, d, q.allowedWorkerIds(), q.requiredTaints(), q.preferredTaints(),
-        q.advisory(), q.policyClass(), q.priorityJump(), q.strictPriority());
+    return new SelectRequest(
+        q.partition(),
+        q.selectionId(),
+        q.prompt(),
+        q.override(),
+        q.expectedOutputTokens(),
+        q.sessionId(),
+        q.sessionContext(),
+        null,
+        d,
+        q.allowedWorkerIds(),
+        q.requiredTaints(),
+        q.preferredTaints(),
+        q.advisory(),
+        q.policyClass(),
+        q.priorityJump(),
+        q.strictPriority());
   }
 
   /** A kvc booking {@code id} committed: its tokens are promised to its decode worker until freed. */

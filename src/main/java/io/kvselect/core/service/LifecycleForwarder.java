@@ -21,8 +21,10 @@ import java.util.concurrent.CompletionStage;
 public interface LifecycleForwarder {
 
   /** A single node: nothing to forward to, a booking not held here is unknown (404). */
-  LifecycleForwarder LOCAL = (origin, step) -> CompletableFuture.failedFuture(
-      SelectionException.notFound("reservation " + step.id() + " not found"));
+  LifecycleForwarder LOCAL =
+      (origin, step) ->
+          CompletableFuture.failedFuture(
+              SelectionException.notFound("reservation " + step.id() + " not found"));
 
   /**
    * Applies {@code step} on the node that holds its booking.

@@ -7,4 +7,5 @@ import java.util.SortedMap;
  * {@code gpu} = device, {@code cpu} = device + host, {@code disk} = all tiers; each is the max over
  * the worker's ranks. {@code dp} maps every rank of the worker to its device tokens.
  */
-public record OverlapSummary(long longestMatched, long gpu, SortedMap<Integer, Long> dp, long cpu, long disk) {}
+public record OverlapSummary(
+    long longestMatched, long gpu, SortedMap<Integer, Long> dp, long cpu, long disk) {}

@@ -59,13 +59,18 @@ final class Partition {
   final TtlBlockIndex approximate;
   final TtlBlockIndex predicted;
   final ActiveLoad load;
+
   /** Every member (schedulable or not), by unsigned id. Catalog writer only. */
   final TreeMap<Long, WorkerRecord> workers = new TreeMap<>(Long::compareUnsigned);
+
   /** Requests waiting for capacity, in policy order, and how each resumes. Owned by {@link #lock}. */
   final RouterQueue queue;
+
   final Map<QueuedRequest, RouterQueueing.Waiter> waiters = new HashMap<>();
+
   /** A continuation of this queue's drain is scheduled ({@link RouterQueueing}). Owned by {@link #lock}. */
   boolean drainScheduled;
+
   private volatile Members members;
 
   Partition(PartitionKey key, ServiceSettings s, Clock clock, QueueConfig queueConfig) {
@@ -75,8 +80,10 @@ final class Partition {
     if (cfg.index().useKvEvents()) {
       this.approximate = null;
       this.primary = s.eventIndexFactory().get();
-      this.predicted = cfg.index().predictedTtlSecs() == null
-          ? null : new TtlBlockIndex(seconds(cfg.index().predictedTtlSecs()), clock);
+      this.predicted =
+          cfg.index().predictedTtlSecs() == null
+              ? null
+              : new TtlBlockIndex(seconds(cfg.index().predictedTtlSecs()), clock);
     } else {
       this.approximate = new TtlBlockIndex(seconds(cfg.index().ttlSecs()), clock);
       this.primary = approximate;

@@ -42,7 +42,11 @@ final class PeerEntryPoints {
   private final RouterQueueing queueing;
   private final ReservationLifecycle lifecycle;
 
-  PeerEntryPoints(WorkerRegistry registry, Bookings bookings, SessionAffinity affinity, RouterQueueing queueing,
+  PeerEntryPoints(
+      WorkerRegistry registry,
+      Bookings bookings,
+      SessionAffinity affinity,
+      RouterQueueing queueing,
       ReservationLifecycle lifecycle) {
     this.registry = registry;
     this.bookings = bookings;
@@ -90,13 +94,23 @@ final class PeerEntryPoints {
   private static boolean bookLocked(Partition p, String peerId, LoadEvent.Booked b) {
     Partition.Members m = p.members();
     WorkerRecord w = m.schedulableWorker(b.rank().workerId());
-    if (w == null || !w.hasRank(b.rank().dpRank()) || !Objects.equals(m.blockSize(), b.blockSize())
+    if (w == null
+        || !w.hasRank(b.rank().dpRank())
+        || !Objects.equals(m.blockSize(), b.blockSize())
         || p.load.isActive(b.requestId())) {
       return false;
     }
     try {
-      p.load.addRequest(b.requestId(), b.rank(), b.trackingHashes(), b.isl(), b.blockSize(),
-          b.expectedOutputTokens(), b.trackPrefill(), b.prefillTokens(), peerId);
+      p.load.addRequest(
+          b.requestId(),
+          b.rank(),
+          b.trackingHashes(),
+          b.isl(),
+          b.blockSize(),
+          b.expectedOutputTokens(),
+          b.trackPrefill(),
+          b.prefillTokens(),
+          peerId);
     } catch (RuntimeException bad) {
       return false;
     }
@@ -114,8 +128,17 @@ final class PeerEntryPoints {
         }
         for (ActiveLoad.RequestView r : p.load.requests(null)) {
           if (bookings.isBooked(r.requestId(), p.key)) {
-            out.add(new LoadEvent.Booked(p.key, r.requestId(), r.rank(), r.sequenceHashes().clone(),
-                r.islTokens(), bs, r.expectedOutputTokens(), r.prefillTokens() > 0, r.prefillTokens()));
+            out.add(
+                new LoadEvent.Booked(
+                    p.key,
+                    r.requestId(),
+                    r.rank(),
+                    r.sequenceHashes().clone(),
+                    r.islTokens(),
+                    bs,
+                    r.expectedOutputTokens(),
+                    r.prefillTokens() > 0,
+                    r.prefillTokens()));
           }
         }
       }

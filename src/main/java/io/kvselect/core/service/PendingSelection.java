@@ -28,4 +28,3 @@ record PendingSelection(
     return n + (sessionId == null ? 0 : sessionId.length());
   }
 }
-

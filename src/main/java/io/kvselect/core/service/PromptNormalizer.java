@@ -17,8 +17,13 @@ final class PromptNormalizer {
    * Normalizes {@code p} for {@code blockSize}; {@code requireBlocks} is false only for
    * reservations, which may carry just {@code sequence_hashes} and {@code isl_tokens}.
    */
-  static NormalizedPrompt normalize(PromptInput p, int blockSize, boolean partitionEagle,
-      boolean assumeKvReuse, boolean requireBlocks, RandomGenerator rng) {
+  static NormalizedPrompt normalize(
+      PromptInput p,
+      int blockSize,
+      boolean partitionEagle,
+      boolean assumeKvReuse,
+      boolean requireBlocks,
+      RandomGenerator rng) {
     if (p == null || p.isEmpty()) {
       throw SelectionException.badRequest(
           "either token_ids or block_hashes, sequence_hashes and isl_tokens are required");
@@ -30,7 +35,9 @@ final class PromptNormalizer {
       boolean eagle = p.isEagle() != null ? p.isEagle() : partitionEagle;
       long seed = BlockHasher.saltSeed(p.loraName(), p.cacheSalt());
       int[] tokens = p.tokenIds();
-      blocks = BlockHasher.localBlockHashes(tokens, tokens.length, blockSize, seed, eagle, p.blockMmHashes());
+      blocks =
+          BlockHasher.localBlockHashes(
+              tokens, tokens.length, blockSize, seed, eagle, p.blockMmHashes());
       seq = BlockHasher.sequenceHashes(blocks);
       isl = tokens.length;
     } else {
@@ -47,8 +54,12 @@ final class PromptNormalizer {
         throw SelectionException.badRequest("isl_tokens must be greater than 0");
       }
       if (p.blockHashes() != null && p.blockHashes().length != p.sequenceHashes().length) {
-        throw SelectionException.badRequest("block_hashes and sequence_hashes must have the same length ("
-            + p.blockHashes().length + " != " + p.sequenceHashes().length + ")");
+        throw SelectionException.badRequest(
+            "block_hashes and sequence_hashes must have the same length ("
+                + p.blockHashes().length
+                + " != "
+                + p.sequenceHashes().length
+                + ")");
       }
       blocks = p.blockHashes();
       seq = p.sequenceHashes();

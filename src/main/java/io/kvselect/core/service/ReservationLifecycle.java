@@ -41,9 +41,18 @@ final class ReservationLifecycle {
   private final RouterQueueing queueing;
   private final List<DispatchStage> stages;
 
-  ReservationLifecycle(ServiceSettings settings, RandomGenerator rng, WorkerRegistry registry, ServiceGate gate,
-      Bookings bookings, Booker booker, PendingStore<PendingKey, PendingSelection> pending,
-      SessionAffinity affinity, LoadSync loadSync, LifecycleForwarder forwarder, RouterQueueing queueing,
+  ReservationLifecycle(
+      ServiceSettings settings,
+      RandomGenerator rng,
+      WorkerRegistry registry,
+      ServiceGate gate,
+      Bookings bookings,
+      Booker booker,
+      PendingStore<PendingKey, PendingSelection> pending,
+      SessionAffinity affinity,
+      LoadSync loadSync,
+      LifecycleForwarder forwarder,
+      RouterQueueing queueing,
       PolicyRegistry policies) {
     this.settings = settings;
     this.rng = rng;
@@ -61,69 +70,79 @@ final class ReservationLifecycle {
 
   /** See {@link SelectionService#reserve}. */
   CompletionStage<Reservation> reserve(ReservationRequest req) {
-    return SelectionService.attempt(() -> {
-      if (req.selectionId() == null || req.selectionId().isEmpty()) {
-        throw SelectionException.unprocessable("missing field `selection_id`");
-      }
-      Reservations r = new Reservations(gate, bookings, booker, pending, affinity, settings.router(), rng);
-      return req.explicit() ? r.explicit(req) : r.replay(req);
-    });
+    return SelectionService.attempt(
+        () -> {
+          if (req.selectionId() == null || req.selectionId().isEmpty()) {
+            throw SelectionException.unprocessable("missing field `selection_id`");
+          }
+          Reservations r =
+              new Reservations(gate, bookings, booker, pending, affinity, settings.router(), rng);
+          return req.explicit() ? r.explicit(req) : r.replay(req);
+        });
   }
 
   /** See {@link SelectionService#prefillComplete}. */
   CompletionStage<Void> prefillComplete(String id) {
-    return SelectionService.attempt(() -> bookings.holds(id) ? prefillCompleteLocal(id)
-        : forward(new LifecycleStep.PrefillComplete(id)));
+    return SelectionService.attempt(
+        () ->
+            bookings.holds(id)
+                ? prefillCompleteLocal(id)
+                : forward(new LifecycleStep.PrefillComplete(id)));
   }
 
   CompletionStage<Void> prefillCompleteLocal(String id) {
-    return SelectionService.attempt(() -> {
-      Bookings.Booking b = bookings.booking(id);
-      Partition p = registry.partition(b.partition());
-      boolean ok = false;
-      if (p != null) {
-        synchronized (p.lock) {
-          ok = p.load.markPrefillComplete(id);
-        }
-      }
-      if (!ok) {
-        dropStale(id, b);
-      }
-      queueing.drain(p);
-      return loadSync.publish(new LoadEvent.PrefillCompleted(b.partition(), id));
-    });
+    return SelectionService.attempt(
+        () -> {
+          Bookings.Booking b = bookings.booking(id);
+          Partition p = registry.partition(b.partition());
+          boolean ok = false;
+          if (p != null) {
+            synchronized (p.lock) {
+              ok = p.load.markPrefillComplete(id);
+            }
+          }
+          if (!ok) {
+            dropStale(id, b);
+          }
+          queueing.drain(p);
+          return loadSync.publish(new LoadEvent.PrefillCompleted(b.partition(), id));
+        });
   }
 
   /** See {@link SelectionService#outputBlock}. */
   CompletionStage<Void> outputBlock(String id, Double decayFraction) {
-    return SelectionService.attempt(() -> {
-      requireDecay(decayFraction);
-      return bookings.holds(id) ? outputBlockLocal(id, decayFraction)
-          : forward(new LifecycleStep.OutputBlock(id, decayFraction));
-    });
+    return SelectionService.attempt(
+        () -> {
+          requireDecay(decayFraction);
+          return bookings.holds(id)
+              ? outputBlockLocal(id, decayFraction)
+              : forward(new LifecycleStep.OutputBlock(id, decayFraction));
+        });
   }
 
   CompletionStage<Void> outputBlockLocal(String id, Double decayFraction) {
-    return SelectionService.attempt(() -> {
-      requireDecay(decayFraction);
-      Bookings.Booking b = bookings.booking(id);
-      Partition p = registry.partition(b.partition());
-      boolean ok = false;
-      if (p != null) {
-        synchronized (p.lock) {
-          ok = p.load.addOutputBlock(id, decayFraction);
-        }
-      }
-      if (!ok) {
-        dropStale(id, b);
-      }
-      return CompletableFuture.completedFuture(null);
-    });
+    return SelectionService.attempt(
+        () -> {
+          requireDecay(decayFraction);
+          Bookings.Booking b = bookings.booking(id);
+          Partition p = registry.partition(b.partition());
+          boolean ok = false;
+          if (p != null) {
+            synchronized (p.lock) {
+              ok = p.load.addOutputBlock(id, decayFraction);
+            }
+          }
+          if (!ok) {
+            dropStale(id, b);
+          }
+          return CompletableFuture.completedFuture(null);
+        });
   }
 
   private static void requireDecay(Double decayFraction) {
     if (decayFraction != null && !(decayFraction >= 0.0 && decayFraction <= 1.0)) {
-      throw SelectionException.badRequest("decay_fraction must be in [0.0, 1.0], got " + decayFraction);
+      throw SelectionException.badRequest(
+          "decay_fraction must be in [0.0, 1.0], got " + decayFraction);
     }
   }
 
@@ -137,32 +156,34 @@ final class ReservationLifecycle {
 
   /** See {@link SelectionService#free}. */
   CompletionStage<Void> free(String id) {
-    return SelectionService.attempt(() -> bookings.holds(id) ? freeLocal(id) : forward(new LifecycleStep.Free(id)));
+    return SelectionService.attempt(
+        () -> bookings.holds(id) ? freeLocal(id) : forward(new LifecycleStep.Free(id)));
   }
 
   CompletionStage<Void> freeLocal(String id) {
-    return SelectionService.attempt(() -> {
-      Bookings.Booking b = bookings.booking(id);
-      Partition p = registry.partition(b.partition());
-      boolean mine;
-      if (p != null) {
-        synchronized (p.lock) {
-          mine = bookings.remove(id, b);
-          if (mine) {
-            p.load.free(id);
+    return SelectionService.attempt(
+        () -> {
+          Bookings.Booking b = bookings.booking(id);
+          Partition p = registry.partition(b.partition());
+          boolean mine;
+          if (p != null) {
+            synchronized (p.lock) {
+              mine = bookings.remove(id, b);
+              if (mine) {
+                p.load.free(id);
+              }
+            }
+          } else {
+            mine = bookings.remove(id, b);
           }
-        }
-      } else {
-        mine = bookings.remove(id, b);
-      }
-      if (!mine) {
-        throw SelectionException.notFound("reservation " + id + " not found");
-      }
-      booker.release(b.partition().toString(), b.sessionId(), id);
-      ended(id);
-      queueing.drain(p);
-      return loadSync.publish(new LoadEvent.Freed(b.partition(), id));
-    });
+          if (!mine) {
+            throw SelectionException.notFound("reservation " + id + " not found");
+          }
+          booker.release(b.partition().toString(), b.sessionId(), id);
+          ended(id);
+          queueing.drain(p);
+          return loadSync.publish(new LoadEvent.Freed(b.partition(), id));
+        });
   }
 
   /** A step for a booking this node does not hold: to its origin as this node's load view knows it. */

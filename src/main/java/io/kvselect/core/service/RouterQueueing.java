@@ -60,14 +60,17 @@ final class RouterQueueing {
   static final int SLICE = 64;
 
   private final Duration timeout;
+
   /** Where drains continue after their first slice; null: on the caller's thread. Set once by the wiring. */
   private volatile Executor continuation;
+
   private final List<QueueObserver> observers = new java.util.concurrent.CopyOnWriteArrayList<>();
-  private final QueueObserver observer = (partition, cls, waited, outcome) -> {
-    for (QueueObserver o : observers) {
-      o.dequeued(partition, cls, waited, outcome);
-    }
-  };
+  private final QueueObserver observer =
+      (partition, cls, waited, outcome) -> {
+        for (QueueObserver o : observers) {
+          o.dequeued(partition, cls, waited, outcome);
+        }
+      };
 
   RouterQueueing(Duration timeout) {
     this.timeout = timeout;
@@ -89,11 +92,14 @@ final class RouterQueueing {
   }
 
   /** True when every rank is busy at {@code threshold}. Caller holds {@code p.lock}. */
-  static boolean allBusyLocked(Partition p, Partition.Members m, List<WorkerRank> ranks, double threshold) {
+  static boolean allBusyLocked(
+      Partition p, Partition.Members m, List<WorkerRank> ranks, double threshold) {
     for (WorkerRank r : ranks) {
       WorkerRecord w = m.schedulableWorker(r.workerId());
-      long capacity = w.spec().maxNumBatchedTokens() != null ? w.spec().maxNumBatchedTokens()
-          : Selector.DEFAULT_PREFILL_CAPACITY;
+      long capacity =
+          w.spec().maxNumBatchedTokens() != null
+              ? w.spec().maxNumBatchedTokens()
+              : Selector.DEFAULT_PREFILL_CAPACITY;
       if (p.load.load(r).activePrefillTokens() <= threshold * capacity) {
         return false;
       }
@@ -106,10 +112,21 @@ final class RouterQueueing {
    * {@code attempt} is run under the lock when the request is served: it returns the choice, or
    * null while every rank is still busy.
    */
-  Waiter parkLocked(Partition p, SelectRequest req, long isl, long uncached, long nowNanos,
+  Waiter parkLocked(
+      Partition p,
+      SelectRequest req,
+      long isl,
+      long uncached,
+      long nowNanos,
       Supplier<Selector.Choice> attempt) {
-    QueuedRequest q = new QueuedRequest(req.policyClass(), isl, uncached,
-        req.priorityJump() == null ? 0.0 : req.priorityJump(), req.strictPriority(), nowNanos);
+    QueuedRequest q =
+        new QueuedRequest(
+            req.policyClass(),
+            isl,
+            uncached,
+            req.priorityJump() == null ? 0.0 : req.priorityJump(),
+            req.strictPriority(),
+            nowNanos);
     QueueRejection rej = p.queue.offer(q, p.members().pool().workers().size());
     if (rej != null) {
       observer.dequeued(p.key.toString(), rej.policyClass(), 0, "rejected");
@@ -118,8 +135,10 @@ final class RouterQueueing {
     Waiter w = new Waiter(q, attempt);
     p.waiters.put(q, w);
     Executor on = continuation;
-    (on == null ? CompletableFuture.delayedExecutor(timeout.toNanos(), TimeUnit.NANOSECONDS)
-        : CompletableFuture.delayedExecutor(timeout.toNanos(), TimeUnit.NANOSECONDS, on)).execute(() -> timeOut(p, w));
+    (on == null
+            ? CompletableFuture.delayedExecutor(timeout.toNanos(), TimeUnit.NANOSECONDS)
+            : CompletableFuture.delayedExecutor(timeout.toNanos(), TimeUnit.NANOSECONDS, on))
+        .execute(() -> timeOut(p, w));
     return w;
   }
 
@@ -129,8 +148,10 @@ final class RouterQueueing {
     details.put("limit_kind", rej.limitKind());
     details.put("current", rej.current());
     details.put("limit", rej.limit());
-    return new SelectionException(ErrorCode.OVERLOADED, message + " (" + rej.limitKind() + ": " + rej.current()
-        + " of " + rej.limit() + ")", details);
+    return new SelectionException(
+        ErrorCode.OVERLOADED,
+        message + " (" + rej.limitKind() + ": " + rej.current() + " of " + rej.limit() + ")",
+        details);
   }
 
   /** Takes {@code w} out of the queue if it is still waiting; true if it was. */
@@ -149,17 +170,27 @@ final class RouterQueueing {
       String cls = p.queue.config().classFor(w.request.policyClass()).name();
       long waited = timeout.toNanos();
       observer.dequeued(p.key.toString(), cls, waited, "timeout");
-      w.served.completeExceptionally(rejected(new QueueRejection(cls, "timeout", timeout.toMillis(),
-          timeout.toMillis()), "every eligible worker of " + p.key + " stayed busy for " + timeout.toMillis() + " ms"));
+      w.served.completeExceptionally(
+          rejected(
+              new QueueRejection(cls, "timeout", timeout.toMillis(), timeout.toMillis()),
+              "every eligible worker of "
+                  + p.key
+                  + " stayed busy for "
+                  + timeout.toMillis()
+                  + " ms"));
     }
   }
 
   /** The caller went away: the request leaves the queue if it is still waiting. */
   void cancel(Partition p, Waiter w, long nowNanos) {
     if (take(p, w)) {
-      observer.dequeued(p.key.toString(), p.queue.config().classFor(w.request.policyClass()).name(),
-          nowNanos - w.request.enqueuedNanos(), "cancelled");
-      w.served.completeExceptionally(SelectionException.notReady("the request was cancelled while queued"));
+      observer.dequeued(
+          p.key.toString(),
+          p.queue.config().classFor(w.request.policyClass()).name(),
+          nowNanos - w.request.enqueuedNanos(),
+          "cancelled");
+      w.served.completeExceptionally(
+          SelectionException.notReady("the request was cancelled while queued"));
     }
   }
 
@@ -175,8 +206,11 @@ final class RouterQueueing {
       }
     }
     for (Waiter w : out) {
-      observer.dequeued(p.key.toString(), p.queue.config().classFor(w.request.policyClass()).name(),
-          nowNanos - w.request.enqueuedNanos(), "rejected");
+      observer.dequeued(
+          p.key.toString(),
+          p.queue.config().classFor(w.request.policyClass()).name(),
+          nowNanos - w.request.enqueuedNanos(),
+          "rejected");
       w.served.completeExceptionally(SelectionException.notReady(message));
     }
     return out.size();
@@ -216,12 +250,13 @@ final class RouterQueueing {
     }
     if (slice(p, nowNanos, true)) {
       try {
-        next.execute(() -> {
-          synchronized (p.lock) {
-            p.drainScheduled = false;
-          }
-          drain(p, System.nanoTime());
-        });
+        next.execute(
+            () -> {
+              synchronized (p.lock) {
+                p.drainScheduled = false;
+              }
+              drain(p, System.nanoTime());
+            });
       } catch (RuntimeException e) {
         // the executor refused (it is closing): finish here rather than strand the waiters
         synchronized (p.lock) {
@@ -247,16 +282,19 @@ final class RouterQueueing {
       if (p.queue.size() == 0) {
         return false;
       }
-      for (QueuedRequest q : p.queue.drain(q -> {
-        Waiter w = p.waiters.get(q);
-        try {
-          w.choice = w.attempt.get();
-        } catch (RuntimeException e) {
-          w.failure = e;
-          return true;
-        }
-        return w.choice != null;
-      }, SLICE)) {
+      for (QueuedRequest q :
+          p.queue.drain(
+              q -> {
+                Waiter w = p.waiters.get(q);
+                try {
+                  w.choice = w.attempt.get();
+                } catch (RuntimeException e) {
+                  w.failure = e;
+                  return true;
+                }
+                return w.choice != null;
+              },
+              SLICE)) {
         ready.add(p.waiters.remove(q));
       }
       more = ready.size() == SLICE && p.queue.size() > 0;
@@ -266,8 +304,11 @@ final class RouterQueueing {
       }
     }
     for (Waiter w : ready) {
-      observer.dequeued(p.key.toString(), p.queue.config().classFor(w.request.policyClass()).name(),
-          nowNanos - w.request.enqueuedNanos(), w.failure == null ? "served" : "failed");
+      observer.dequeued(
+          p.key.toString(),
+          p.queue.config().classFor(w.request.policyClass()).name(),
+          nowNanos - w.request.enqueuedNanos(),
+          w.failure == null ? "served" : "failed");
       if (w.failure != null) {
         w.served.completeExceptionally(w.failure);
       } else {

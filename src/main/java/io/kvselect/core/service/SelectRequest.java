@@ -32,12 +32,37 @@ public record SelectRequest(
     Long strictPriority) {
 
   /** A request without queue hints (policy class, {@code priority_jump}, {@code strict_priority}). */
-  public SelectRequest(PartitionKey partition, String selectionId, PromptInput prompt, RouterConfigOverride override,
-      Long expectedOutputTokens, String sessionId, SessionContext sessionContext, WorkerRank affinityTarget,
-      WorkerRank pinnedWorker, long[] allowedWorkerIds, Set<String> requiredTaints,
-      Map<String, Double> preferredTaints, boolean advisory) {
-    this(partition, selectionId, prompt, override, expectedOutputTokens, sessionId, sessionContext, affinityTarget,
-        pinnedWorker, allowedWorkerIds, requiredTaints, preferredTaints, advisory, null, null, null);
+  public SelectRequest(
+      PartitionKey partition,
+      String selectionId,
+      PromptInput prompt,
+      RouterConfigOverride override,
+      Long expectedOutputTokens,
+      String sessionId,
+      SessionContext sessionContext,
+      WorkerRank affinityTarget,
+      WorkerRank pinnedWorker,
+      long[] allowedWorkerIds,
+      Set<String> requiredTaints,
+      Map<String, Double> preferredTaints,
+      boolean advisory) {
+    this(
+        partition,
+        selectionId,
+        prompt,
+        override,
+        expectedOutputTokens,
+        sessionId,
+        sessionContext,
+        affinityTarget,
+        pinnedWorker,
+        allowedWorkerIds,
+        requiredTaints,
+        preferredTaints,
+        advisory,
+        null,
+        null,
+        null);
   }
 
   public SelectRequest {
@@ -48,21 +73,49 @@ public record SelectRequest(
 
   /** A plain request for a prompt in a partition, with no selection id or constraints. */
   public static SelectRequest of(PartitionKey partition, PromptInput prompt) {
-    return new SelectRequest(partition, null, prompt, null, null, null, null, null, null, null, null,
-        null, false);
+    return new SelectRequest(
+        partition, null, prompt, null, null, null, null, null, null, null, null, null, false);
   }
 
   public SelectRequest withSelectionId(String id) {
-    return new SelectRequest(partition, id, prompt, override, expectedOutputTokens, sessionId,
-        sessionContext, affinityTarget, pinnedWorker, allowedWorkerIds, requiredTaints,
-        preferredTaints, advisory, policyClass, priorityJump, strictPriority);
+    return new SelectRequest(
+        partition,
+        id,
+        prompt,
+        override,
+        expectedOutputTokens,
+        sessionId,
+        sessionContext,
+        affinityTarget,
+        pinnedWorker,
+        allowedWorkerIds,
+        requiredTaints,
+        preferredTaints,
+        advisory,
+        policyClass,
+        priorityJump,
+        strictPriority);
   }
 
   /** The same request in the router queue's policy class {@code name} (null: the default class). */
   public SelectRequest withPolicyClass(String name) {
-    return new SelectRequest(partition, selectionId, prompt, override, expectedOutputTokens, sessionId,
-        sessionContext, affinityTarget, pinnedWorker, allowedWorkerIds, requiredTaints,
-        preferredTaints, advisory, name, priorityJump, strictPriority);
+    return new SelectRequest(
+        partition,
+        selectionId,
+        prompt,
+        override,
+        expectedOutputTokens,
+        sessionId,
+        sessionContext,
+        affinityTarget,
+        pinnedWorker,
+        allowedWorkerIds,
+        requiredTaints,
+        preferredTaints,
+        advisory,
+        name,
+        priorityJump,
+        strictPriority);
   }
 
   public String effectiveSessionId() {

@@ -37,23 +37,69 @@ public record Selection(
   public Selection {
     // not copied: the selector passes an unmodifiable view that ranks the others only when read
     // (the endpoint picker's fallbacks), so a selection nobody asks for them never ranks them
-    alternatives = alternatives == null ? List.of() : java.util.Collections.unmodifiableList(alternatives);
+    alternatives =
+        alternatives == null ? List.of() : java.util.Collections.unmodifiableList(alternatives);
   }
 
   /** A selection without a {@code kvc} block. */
-  public Selection(String selectionId, boolean booked, long[] sequenceHashes, long islTokens,
-      boolean trackPrefillTokens, PartitionKey partition, long workerId, int dpRank, String endpoint, int blockSize,
-      OverlapSummary overlap, long effectivePrefillTokens, long potentialDecodeBlocks, Boolean decodeBusy,
-      WorkerLoad workerLoad, KvHint kvHint) {
-    this(selectionId, booked, sequenceHashes, islTokens, trackPrefillTokens, partition, workerId, dpRank, endpoint,
-        blockSize, overlap, effectivePrefillTokens, potentialDecodeBlocks, decodeBusy, workerLoad, kvHint, null,
+  public Selection(
+      String selectionId,
+      boolean booked,
+      long[] sequenceHashes,
+      long islTokens,
+      boolean trackPrefillTokens,
+      PartitionKey partition,
+      long workerId,
+      int dpRank,
+      String endpoint,
+      int blockSize,
+      OverlapSummary overlap,
+      long effectivePrefillTokens,
+      long potentialDecodeBlocks,
+      Boolean decodeBusy,
+      WorkerLoad workerLoad,
+      KvHint kvHint) {
+    this(
+        selectionId,
+        booked,
+        sequenceHashes,
+        islTokens,
+        trackPrefillTokens,
+        partition,
+        workerId,
+        dpRank,
+        endpoint,
+        blockSize,
+        overlap,
+        effectivePrefillTokens,
+        potentialDecodeBlocks,
+        decodeBusy,
+        workerLoad,
+        kvHint,
+        null,
         List.of());
   }
 
   /** This selection with a {@code kvc} block. */
   public Selection withKvc(io.kvselect.core.kvc.KvcAnswer k) {
-    return new Selection(selectionId, booked, sequenceHashes, islTokens, trackPrefillTokens, partition, workerId,
-        dpRank, endpoint, blockSize, overlap, effectivePrefillTokens, potentialDecodeBlocks, decodeBusy, workerLoad,
-        kvHint, k, alternatives);
+    return new Selection(
+        selectionId,
+        booked,
+        sequenceHashes,
+        islTokens,
+        trackPrefillTokens,
+        partition,
+        workerId,
+        dpRank,
+        endpoint,
+        blockSize,
+        overlap,
+        effectivePrefillTokens,
+        potentialDecodeBlocks,
+        decodeBusy,
+        workerLoad,
+        kvHint,
+        k,
+        alternatives);
   }
 }

@@ -1,4 +1,5 @@
-// Over 400 lines: the embedded API, one delegating method per public call with its contract in Javadoc.
+// Over 400 lines: the embedded API, one delegating method per public call with its contract in
+// Javadoc.
 package io.kvselect.core.service;
 
 import io.kvselect.core.catalog.CatalogListener;
@@ -79,10 +80,20 @@ public final class SelectionService {
   private final KvcSelection kvc;
   private final List<DispatchStage> stages;
 
-  SelectionService(ServiceSettings settings, Clock clock, RandomGenerator rng, SelectionPipeline pipeline,
-      PolicyRegistry policies, KvcSelection kvc, SessionAffinity affinity,
-      PendingStore<PendingKey, PendingSelection> pending, LoadSync loadSync, CatalogSync catalogSync,
-      QueueConfig queueConfig, Duration queueTimeout, LifecycleForwarder forwarder,
+  SelectionService(
+      ServiceSettings settings,
+      Clock clock,
+      RandomGenerator rng,
+      SelectionPipeline pipeline,
+      PolicyRegistry policies,
+      KvcSelection kvc,
+      SessionAffinity affinity,
+      PendingStore<PendingKey, PendingSelection> pending,
+      LoadSync loadSync,
+      CatalogSync catalogSync,
+      QueueConfig queueConfig,
+      Duration queueTimeout,
+      LifecycleForwarder forwarder,
       Function<Function<PartitionKey, BlockIndex>, IndexShards> indexShards) {
     this.settings = settings;
     this.pending = pending;
@@ -90,19 +101,38 @@ public final class SelectionService {
     this.catalogSync = catalogSync;
     this.kvc = kvc;
     this.stages = policies.stages(DispatchStage.class);
-    // every partition's event index also feeds the KVC admission model (what each decode worker holds)
-    ServiceSettings observed = new ServiceSettings(settings.router(), settings.sessionAffinityTtl(),
-        settings.selectionCacheTtl(), settings.selectionCacheMaxEntries(), settings.selectionCacheMaxBytes(),
-        () -> kvc.observed(settings.eventIndexFactory().get()));
+    // every partition's event index also feeds the KVC admission model (what each decode worker
+    // holds)
+    ServiceSettings observed =
+        new ServiceSettings(
+            settings.router(),
+            settings.sessionAffinityTtl(),
+            settings.selectionCacheTtl(),
+            settings.selectionCacheMaxEntries(),
+            settings.selectionCacheMaxBytes(),
+            () -> kvc.observed(settings.eventIndexFactory().get()));
     this.registry = new WorkerRegistry(observed, clock, queueConfig);
     this.gate = new ServiceGate(registry);
     this.queueing = new RouterQueueing(queueTimeout);
     Bookings bookings = new Bookings();
     this.booker = new Booker(bookings, affinity, pending, loadSync, queueing::drain);
-    this.flow = new SelectionFlow(settings, rng, gate, policies, new Selector(pipeline, rng), queueing, bookings,
-        booker, pending, affinity, indexShards.apply(this::eventIndex));
-    this.lifecycle = new ReservationLifecycle(settings, rng, registry, gate, bookings, booker, pending, affinity,
-        loadSync, forwarder, queueing, policies);
+    this.flow =
+        new SelectionFlow(
+            settings,
+            rng,
+            gate,
+            policies,
+            new Selector(pipeline, rng),
+            queueing,
+            bookings,
+            booker,
+            pending,
+            affinity,
+            indexShards.apply(this::eventIndex));
+    this.lifecycle =
+        new ReservationLifecycle(
+            settings, rng, registry, gate, bookings, booker, pending, affinity, loadSync, forwarder,
+            queueing, policies);
     this.peers = new PeerEntryPoints(registry, bookings, affinity, queueing, lifecycle);
     this.inspection = new Inspection(settings, rng, registry);
   }
@@ -144,11 +174,12 @@ public final class SelectionService {
 
   /** {@code POST /workers}: inserts or fully replaces a worker record. */
   public CompletionStage<WorkerRecord> upsertWorker(WorkerSpec spec) {
-    return attempt(() -> {
-      WorkerRegistry.Applied a = registry.upsertLocal(spec, lifecycle.droppedBookings());
-      queueing.drainAll(registry.partitions());
-      return published(a.record(), a.change());
-    });
+    return attempt(
+        () -> {
+          WorkerRegistry.Applied a = registry.upsertLocal(spec, lifecycle.droppedBookings());
+          queueing.drainAll(registry.partitions());
+          return published(a.record(), a.change());
+        });
   }
 
   /**
@@ -157,28 +188,34 @@ public final class SelectionService {
    * be pure.
    */
   public CompletionStage<WorkerRecord> patchWorker(long workerId, UnaryOperator<WorkerSpec> patch) {
-    return attempt(() -> {
-      WorkerRegistry.Applied a = registry.patchLocal(workerId, patch, lifecycle.droppedBookings());
-      queueing.drainAll(registry.partitions());
-      return published(a.record(), a.change());
-    });
+    return attempt(
+        () -> {
+          WorkerRegistry.Applied a =
+              registry.patchLocal(workerId, patch, lifecycle.droppedBookings());
+          queueing.drainAll(registry.partitions());
+          return published(a.record(), a.change());
+        });
   }
 
   /** {@code DELETE /workers/{id}}: removes the worker, its blocks and its bookings. */
   public CompletionStage<WorkerRecord> deleteWorker(long workerId) {
-    return attempt(() -> {
-      WorkerRegistry.Applied a = registry.removeLocal(workerId, lifecycle.droppedBookings());
-      for (DispatchStage s : stages) {
-        s.removeWorker(a.record());
-      }
-      queueing.drainAll(registry.partitions());
-      CompletionStage<Void> unbound = affinity == null
-          ? CompletableFuture.completedFuture(null) : affinity.removeWorker(workerId);
-      return unbound.thenCompose(v -> published(a.record(), a.change()));
-    });
+    return attempt(
+        () -> {
+          WorkerRegistry.Applied a = registry.removeLocal(workerId, lifecycle.droppedBookings());
+          for (DispatchStage s : stages) {
+            s.removeWorker(a.record());
+          }
+          queueing.drainAll(registry.partitions());
+          CompletionStage<Void> unbound =
+              affinity == null
+                  ? CompletableFuture.completedFuture(null)
+                  : affinity.removeWorker(workerId);
+          return unbound.thenCompose(v -> published(a.record(), a.change()));
+        });
   }
 
-  private CompletionStage<WorkerRecord> published(WorkerRecord r, CatalogSync.CatalogChange change) {
+  private CompletionStage<WorkerRecord> published(
+      WorkerRecord r, CatalogSync.CatalogChange change) {
     return catalogSync.publish(change).thenApply(v -> r);
   }
 
@@ -242,11 +279,12 @@ public final class SelectionService {
    * (null for an unknown worker).
    */
   public CompletionStage<WorkerRecord> setUnreachable(long workerId, String reason) {
-    return attempt(() -> {
-      WorkerRecord r = registry.setUnreachable(workerId, reason, lifecycle.droppedBookings());
-      queueing.drainAll(registry.partitions());
-      return CompletableFuture.completedFuture(r);
-    });
+    return attempt(
+        () -> {
+          WorkerRecord r = registry.setUnreachable(workerId, reason, lifecycle.droppedBookings());
+          queueing.drainAll(registry.partitions());
+          return CompletableFuture.completedFuture(r);
+        });
   }
 
   /** The reason {@link #setUnreachable} gave for {@code workerId}, or null when it is not marked. */
@@ -269,7 +307,8 @@ public final class SelectionService {
    * As {@link #select(SelectRequest, boolean)}; when {@code gone} completes (the caller went
    * away), a request still waiting in the router queue leaves it at once.
    */
-  public CompletionStage<Selection> select(SelectRequest req, boolean reserve, CompletionStage<?> gone) {
+  public CompletionStage<Selection> select(
+      SelectRequest req, boolean reserve, CompletionStage<?> gone) {
     return flow.select(req, reserve, gone);
   }
 
@@ -367,8 +406,13 @@ public final class SelectionService {
     }
     long n = 0;
     for (var b : blocks) {
-      if (p.primary.store(b.rank(), b.tier(), b.hasParent(), b.parentExternalHash(),
-          new long[] {b.externalHash()}, new long[] {b.localHash()})) {
+      if (p.primary.store(
+          b.rank(),
+          b.tier(),
+          b.hasParent(),
+          b.parentExternalHash(),
+          new long[] {b.externalHash()},
+          new long[] {b.localHash()})) {
         n++;
       }
     }

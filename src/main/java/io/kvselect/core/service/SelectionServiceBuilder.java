@@ -1,8 +1,8 @@
 package io.kvselect.core.service;
 
 import io.kvselect.core.catalog.CatalogSync;
-import io.kvselect.core.config.RouterConfig;
 import io.kvselect.core.catalog.PartitionKey;
+import io.kvselect.core.config.RouterConfig;
 import io.kvselect.core.index.BlockIndex;
 import io.kvselect.core.index.PrefixChainIndex;
 import io.kvselect.core.index.ShardedBlockIndex;
@@ -35,7 +35,8 @@ import java.util.random.RandomGenerator;
 public final class SelectionServiceBuilder {
 
   /** The partition's event index by default: one lock-guarded shard (safe with a writer thread). */
-  public static final Supplier<BlockIndex> DEFAULT_INDEX = () -> new ShardedBlockIndex(1, PrefixChainIndex::new);
+  public static final Supplier<BlockIndex> DEFAULT_INDEX =
+      () -> new ShardedBlockIndex(1, PrefixChainIndex::new);
 
   private RouterConfig router = RouterConfig.DEFAULTS;
   private Duration sessionAffinityTtl;
@@ -45,8 +46,10 @@ public final class SelectionServiceBuilder {
   private Supplier<BlockIndex> indexFactory = DEFAULT_INDEX;
   private Clock clock = Clock.systemUTC();
   private RandomGenerator rng = new Random();
+
   /** The pick stage for every request instead of the configured one; null: by name from the registry. */
   private SelectionPolicy policy;
+
   private final List<SelectionPolicy> registered = new ArrayList<>();
   private Function<Clock, SessionAffinity> affinity;
   private LoadSync loadSync = LoadSync.LOCAL;
@@ -57,7 +60,8 @@ public final class SelectionServiceBuilder {
   private io.kvselect.core.kvc.KvcState kvcState;
   private io.kvselect.core.kvc.AdmissionClient admissionClient;
   private LifecycleForwarder lifecycleForwarder = LifecycleForwarder.LOCAL;
-  private Function<Function<PartitionKey, BlockIndex>, IndexShards> indexShards = IndexShards::direct;
+  private Function<Function<PartitionKey, BlockIndex>, IndexShards> indexShards =
+      IndexShards::direct;
 
   public SelectionServiceBuilder routerConfig(RouterConfig c) {
     this.router = c;
@@ -91,7 +95,8 @@ public final class SelectionServiceBuilder {
    * function receives the service's own lookup of a partition's event index (null: none, as in
    * approximate mode).
    */
-  public SelectionServiceBuilder indexShards(Function<Function<PartitionKey, BlockIndex>, IndexShards> f) {
+  public SelectionServiceBuilder indexShards(
+      Function<Function<PartitionKey, BlockIndex>, IndexShards> f) {
     this.indexShards = java.util.Objects.requireNonNull(f, "indexShards");
     return this;
   }
@@ -215,26 +220,58 @@ public final class SelectionServiceBuilder {
   }
 
   public SelectionService build() {
-    ServiceSettings settings = new ServiceSettings(router, sessionAffinityTtl, selectionCacheTtl,
-        selectionCacheMaxEntries, selectionCacheMaxBytes, indexFactory);
-    SessionAffinity sessions = sessionAffinityTtl == null ? null
-        : affinity != null ? affinity.apply(clock) : new LocalSessionAffinity(clock, sessionAffinityTtl);
-    PendingStore<PendingKey, PendingSelection> store = pendingStore != null ? castPending(pendingStore)
-        : new LocalPendingStore<>(clock, selectionCacheTtl, selectionCacheMaxEntries, selectionCacheMaxBytes);
-    QueueConfig queue = queueConfig != null ? queueConfig : QueueConfig.defaults(router.queue().policy());
-    KvcSelection kvc = new KvcSelection(kvcState != null ? kvcState : new io.kvselect.core.kvc.LocalKvcState(),
-        admissionClient, rng);
+    ServiceSettings settings =
+        new ServiceSettings(
+            router,
+            sessionAffinityTtl,
+            selectionCacheTtl,
+            selectionCacheMaxEntries,
+            selectionCacheMaxBytes,
+            indexFactory);
+    SessionAffinity sessions =
+        sessionAffinityTtl == null
+            ? null
+            : affinity != null
+                ? affinity.apply(clock)
+                : new LocalSessionAffinity(clock, sessionAffinityTtl);
+    PendingStore<PendingKey, PendingSelection> store =
+        pendingStore != null
+            ? castPending(pendingStore)
+            : new LocalPendingStore<>(
+                clock, selectionCacheTtl, selectionCacheMaxEntries, selectionCacheMaxBytes);
+    QueueConfig queue =
+        queueConfig != null ? queueConfig : QueueConfig.defaults(router.queue().policy());
+    KvcSelection kvc =
+        new KvcSelection(
+            kvcState != null ? kvcState : new io.kvselect.core.kvc.LocalKvcState(),
+            admissionClient,
+            rng);
     PolicyRegistry policies = PolicyRegistry.standard().with(kvc);
     for (SelectionPolicy p : registered) {
       policies = policies.with(p);
     }
-    SelectionPipeline pipeline = SelectionPipeline.standard(policy != null ? policy : new ConfiguredPolicy(policies));
-    return new SelectionService(settings, clock, rng, pipeline, policies, kvc, sessions, store, loadSync,
-        catalogSync, queue, queueTimeout, lifecycleForwarder, indexShards);
+    SelectionPipeline pipeline =
+        SelectionPipeline.standard(policy != null ? policy : new ConfiguredPolicy(policies));
+    return new SelectionService(
+        settings,
+        clock,
+        rng,
+        pipeline,
+        policies,
+        kvc,
+        sessions,
+        store,
+        loadSync,
+        catalogSync,
+        queue,
+        queueTimeout,
+        lifecycleForwarder,
+        indexShards);
   }
 
   @SuppressWarnings({"unchecked", "rawtypes"})
-  private static PendingStore<PendingKey, PendingSelection> castPending(PendingStore<Object, Object> store) {
+  private static PendingStore<PendingKey, PendingSelection> castPending(
+      PendingStore<Object, Object> store) {
     return (PendingStore) store;
   }
 }

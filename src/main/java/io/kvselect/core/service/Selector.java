@@ -41,12 +41,22 @@ final class Selector {
    * when it was chosen (for advisory responses), the membership it was chosen from, and the other
    * filtered ranks best first as the policy ranks them.
    */
-  record Choice(WorkerRank rank, OverlapScores overlap, long effectivePrefillTokens, long potentialDecodeBlocks,
-      long activePrefillTokens, Partition.Members members, List<WorkerRank> alternatives) {}
+  record Choice(
+      WorkerRank rank,
+      OverlapScores overlap,
+      long effectivePrefillTokens,
+      long potentialDecodeBlocks,
+      long activePrefillTokens,
+      Partition.Members members,
+      List<WorkerRank> alternatives) {}
 
   static SelectionConstraints constraints(SelectRequest req, WorkerRank bound) {
-    return new SelectionConstraints(req.allowedWorkerIds(), req.requiredTaints(), req.pinnedWorker(),
-        req.affinityTarget(), bound);
+    return new SelectionConstraints(
+        req.allowedWorkerIds(),
+        req.requiredTaints(),
+        req.pinnedWorker(),
+        req.affinityTarget(),
+        bound);
   }
 
   /** The filter stages: the ranks the request may land on (never empty: fails instead). */
@@ -58,14 +68,26 @@ final class Selector {
    * Filters, scores and picks. {@code eventScores} is the event index's overlap read before the
    * lock ({@link Partition#eventOverlap}). Caller holds {@code p.lock}.
    */
-  Choice chooseLocked(Partition p, Partition.Members m, RouterConfig cfg, NormalizedPrompt np, SelectRequest req,
-      WorkerRank bound, OverlapScores eventScores) {
+  Choice chooseLocked(
+      Partition p,
+      Partition.Members m,
+      RouterConfig cfg,
+      NormalizedPrompt np,
+      SelectRequest req,
+      WorkerRank bound,
+      OverlapScores eventScores) {
     return chooseAmongLocked(p, m, cfg, np, req, filter(m, req, bound), eventScores);
   }
 
   /** Scores and picks among filtered {@code ranks}. Caller holds {@code p.lock}. */
-  Choice chooseAmongLocked(Partition p, Partition.Members m, RouterConfig cfg, NormalizedPrompt np, SelectRequest req,
-      List<WorkerRank> ranks, OverlapScores eventScores) {
+  Choice chooseAmongLocked(
+      Partition p,
+      Partition.Members m,
+      RouterConfig cfg,
+      NormalizedPrompt np,
+      SelectRequest req,
+      List<WorkerRank> ranks,
+      OverlapScores eventScores) {
     OverlapScores overlap = p.overlapLocked(np.blockHashes(), eventScores);
     boolean allDecode = true;
     for (WorkerRank r : ranks) {
@@ -73,31 +95,59 @@ final class Selector {
     }
     int bs = m.blockSize();
     CostRequest cr = new CostRequest(bs, np.isl(), cfg.load().trackPrefillTokens(), allDecode);
-    SelectionPipeline.Decision d = pipeline.decide(ranks,
-        r -> candidate(p, np, overlap, r, m.schedulableWorker(r.workerId()), req.preferredTaints(), bs),
-        new PolicyContext(cfg, cr, rng, req.effectiveSessionId()));
+    SelectionPipeline.Decision d =
+        pipeline.decide(
+            ranks,
+            r ->
+                candidate(
+                    p,
+                    np,
+                    overlap,
+                    r,
+                    m.schedulableWorker(r.workerId()),
+                    req.preferredTaints(),
+                    bs),
+            new PolicyContext(cfg, cr, rng, req.effectiveSessionId()));
     Candidate c = d.chosen();
     long cached = CostFunction.effectiveCachedTokens(cfg, c.overlap(), bs);
-    return new Choice(c.rank(), overlap, CostFunction.effectivePrefillTokens(np.isl(), cached),
-        c.potentialDecodeBlocks(), c.activePrefillTokens(), m, d.otherRanks());
+    return new Choice(
+        c.rank(),
+        overlap,
+        CostFunction.effectivePrefillTokens(np.isl(), cached),
+        c.potentialDecodeBlocks(),
+        c.activePrefillTokens(),
+        m,
+        d.otherRanks());
   }
 
   /**
    * The prompt's prefill on its best-cached rank among {@code ranks}: the cache-aware uncached
    * prefill the router queue's WSPT policy weighs. Caller holds {@code p.lock}.
    */
-  static long bestUncachedLocked(Partition p, Partition.Members m, RouterConfig cfg, NormalizedPrompt np,
-      List<WorkerRank> ranks, OverlapScores eventScores) {
+  static long bestUncachedLocked(
+      Partition p,
+      Partition.Members m,
+      RouterConfig cfg,
+      NormalizedPrompt np,
+      List<WorkerRank> ranks,
+      OverlapScores eventScores) {
     OverlapScores overlap = p.overlapLocked(np.blockHashes(), eventScores);
     long cached = 0;
     for (WorkerRank r : ranks) {
-      cached = Math.max(cached, CostFunction.effectiveCachedTokens(cfg, overlap.of(r), m.blockSize()));
+      cached =
+          Math.max(cached, CostFunction.effectiveCachedTokens(cfg, overlap.of(r), m.blockSize()));
     }
     return CostFunction.effectivePrefillTokens(np.isl(), cached);
   }
 
-  private static Candidate candidate(Partition p, NormalizedPrompt np, OverlapScores overlap, WorkerRank r,
-      WorkerRecord w, Map<String, Double> preferredTaints, int bs) {
+  private static Candidate candidate(
+      Partition p,
+      NormalizedPrompt np,
+      OverlapScores overlap,
+      WorkerRank r,
+      WorkerRecord w,
+      Map<String, Double> preferredTaints,
+      int bs) {
     boolean has = p.load.hasLoad(r);
     RankLoad l = p.load.load(r);
     long potential = p.load.potentialDecodeBlocks(r, np.trackingHashes(), np.isl(), bs);
@@ -107,7 +157,13 @@ final class Selector {
         taintWeight += e.getValue();
       }
     }
-    return new Candidate(r, overlap.of(r), has, l.activePrefillTokens(), potential, (int) l.activeRequests(),
+    return new Candidate(
+        r,
+        overlap.of(r),
+        has,
+        l.activePrefillTokens(),
+        potential,
+        (int) l.activeRequests(),
         taintWeight);
   }
 
@@ -115,7 +171,8 @@ final class Selector {
    * Effective prefill of a prompt on a given rank (explicit reservations without the value).
    * Caller holds {@code p.lock}.
    */
-  static long effectivePrefillLocked(Partition p, RouterConfig cfg, NormalizedPrompt np, WorkerRank rank, int bs) {
+  static long effectivePrefillLocked(
+      Partition p, RouterConfig cfg, NormalizedPrompt np, WorkerRank rank, int bs) {
     if (np.blockHashes() == null) {
       return np.isl();
     }
@@ -125,27 +182,55 @@ final class Selector {
   }
 
   /** Builds the response of a selection (no lock needed: reads snapshots and the event index). */
-  static Selection response(Partition p, RouterConfig cfg, NormalizedPrompt np,
-      SelectRequest req, Choice c, String id, boolean booked, boolean track) {
+  static Selection response(
+      Partition p,
+      RouterConfig cfg,
+      NormalizedPrompt np,
+      SelectRequest req,
+      Choice c,
+      String id,
+      boolean booked,
+      boolean track) {
     Partition.Members m = c.members();
     WorkerRecord w = m.schedulableWorker(c.rank().workerId());
     int bs = m.blockSize();
     OverlapSummary summary = summary(w, c.overlap(), bs);
     Long total = w.spec().totalKvBlocks();
-    Boolean decodeBusy = cfg.load().decodeBusyThreshold() != null && total != null
-        ? c.potentialDecodeBlocks() > cfg.load().decodeBusyThreshold() * total : null;
+    Boolean decodeBusy =
+        cfg.load().decodeBusyThreshold() != null && total != null
+            ? c.potentialDecodeBlocks() > cfg.load().decodeBusyThreshold() * total
+            : null;
     WorkerLoad wl = null;
     if (req.advisory() && !booked) {
-      long capacity = w.spec().maxNumBatchedTokens() != null ? w.spec().maxNumBatchedTokens() : DEFAULT_PREFILL_CAPACITY;
+      long capacity =
+          w.spec().maxNumBatchedTokens() != null
+              ? w.spec().maxNumBatchedTokens()
+              : DEFAULT_PREFILL_CAPACITY;
       long active = c.activePrefillTokens() + (track ? c.effectivePrefillTokens() : 0);
       Double threshold = cfg.load().prefillBusyThreshold();
       Boolean busy = threshold != null ? active > threshold * capacity : null;
       wl = new WorkerLoad(active, capacity, total, busy);
     }
     KvHint hint = booked ? KvHints.find(p, cfg, w, c, np, id) : null;
-    return new Selection(id, booked, booked ? np.sequenceHashes() : null, np.isl(), track, p.key,
-        w.workerId(), c.rank().dpRank(), w.spec().endpoint(), bs, summary, c.effectivePrefillTokens(),
-        c.potentialDecodeBlocks(), decodeBusy, wl, hint, null, c.alternatives());
+    return new Selection(
+        id,
+        booked,
+        booked ? np.sequenceHashes() : null,
+        np.isl(),
+        track,
+        p.key,
+        w.workerId(),
+        c.rank().dpRank(),
+        w.spec().endpoint(),
+        bs,
+        summary,
+        c.effectivePrefillTokens(),
+        c.potentialDecodeBlocks(),
+        decodeBusy,
+        wl,
+        hint,
+        null,
+        c.alternatives());
   }
 
   static OverlapSummary summary(WorkerRecord w, OverlapScores scores, int bs) {

@@ -17,6 +17,7 @@ final class ServiceGate {
 
   private final WorkerRegistry registry;
   private volatile boolean shuttingDown;
+
   /** Why new selections are refused now, or null. */
   private volatile Supplier<String> hold = () -> null;
 

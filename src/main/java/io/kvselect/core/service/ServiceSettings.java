@@ -20,7 +20,12 @@ public record ServiceSettings(
 
   /** Dynamo's service defaults: 120 s, 4096 entries and 256 MiB pending cache, no affinity. */
   public static ServiceSettings defaults(Supplier<BlockIndex> eventIndexFactory) {
-    return new ServiceSettings(RouterConfig.DEFAULTS, null, Duration.ofSeconds(120), 4096,
-        256L * 1024 * 1024, eventIndexFactory);
+    return new ServiceSettings(
+        RouterConfig.DEFAULTS,
+        null,
+        Duration.ofSeconds(120),
+        4096,
+        256L * 1024 * 1024,
+        eventIndexFactory);
   }
 }

@@ -1,4 +1,5 @@
 package io.kvselect.core.service;
 
 /** The chosen worker's projected load, added to advisory {@code /select} responses. */
-public record WorkerLoad(long activePrefillTokens, long prefillTokenCapacity, Long totalKvBlocks, Boolean prefillBusy) {}
+public record WorkerLoad(
+    long activePrefillTokens, long prefillTokenCapacity, Long totalKvBlocks, Boolean prefillBusy) {}

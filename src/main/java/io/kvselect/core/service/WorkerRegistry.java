@@ -39,21 +39,27 @@ final class WorkerRegistry {
 
   private final ServiceSettings settings;
   private final Clock clock;
-  private final ConcurrentSkipListMap<Long, WorkerRecord> workers = new ConcurrentSkipListMap<>(Long::compareUnsigned);
-  private final ConcurrentSkipListMap<PartitionKey, Partition> partitions = new ConcurrentSkipListMap<>();
+  private final ConcurrentSkipListMap<Long, WorkerRecord> workers =
+      new ConcurrentSkipListMap<>(Long::compareUnsigned);
+  private final ConcurrentSkipListMap<PartitionKey, Partition> partitions =
+      new ConcurrentSkipListMap<>();
   private final List<CatalogListener> listeners = new CopyOnWriteArrayList<>();
+
   /**
    * Workers made unschedulable because their engine is unreachable, with the reason. Written by
    * the catalog writer (under the catalog lock); a registration or removal of the worker clears it.
    */
-  private final java.util.Map<Long, String> unreachable = new java.util.concurrent.ConcurrentHashMap<>();
+  private final java.util.Map<Long, String> unreachable =
+      new java.util.concurrent.ConcurrentHashMap<>();
 
   private final QueueConfig queueConfig;
+
   /** The entries' versions and remembered removals: written under the catalog lock. */
   private final CatalogVersions versions = new CatalogVersions(TOMBSTONE_TTL_MS, TOMBSTONE_LIMIT);
 
   /** How long a removal is remembered against late, older upserts of the worker. */
   static final long TOMBSTONE_TTL_MS = 600_000;
+
   static final int TOMBSTONE_LIMIT = 100_000;
 
   /** A local catalog change: the new record and the change to publish (with its version). */
@@ -83,7 +89,8 @@ final class WorkerRegistry {
    * with another block size.
    */
   synchronized Partition ensurePartition(PartitionKey key, int blockSize) {
-    Partition p = partitions.computeIfAbsent(key, k -> new Partition(k, settings, clock, queueConfig));
+    Partition p =
+        partitions.computeIfAbsent(key, k -> new Partition(k, settings, clock, queueConfig));
     p.adoptBlockSize(blockSize);
     return p.members().blockSize() == blockSize ? p : null;
   }
@@ -127,7 +134,10 @@ final class WorkerRegistry {
     WorkerRecord record = apply(spec, freed);
     try {
       for (CatalogListener l : listeners) {
-        l.workerUpserted(previous != null && previous.spec().partition().equals(spec.partition()) ? previous : null,
+        l.workerUpserted(
+            previous != null && previous.spec().partition().equals(spec.partition())
+                ? previous
+                : null,
             record);
       }
     } catch (RuntimeException e) {
@@ -155,7 +165,9 @@ final class WorkerRegistry {
       detach(previous, freed, true);
       previous = null;
     }
-    Partition p = partitions.computeIfAbsent(spec.partition(), k -> new Partition(k, settings, clock, queueConfig));
+    Partition p =
+        partitions.computeIfAbsent(
+            spec.partition(), k -> new Partition(k, settings, clock, queueConfig));
     Partition.Members m = p.members();
     Integer bs = m.blockSize();
     Boolean eagle = m.eagle();
@@ -164,12 +176,14 @@ final class WorkerRegistry {
       eagle = null;
     }
     List<String> reasons = Schedulability.reasons(spec, settings.router(), bs, eagle);
-    WorkerRecord record = new WorkerRecord(spec,
-        reasons.isEmpty() ? Lifecycle.SCHEDULABLE : Lifecycle.INCOMPLETE, reasons);
+    WorkerRecord record =
+        new WorkerRecord(
+            spec, reasons.isEmpty() ? Lifecycle.SCHEDULABLE : Lifecycle.INCOMPLETE, reasons);
     synchronized (p.lock) {
       if (previous != null) {
         Set<WorkerRank> keep = record.schedulable() ? new HashSet<>(record.ranks()) : Set.of();
-        boolean sizeChanged = bs == null && m.blockSize() != null && !m.blockSize().equals(spec.blockSize());
+        boolean sizeChanged =
+            bs == null && m.blockSize() != null && !m.blockSize().equals(spec.blockSize());
         for (WorkerRank r : previous.ranks()) {
           if (sizeChanged || !keep.contains(r)) {
             for (String id : p.dropRank(r)) {
@@ -198,14 +212,17 @@ final class WorkerRegistry {
    * Applies {@code patch} to the current registration of {@code workerId} and upserts the result
    * in the same partition, all under the catalog lock (concurrent patches compose).
    */
-  synchronized WorkerRecord patch(long workerId, java.util.function.UnaryOperator<WorkerSpec> patch,
+  synchronized WorkerRecord patch(
+      long workerId,
+      java.util.function.UnaryOperator<WorkerSpec> patch,
       BiConsumer<Partition, String> freed) {
     WorkerRecord current = workers.get(workerId);
     if (current == null) {
       throw SelectionException.notFound("worker " + Long.toUnsignedString(workerId) + " not found");
     }
     WorkerSpec next = patch.apply(current.spec());
-    return upsert(next.withPartition(current.spec().modelName(), current.spec().routingGroup()), freed);
+    return upsert(
+        next.withPartition(current.spec().modelName(), current.spec().routingGroup()), freed);
   }
 
   /** Removes a worker; returns its last record with lifecycle {@code unschedulable}. */
@@ -253,7 +270,9 @@ final class WorkerRegistry {
   }
 
   /** {@link #patch} made here: stamps a new version. */
-  synchronized Applied patchLocal(long workerId, java.util.function.UnaryOperator<WorkerSpec> patch,
+  synchronized Applied patchLocal(
+      long workerId,
+      java.util.function.UnaryOperator<WorkerSpec> patch,
       BiConsumer<Partition, String> freed) {
     WorkerRecord r = patch(workerId, patch, freed);
     return new Applied(r, stampUpsert(r.spec()));
@@ -281,7 +300,8 @@ final class WorkerRegistry {
    * the removal of a worker not registered, only records the version. Returns whether the catalog
    * changed; a refused spec throws and records nothing.
    */
-  synchronized boolean applyPeer(CatalogSync.CatalogChange change, BiConsumer<Partition, String> freed) {
+  synchronized boolean applyPeer(
+      CatalogSync.CatalogChange change, BiConsumer<Partition, String> freed) {
     long id = change.workerId();
     if (!versions.accepts(id, change.version())) {
       return false;
@@ -318,7 +338,8 @@ final class WorkerRegistry {
     List<CatalogSync.CatalogChange> out = new ArrayList<>();
     for (WorkerRecord w : workers.values()) {
       CatalogVersion v = versions.current(w.workerId());
-      out.add(new CatalogSync.CatalogChange.Upserted(w.spec(), v == null ? CatalogVersion.ZERO : v));
+      out.add(
+          new CatalogSync.CatalogChange.Upserted(w.spec(), v == null ? CatalogVersion.ZERO : v));
     }
     for (var t : versions.tombstones(clock.millis())) {
       out.add(new CatalogSync.CatalogChange.Removed(t.getKey(), t.getValue()));
@@ -339,7 +360,8 @@ final class WorkerRegistry {
    * schedulable when its registration allows. Anything else changes nothing. Returns the current
    * record, or null when the worker is unknown.
    */
-  synchronized WorkerRecord setUnreachable(long workerId, String reason, BiConsumer<Partition, String> freed) {
+  synchronized WorkerRecord setUnreachable(
+      long workerId, String reason, BiConsumer<Partition, String> freed) {
     WorkerRecord cur = workers.get(workerId);
     if (cur == null) {
       return null;

@@ -53,10 +53,18 @@ import java.util.concurrent.atomic.LongAdder;
 public final class BudgetedSessionAffinity implements SessionAffinity {
 
   /** Fallback counts, for {@code /metrics} and {@code /cluster}. */
-  public record Stats(long lookupFallbacks, long bindFallbacks, long releaseFallbacks, long writeBacks,
-      long writeBackConflicts, int unconfirmed, int nearCacheSize, long restoredLookups) {}
+  public record Stats(
+      long lookupFallbacks,
+      long bindFallbacks,
+      long releaseFallbacks,
+      long writeBacks,
+      long writeBackConflicts,
+      int unconfirmed,
+      int nearCacheSize,
+      long restoredLookups) {}
 
-  private record Unconfirmed(String partition, String sessionId, WorkerRank target, String leaseId) {}
+  private record Unconfirmed(
+      String partition, String sessionId, WorkerRank target, String leaseId) {}
 
   private record Near(WorkerRank rank, long seenMillis) {}
 
@@ -74,6 +82,7 @@ public final class BudgetedSessionAffinity implements SessionAffinity {
   private final LongAdder writeBacks = new LongAdder();
   private final LongAdder conflicts = new LongAdder();
   private final LongAdder restoredLookups = new LongAdder();
+
   /**
    * Sessions whose lookup answered a near-cache binding the table did not hold, until their next
    * bind (key -> the rank answered). Bounded by the near cache: an entry is dropped with it.
@@ -86,8 +95,8 @@ public final class BudgetedSessionAffinity implements SessionAffinity {
    * @param nearTtl how long a near-cache entry may answer a fallback (the table's idle TTL)
    * @param nearCapacity near-cache entries kept (least recently used dropped first); positive
    */
-  public BudgetedSessionAffinity(SessionAffinity shared, CallBudget budget, Clock clock, Duration nearTtl,
-      int nearCapacity) {
+  public BudgetedSessionAffinity(
+      SessionAffinity shared, CallBudget budget, Clock clock, Duration nearTtl, int nearCapacity) {
     this.shared = Objects.requireNonNull(shared, "shared");
     this.budget = Objects.requireNonNull(budget, "budget");
     if (nearCapacity <= 0) {
@@ -96,12 +105,13 @@ public final class BudgetedSessionAffinity implements SessionAffinity {
     this.clock = Objects.requireNonNull(clock, "clock");
     this.nearTtlMillis = nearTtl.toMillis();
     this.nearCapacity = nearCapacity;
-    this.near = new LinkedHashMap<>(1024, 0.75f, true) {
-      @Override
-      protected boolean removeEldestEntry(Map.Entry<String, Near> e) {
-        return size() > BudgetedSessionAffinity.this.nearCapacity;
-      }
-    };
+    this.near =
+        new LinkedHashMap<>(1024, 0.75f, true) {
+          @Override
+          protected boolean removeEldestEntry(Map.Entry<String, Near> e) {
+            return size() > BudgetedSessionAffinity.this.nearCapacity;
+          }
+        };
   }
 
   /** The budget (for reports). */
@@ -127,31 +137,38 @@ public final class BudgetedSessionAffinity implements SessionAffinity {
       return CompletableFuture.failedFuture(e);
     }
     String k = key(partition, sessionId);
-    CompletionStage<Optional<WorkerRank>> call = shared.lookup(partition, sessionId).thenApply(o -> {
-      if (o.isPresent()) {
-        remember(k, o.get());
-        return o;
-      }
-      // the table has no binding, this node saw one within the idle TTL: the table lost it (its
-      // side of a split held neither the partition nor its backup, or it merged back without
-      // it). Answer what this node saw; the next bind writes it where the table holds none.
-      WorkerRank seen = nearGet(k);
-      if (seen == null) {
-        return o;
-      }
-      if (restored.size() >= nearCapacity) {
-        restored.clear();
-      }
-      restored.put(k, seen);
-      restoredLookups.increment();
-      return Optional.of(seen);
-    });
+    CompletionStage<Optional<WorkerRank>> call =
+        shared
+            .lookup(partition, sessionId)
+            .thenApply(
+                o -> {
+                  if (o.isPresent()) {
+                    remember(k, o.get());
+                    return o;
+                  }
+                  // the table has no binding, this node saw one within the idle TTL: the table lost
+                  // it (its
+                  // side of a split held neither the partition nor its backup, or it merged back
+                  // without
+                  // it). Answer what this node saw; the next bind writes it where the table holds
+                  // none.
+                  WorkerRank seen = nearGet(k);
+                  if (seen == null) {
+                    return o;
+                  }
+                  if (restored.size() >= nearCapacity) {
+                    restored.clear();
+                  }
+                  restored.put(k, seen);
+                  restoredLookups.increment();
+                  return Optional.of(seen);
+                });
     return budget.read(k, call, () -> Optional.ofNullable(nearGet(k)), lookupFallbacks);
   }
 
   @Override
-  public CompletionStage<WorkerRank> bindAndLease(String partition, String sessionId, WorkerRank expected,
-      WorkerRank target, String leaseId) {
+  public CompletionStage<WorkerRank> bindAndLease(
+      String partition, String sessionId, WorkerRank expected, WorkerRank target, String leaseId) {
     try {
       Objects.requireNonNull(partition, "partition");
       SessionAffinity.requireValidSessionId(sessionId);
@@ -165,25 +182,32 @@ public final class BudgetedSessionAffinity implements SessionAffinity {
     // a binding restored from the near cache is not in the table: bind it only where the table
     // holds none (a binding made meanwhile by another node wins)
     WorkerRank restoredRank = restored.remove(k);
-    WorkerRank tableExpected = restoredRank != null && restoredRank.equals(expected) ? null : expected;
-    CompletionStage<WorkerRank> call = shared.bindAndLease(partition, sessionId, tableExpected, target, leaseId);
-    call.whenComplete((won, err) -> {
-      if (err == null) {
-        remember(k, won);
-        if (unconfirmed.remove(k, mine)) {
-          // answered by the fallback: the table has decided since
-          writeBacks.increment();
-          if (!won.equals(target)) {
-            conflicts.increment();
+    WorkerRank tableExpected =
+        restoredRank != null && restoredRank.equals(expected) ? null : expected;
+    CompletionStage<WorkerRank> call =
+        shared.bindAndLease(partition, sessionId, tableExpected, target, leaseId);
+    call.whenComplete(
+        (won, err) -> {
+          if (err == null) {
+            remember(k, won);
+            if (unconfirmed.remove(k, mine)) {
+              // answered by the fallback: the table has decided since
+              writeBacks.increment();
+              if (!won.equals(target)) {
+                conflicts.increment();
+              }
+            }
           }
-        }
-      }
-    });
-    return budget.write(k, call, () -> {
-      unconfirmed.put(k, mine);
-      remember(k, target);
-      return target;
-    }, bindFallbacks);
+        });
+    return budget.write(
+        k,
+        call,
+        () -> {
+          unconfirmed.put(k, mine);
+          remember(k, target);
+          return target;
+        },
+        bindFallbacks);
   }
 
   @Override
@@ -197,12 +221,16 @@ public final class BudgetedSessionAffinity implements SessionAffinity {
       // the binding is still to be written: write it without this lease
       unconfirmed.replace(k, u, new Unconfirmed(partition, sessionId, u.target(), null));
     }
-    CompletionStage<Void> call = shared.releaseLease(partition, sessionId, leaseId)
-        .whenComplete((v, err) -> {
-          if (err != null) {
-            failedReleases.put(k + "|" + leaseId, new String[] {partition, sessionId, leaseId});
-          }
-        });
+    CompletionStage<Void> call =
+        shared
+            .releaseLease(partition, sessionId, leaseId)
+            .whenComplete(
+                (v, err) -> {
+                  if (err != null) {
+                    failedReleases.put(
+                        k + "|" + leaseId, new String[] {partition, sessionId, leaseId});
+                  }
+                });
     return budget.write(k, call, () -> null, releaseFallbacks);
   }
 
@@ -217,25 +245,34 @@ public final class BudgetedSessionAffinity implements SessionAffinity {
     for (Map.Entry<String, Unconfirmed> e : unconfirmed.entrySet()) {
       Unconfirmed u = e.getValue();
       String lease = u.leaseId() != null ? u.leaseId() : "write-back-" + System.nanoTime();
-      writes.add(shared.bindAndLease(u.partition(), u.sessionId(), null, u.target(), lease)
-          .thenCompose(won -> {
-            unconfirmed.remove(e.getKey(), u);
-            remember(e.getKey(), won);
-            writeBacks.increment();
-            if (!won.equals(u.target())) {
-              conflicts.increment();
-            }
-            return u.leaseId() != null ? CompletableFuture.<Void>completedFuture(null)
-                : shared.releaseLease(u.partition(), u.sessionId(), lease);
-          }).toCompletableFuture());
+      writes.add(
+          shared
+              .bindAndLease(u.partition(), u.sessionId(), null, u.target(), lease)
+              .thenCompose(
+                  won -> {
+                    unconfirmed.remove(e.getKey(), u);
+                    remember(e.getKey(), won);
+                    writeBacks.increment();
+                    if (!won.equals(u.target())) {
+                      conflicts.increment();
+                    }
+                    return u.leaseId() != null
+                        ? CompletableFuture.<Void>completedFuture(null)
+                        : shared.releaseLease(u.partition(), u.sessionId(), lease);
+                  })
+              .toCompletableFuture());
     }
     for (Map.Entry<String, String[]> e : failedReleases.entrySet()) {
       String[] r = e.getValue();
-      writes.add(shared.releaseLease(r[0], r[1], r[2]).thenRun(() -> failedReleases.remove(e.getKey()))
-          .toCompletableFuture());
+      writes.add(
+          shared
+              .releaseLease(r[0], r[1], r[2])
+              .thenRun(() -> failedReleases.remove(e.getKey()))
+              .toCompletableFuture());
     }
-    CompletableFuture<Void> all = CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new))
-        .exceptionally(err -> null);
+    CompletableFuture<Void> all =
+        CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new))
+            .exceptionally(err -> null);
     return all.thenCompose(v -> shared.sweep());
   }
 
@@ -260,8 +297,15 @@ public final class BudgetedSessionAffinity implements SessionAffinity {
     synchronized (near) {
       n = near.size();
     }
-    return new Stats(lookupFallbacks.sum(), bindFallbacks.sum(), releaseFallbacks.sum(), writeBacks.sum(),
-        conflicts.sum(), unconfirmed.size(), n, restoredLookups.sum());
+    return new Stats(
+        lookupFallbacks.sum(),
+        bindFallbacks.sum(),
+        releaseFallbacks.sum(),
+        writeBacks.sum(),
+        conflicts.sum(),
+        unconfirmed.size(),
+        n,
+        restoredLookups.sum());
   }
 
   private void remember(String k, WorkerRank rank) {

@@ -10,9 +10,9 @@ import java.util.Iterator;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.Set;
 import java.util.function.Predicate;
 
 /**
@@ -50,6 +50,7 @@ public final class LocalSessionAffinity implements SessionAffinity {
   private final Clock clock;
   private final long idleTtlMillis;
   private final int maxEntriesPerPartition;
+
   /** Partition key to its table; a table is dropped when its last binding goes. */
   private final Map<String, Map<String, Binding>> tables = new HashMap<>();
 
@@ -87,7 +88,8 @@ public final class LocalSessionAffinity implements SessionAffinity {
   public CompletionStage<WorkerRank> bindAndLease(
       String partition, String sessionId, WorkerRank expected, WorkerRank target, String leaseId) {
     try {
-      return CompletableFuture.completedFuture(bindNow(partition, sessionId, expected, target, leaseId));
+      return CompletableFuture.completedFuture(
+          bindNow(partition, sessionId, expected, target, leaseId));
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }

@@ -58,7 +58,8 @@ public final class ApiOperations {
    * {@code POST /select} or {@code /select_and_reserve}; {@code policyClass} is the router-queue
    * class header (nullable), {@code gone} completes when the caller went away (nullable).
    */
-  public CompletionStage<Result> select(byte[] body, String policyClass, boolean reserve, CompletionStage<?> gone) {
+  public CompletionStage<Result> select(
+      byte[] body, String policyClass, boolean reserve, CompletionStage<?> gone) {
     return select(BodyBytes.of(body), policyClass, reserve, gone);
   }
 
@@ -66,19 +67,24 @@ public final class ApiOperations {
    * As {@link #select(byte[], String, boolean, CompletionStage)} on a body read in place: it is
    * decoded before this returns, so the caller's buffer may go away afterwards.
    */
-  CompletionStage<Result> select(BodyBytes body, String policyClass, boolean reserve, CompletionStage<?> gone) {
-    return call(200, () -> {
-      SelectRequest req = RequestParsers.select(body);
-      if (policyClass != null && !policyClass.isBlank()) {
-        req = req.withPolicyClass(policyClass.trim());
-      }
-      return service.select(req, reserve, gone);
-    }, ResponseJson::selection);
+  CompletionStage<Result> select(
+      BodyBytes body, String policyClass, boolean reserve, CompletionStage<?> gone) {
+    return call(
+        200,
+        () -> {
+          SelectRequest req = RequestParsers.select(body);
+          if (policyClass != null && !policyClass.isBlank()) {
+            req = req.withPolicyClass(policyClass.trim());
+          }
+          return service.select(req, reserve, gone);
+        },
+        ResponseJson::selection);
   }
 
   /** {@code POST /reservations}. */
   public CompletionStage<Result> reserve(byte[] body) {
-    return call(201, () -> service.reserve(RequestParsers.reservation(body)), ResponseJson::reservation);
+    return call(
+        201, () -> service.reserve(RequestParsers.reservation(body)), ResponseJson::reservation);
   }
 
   /** {@code POST /reservations/{id}/prefill_complete}. */
@@ -88,7 +94,8 @@ public final class ApiOperations {
 
   /** {@code POST /reservations/{id}/output_block}; {@code decayFraction} is null when absent. */
   public CompletionStage<Result> outputBlock(String selectionId, Double decayFraction) {
-    return call(200, () -> service.outputBlock(selectionId, decayFraction), v -> ResponseJson.status("ok"));
+    return call(
+        200, () -> service.outputBlock(selectionId, decayFraction), v -> ResponseJson.status("ok"));
   }
 
   /** {@code DELETE /reservations/{id}}. */
@@ -100,19 +107,25 @@ public final class ApiOperations {
 
   /** {@code GET /workers}, optionally filtered; with KV-event listener state when ingesting. */
   public CompletionStage<Result> listWorkers(String modelName, String routingGroup) {
-    return call(200, () -> CompletableFuture.completedFuture(service.listWorkers(modelName, routingGroup)),
+    return call(
+        200,
+        () -> CompletableFuture.completedFuture(service.listWorkers(modelName, routingGroup)),
         ws -> WorkerJson.workers(ws, events == null ? null : events.stats(), events));
   }
 
   /** One catalog record, as {@code GET /workers} lists it (without listener state); 404 if absent. */
   public CompletionStage<Result> worker(long workerId) {
-    return call(200, () -> {
-      WorkerRecord w = service.worker(workerId);
-      if (w == null) {
-        throw SelectionException.notFound("worker " + Long.toUnsignedString(workerId) + " not found");
-      }
-      return CompletableFuture.completedFuture(w);
-    }, WorkerJson::worker);
+    return call(
+        200,
+        () -> {
+          WorkerRecord w = service.worker(workerId);
+          if (w == null) {
+            throw SelectionException.notFound(
+                "worker " + Long.toUnsignedString(workerId) + " not found");
+          }
+          return CompletableFuture.completedFuture(w);
+        },
+        WorkerJson::worker);
   }
 
   /**
@@ -120,25 +133,37 @@ public final class ApiOperations {
    * named: in the answer's {@code warnings} and in a WARN line.
    */
   public CompletionStage<Result> createWorker(byte[] body) {
-    return call(201, () -> {
-      WorkerJson.Parsed p = WorkerJson.parseWithWarnings(body);
-      warn(p);
-      return service.upsertWorker(p.spec()).thenApply(w -> new Answered(w, p.warnings()));
-    }, a -> WorkerJson.worker(a.worker(), a.warnings()));
+    return call(
+        201,
+        () -> {
+          WorkerJson.Parsed p = WorkerJson.parseWithWarnings(body);
+          warn(p);
+          return service.upsertWorker(p.spec()).thenApply(w -> new Answered(w, p.warnings()));
+        },
+        a -> WorkerJson.worker(a.worker(), a.warnings()));
   }
 
   /** {@code PATCH /workers/{id}}; unknown fields as in {@link #createWorker}. */
   public CompletionStage<Result> patchWorker(long workerId, byte[] body) {
     AtomicReference<WorkerJson.Parsed> parsed = new AtomicReference<>();
-    return call(200, () -> service.patchWorker(workerId, spec -> {
-      WorkerJson.Parsed p = WorkerJson.patchWithWarnings(spec, body);
-      parsed.set(p);
-      return p.spec();
-    }).thenApply(w -> {
-      WorkerJson.Parsed p = parsed.get();
-      warn(p);
-      return new Answered(w, p == null ? List.of() : p.warnings());
-    }), a -> WorkerJson.worker(a.worker(), a.warnings()));
+    return call(
+        200,
+        () ->
+            service
+                .patchWorker(
+                    workerId,
+                    spec -> {
+                      WorkerJson.Parsed p = WorkerJson.patchWithWarnings(spec, body);
+                      parsed.set(p);
+                      return p.spec();
+                    })
+                .thenApply(
+                    w -> {
+                      WorkerJson.Parsed p = parsed.get();
+                      warn(p);
+                      return new Answered(w, p == null ? List.of() : p.warnings());
+                    }),
+        a -> WorkerJson.worker(a.worker(), a.warnings()));
   }
 
   /** A stored record with the warnings about its body. */
@@ -146,14 +171,23 @@ public final class ApiOperations {
 
   private static void warn(WorkerJson.Parsed p) {
     if (p != null && !p.warnings().isEmpty()) {
-      LOG.warn("worker {}: {}", Long.toUnsignedString(p.spec().workerId()), String.join("; ", p.warnings()));
+      LOG.warn(
+          "worker {}: {}",
+          Long.toUnsignedString(p.spec().workerId()),
+          String.join("; ", p.warnings()));
     }
   }
 
   /** {@code DELETE /workers/{id}}: answers once the worker's listeners are closed and its blocks removed. */
   public CompletionStage<Result> deleteWorker(long workerId) {
-    return call(200, () -> events == null ? service.deleteWorker(workerId)
-        : service.deleteWorker(workerId).thenCompose(w -> events.settled(workerId).handle((v, e) -> w)),
+    return call(
+        200,
+        () ->
+            events == null
+                ? service.deleteWorker(workerId)
+                : service
+                    .deleteWorker(workerId)
+                    .thenCompose(w -> events.settled(workerId).handle((v, e) -> w)),
         WorkerJson::worker);
   }
 
@@ -171,13 +205,14 @@ public final class ApiOperations {
   public static String selectionId(byte[] body) {
     String[] id = new String[1];
     try (JsonReader reader = new JsonReader(body, 0, body.length)) {
-      reader.readRootObject((k, r) -> {
-        if (k.equals("selection_id")) {
-          id[0] = r.string(k);
-        } else {
-          r.skip();
-        }
-      });
+      reader.readRootObject(
+          (k, r) -> {
+            if (k.equals("selection_id")) {
+              id[0] = r.string(k);
+            } else {
+              r.skip();
+            }
+          });
     }
     if (id[0] == null) {
       throw JsonReader.missing("selection_id");
@@ -192,13 +227,14 @@ public final class ApiOperations {
   public static Double decayFraction(byte[] body) {
     Double[] f = new Double[1];
     try (JsonReader reader = new JsonReader(body, 0, body.length)) {
-      reader.readRootObject((k, r) -> {
-        if (k.equals("decay_fraction")) {
-          f[0] = r.number(k);
-        } else {
-          r.skip();
-        }
-      });
+      reader.readRootObject(
+          (k, r) -> {
+            if (k.equals("decay_fraction")) {
+              f[0] = r.number(k);
+            } else {
+              r.skip();
+            }
+          });
     }
     return f[0];
   }
@@ -207,13 +243,14 @@ public final class ApiOperations {
   public static String replicaEndpoint(byte[] body) {
     String[] endpoint = new String[1];
     try (JsonReader reader = new JsonReader(body, 0, body.length)) {
-      reader.readRootObject((k, r) -> {
-        if (k.equals("endpoint")) {
-          endpoint[0] = r.string(k);
-        } else {
-          r.skip();
-        }
-      });
+      reader.readRootObject(
+          (k, r) -> {
+            if (k.equals("endpoint")) {
+              endpoint[0] = r.string(k);
+            } else {
+              r.skip();
+            }
+          });
     }
     if (endpoint[0] == null) {
       throw JsonReader.missing("endpoint");
@@ -225,13 +262,14 @@ public final class ApiOperations {
   public static long workerId(byte[] body) {
     Long[] id = new Long[1];
     try (JsonReader reader = new JsonReader(body, 0, body.length)) {
-      reader.readRootObject((k, r) -> {
-        if (k.equals("worker_id")) {
-          id[0] = r.u64(k);
-        } else {
-          r.skip();
-        }
-      });
+      reader.readRootObject(
+          (k, r) -> {
+            if (k.equals("worker_id")) {
+              id[0] = r.u64(k);
+            } else {
+              r.skip();
+            }
+          });
     }
     if (id[0] == null) {
       throw JsonReader.missing("worker_id");
@@ -243,13 +281,14 @@ public final class ApiOperations {
   public static String[] workerFilters(byte[] body) {
     String[] s = new String[2];
     try (JsonReader reader = new JsonReader(body, 0, body.length)) {
-      reader.readRootObject((k, r) -> {
-        switch (k) {
-          case "model_name" -> s[0] = r.string(k);
-          case "routing_group" -> s[1] = r.string(k);
-          default -> r.skip();
-        }
-      });
+      reader.readRootObject(
+          (k, r) -> {
+            switch (k) {
+              case "model_name" -> s[0] = r.string(k);
+              case "routing_group" -> s[1] = r.string(k);
+              default -> r.skip();
+            }
+          });
     }
     return s;
   }
@@ -264,7 +303,8 @@ public final class ApiOperations {
   public static Failure failure(Throwable t) {
     Throwable u = SelectionException.unwrap(t);
     if (u instanceof SelectionException se) {
-      return new Failure(se.code().httpStatus(),
+      return new Failure(
+          se.code().httpStatus(),
           ResponseJson.error(HttpApiVerticle.wellFormed(se.getMessage()), se.details()));
     }
     return new Failure(ErrorCode.INTERNAL.httpStatus(), ResponseJson.error("internal error"));
@@ -279,7 +319,8 @@ public final class ApiOperations {
    * Runs {@code op} (a synchronous throw, such as a parse error, becomes a failed stage) and
    * renders its value; a failing renderer fails the stage.
    */
-  private static <T> CompletionStage<Result> call(int status, Supplier<CompletionStage<T>> op, Function<T, byte[]> render) {
+  private static <T> CompletionStage<Result> call(
+      int status, Supplier<CompletionStage<T>> op, Function<T, byte[]> render) {
     CompletionStage<T> stage;
     try {
       stage = op.get();

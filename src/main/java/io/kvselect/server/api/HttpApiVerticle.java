@@ -5,6 +5,7 @@ import io.kvselect.core.error.SelectionException;
 import io.kvselect.core.service.SelectionService;
 import io.kvselect.server.events.KvEventsCoordinator;
 import io.kvselect.server.metrics.ServiceMetrics;
+import io.kvselect.server.sync.IndexRecovery;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.buffer.Buffer;
@@ -16,7 +17,6 @@ import io.vertx.core.http.HttpVersion;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
-import io.kvselect.server.sync.IndexRecovery;
 import java.util.Locale;
 import java.util.function.IntConsumer;
 import java.util.function.Supplier;
@@ -33,7 +33,8 @@ public final class HttpApiVerticle extends VerticleBase {
 
   private static final Logger LOG = LoggerFactory.getLogger(HttpApiVerticle.class);
 
-  private static final String UNSUPPORTED_MEDIA_TYPE = "Expected request with `Content-Type: application/json`";
+  private static final String UNSUPPORTED_MEDIA_TYPE =
+      "Expected request with `Content-Type: application/json`";
 
   /** Dynamo's request body limit. */
   public static final long BODY_LIMIT = 8L * 1024 * 1024;
@@ -43,15 +44,21 @@ public final class HttpApiVerticle extends VerticleBase {
   private final String host;
   private final int port;
   private final IntConsumer onListen;
+
   /** The route table, set by {@link #start()}; read by tests that compare it with openapi.json. */
   private volatile Router router;
+
   private final KvEventsCoordinator events;
   private final Supplier<IndexRecovery.Outcome> recovery;
+
   /** {@code GET /config}: the node's effective configuration, encoded once. */
   private final String config;
+
   private HttpServer server;
+
   /** Request gate, bearer token and TLS ({@link HttpGuards#NONE} when none is configured). */
   private final io.kvselect.server.security.HttpGuards guards;
+
   /** {@code GET /cluster} and the {@code cluster} field of {@code /ready}. */
   private final io.kvselect.server.cluster.ClusterView cluster;
 
@@ -62,9 +69,16 @@ public final class HttpApiVerticle extends VerticleBase {
    * An HTTP server on {@code host:port} (its bound port to {@code onListen}) behind {@code guards}
    * (request gate, bearer token, TLS), on a node whose clustering {@code cluster} reports.
    */
-  public HttpApiVerticle(SelectionService service, ServiceMetrics metrics, KvEventsCoordinator events,
-      Supplier<IndexRecovery.Outcome> recovery, String host, int port, IntConsumer onListen,
-      java.util.Map<String, Object> config, io.kvselect.server.security.HttpGuards guards,
+  public HttpApiVerticle(
+      SelectionService service,
+      ServiceMetrics metrics,
+      KvEventsCoordinator events,
+      Supplier<IndexRecovery.Outcome> recovery,
+      String host,
+      int port,
+      IntConsumer onListen,
+      java.util.Map<String, Object> config,
+      io.kvselect.server.security.HttpGuards guards,
       io.kvselect.server.cluster.ClusterView cluster) {
     this.guards = guards;
     this.cluster = cluster;
@@ -79,12 +93,15 @@ public final class HttpApiVerticle extends VerticleBase {
   }
 
   /** Listener warnings {@code /ui/state} reports (none unless set). */
-  private java.util.function.Supplier<java.util.List<io.kvselect.server.liveness.RetryingListenerWatch.Warning>> warnings =
-      java.util.List::of;
+  private java.util.function.Supplier<
+          java.util.List<io.kvselect.server.liveness.RetryingListenerWatch.Warning>>
+      warnings = java.util.List::of;
 
   /** Sets where {@code /ui/state} reads the listener warnings from; call before deployment. */
   public HttpApiVerticle listenerWarnings(
-      java.util.function.Supplier<java.util.List<io.kvselect.server.liveness.RetryingListenerWatch.Warning>> w) {
+      java.util.function.Supplier<
+              java.util.List<io.kvselect.server.liveness.RetryingListenerWatch.Warning>>
+          w) {
     this.warnings = w;
     return this;
   }
@@ -93,7 +110,8 @@ public final class HttpApiVerticle extends VerticleBase {
   private java.util.function.Supplier<io.kvselect.server.epp.EppMetrics.Summary> picker;
 
   /** Sets where {@code /ui/state} reads the endpoint picker's figures from (null: off); call before deployment. */
-  public HttpApiVerticle picker(java.util.function.Supplier<io.kvselect.server.epp.EppMetrics.Summary> p) {
+  public HttpApiVerticle picker(
+      java.util.function.Supplier<io.kvselect.server.epp.EppMetrics.Summary> p) {
     this.picker = p;
     return this;
   }
@@ -110,28 +128,52 @@ public final class HttpApiVerticle extends VerticleBase {
     router.route().handler(this::timed);
     guards.mount(router);
     router.route().handler(HttpApiVerticle::requireJsonBody);
-    router.route().handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT).setMergeFormAttributes(false));
-    new UiRoutes(service, events, java.time.Clock.systemUTC(), cluster.enabled(),
-        cluster.enabled() || replica != null, metrics::history,
-        warnings).picker(picker).mount(this.router = router);
-    router.get("/config").handler(ctx -> ctx.response().putHeader("content-type", "application/json").end(config));
-    new Routes(vertx, service, metrics, events, recovery, cluster).replicaSync(replica).mount(router);
+    router
+        .route()
+        .handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT).setMergeFormAttributes(false));
+    new UiRoutes(
+            service,
+            events,
+            java.time.Clock.systemUTC(),
+            cluster.enabled(),
+            cluster.enabled() || replica != null,
+            metrics::history,
+            warnings)
+        .picker(picker)
+        .mount(this.router = router);
+    router
+        .get("/config")
+        .handler(ctx -> ctx.response().putHeader("content-type", "application/json").end(config));
+    new Routes(vertx, service, metrics, events, recovery, cluster)
+        .replicaSync(replica)
+        .mount(router);
     router.route().failureHandler(this::failure);
     router.errorHandler(404, ctx -> writeError(ctx, 404, "route not found"));
     router.errorHandler(405, ctx -> writeError(ctx, 405, "method not allowed"));
-    router.errorHandler(413, ctx -> writeError(ctx, 413, "request body exceeds the limit of " + BODY_LIMIT + " bytes"));
+    router.errorHandler(
+        413,
+        ctx -> writeError(ctx, 413, "request body exceeds the limit of " + BODY_LIMIT + " bytes"));
     // no cleartext HTTP/2 upgrade (h2c): a client that asks for it (the JDK's HttpClient does by
     // default) is answered in HTTP/1.1, as Dynamo's server answers. With it on, under concurrent
     // load, an upgraded connection now and then carried HTTP/1.1 bytes where the client expected
     // an HTTP/2 frame ("Frame type(123) ... exceeds MAX_FRAME_SIZE") or never got its answer:
     // the requests "never answered" of the flaky tests (EveryRequestAnsweredStressTest)
-    server = vertx.createHttpServer(guards.apply(new HttpServerOptions().setHost(host).setPort(port)
-        .setHttp2ClearTextEnabled(false)));
-    return server.requestHandler(req -> {
-      if (hasHost(req)) {
-        router.handle(req);
-      }
-    }).listen().onSuccess(s -> onListen.accept(s.actualPort()));
+    server =
+        vertx.createHttpServer(
+            guards.apply(
+                new HttpServerOptions()
+                    .setHost(host)
+                    .setPort(port)
+                    .setHttp2ClearTextEnabled(false)));
+    return server
+        .requestHandler(
+            req -> {
+              if (hasHost(req)) {
+                router.handle(req);
+              }
+            })
+        .listen()
+        .onSuccess(s -> onListen.accept(s.actualPort()));
   }
 
   /**
@@ -142,9 +184,13 @@ public final class HttpApiVerticle extends VerticleBase {
     if (req.version() != HttpVersion.HTTP_1_1 || req.headers().contains(HttpHeaders.HOST)) {
       return true;
     }
-    req.response().setStatusCode(400).putHeader("content-type", "application/json")
+    req.response()
+        .setStatusCode(400)
+        .putHeader("content-type", "application/json")
         .putHeader(HttpHeaders.CONNECTION, "close")
-        .end(Buffer.buffer(ResponseJson.error("the Host header is required for HTTP/1.1 requests", null)))
+        .end(
+            Buffer.buffer(
+                ResponseJson.error("the Host header is required for HTTP/1.1 requests", null)))
         .onComplete(x -> req.connection().close());
     return false;
   }
@@ -161,11 +207,14 @@ public final class HttpApiVerticle extends VerticleBase {
 
   private void timed(RoutingContext ctx) {
     long start = System.nanoTime();
-    ctx.addBodyEndHandler(v -> {
-      String route = ctx.currentRoute() != null && ctx.currentRoute().getPath() != null
-          ? ctx.currentRoute().getPath() : "unmatched";
-      metrics.request(route, ctx.request().method().name(), System.nanoTime() - start);
-    });
+    ctx.addBodyEndHandler(
+        v -> {
+          String route =
+              ctx.currentRoute() != null && ctx.currentRoute().getPath() != null
+                  ? ctx.currentRoute().getPath()
+                  : "unmatched";
+          metrics.request(route, ctx.request().method().name(), System.nanoTime() - start);
+        });
     ctx.next();
   }
 
@@ -226,13 +275,16 @@ public final class HttpApiVerticle extends VerticleBase {
       writeError(ctx, se.code().httpStatus(), se.getMessage(), se.details());
     } else if (t == null && ctx.statusCode() >= 400) {
       int s = ctx.statusCode();
-      writeError(ctx, s, switch (s) {
-        case 404 -> "route not found";
-        case 405 -> "method not allowed";
-        case 413 -> "request body exceeds the limit of " + BODY_LIMIT + " bytes";
-        case 415 -> UNSUPPORTED_MEDIA_TYPE;
-        default -> "request failed";
-      });
+      writeError(
+          ctx,
+          s,
+          switch (s) {
+            case 404 -> "route not found";
+            case 405 -> "method not allowed";
+            case 413 -> "request body exceeds the limit of " + BODY_LIMIT + " bytes";
+            case 415 -> UNSUPPORTED_MEDIA_TYPE;
+            default -> "request failed";
+          });
     } else {
       LOG.error("unexpected failure on {} {}", ctx.request().method(), ctx.request().path(), t);
       writeError(ctx, 500, "internal error");
@@ -243,11 +295,14 @@ public final class HttpApiVerticle extends VerticleBase {
     writeError(ctx, status, message, null);
   }
 
-  static void writeError(RoutingContext ctx, int status, String message, java.util.Map<String, Object> details) {
+  static void writeError(
+      RoutingContext ctx, int status, String message, java.util.Map<String, Object> details) {
     if (ctx.response().ended() || ctx.response().closed()) {
       return;
     }
-    ctx.response().setStatusCode(status).putHeader("content-type", "application/json")
+    ctx.response()
+        .setStatusCode(status)
+        .putHeader("content-type", "application/json")
         .end(Buffer.buffer(ResponseJson.error(wellFormed(message), details)));
   }
 
@@ -259,7 +314,9 @@ public final class HttpApiVerticle extends VerticleBase {
     StringBuilder out = null;
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);
-      if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+      if (Character.isHighSurrogate(c)
+          && i + 1 < s.length()
+          && Character.isLowSurrogate(s.charAt(i + 1))) {
         i++;
       } else if (Character.isSurrogate(c)) {
         if (out == null) {

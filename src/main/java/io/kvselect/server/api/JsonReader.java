@@ -1,4 +1,5 @@
-// Over 400 lines: one streaming reader for every type a request field can have; each read is a short method of its own.
+// Over 400 lines: one streaming reader for every type a request field can have; each read is a
+// short method of its own.
 package io.kvselect.server.api;
 
 import com.fasterxml.jackson.core.JsonFactory;
@@ -30,9 +31,10 @@ final class JsonReader implements AutoCloseable {
   /** Upper bound on any array in a request (tokens, hashes, ids). */
   static final int MAX_ARRAY = 1_000_000;
 
-  private static final JsonFactory FACTORY = JsonFactory.builder()
-      .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(64).build())
-      .build();
+  private static final JsonFactory FACTORY =
+      JsonFactory.builder()
+          .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(64).build())
+          .build();
   private static final BigInteger U64_MAX = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE);
   private static final BigInteger I64_MIN = BigInteger.valueOf(Long.MIN_VALUE);
 
@@ -56,15 +58,19 @@ final class JsonReader implements AutoCloseable {
     try {
       JsonToken t = p.nextToken();
       if (t == null) {
-        throw new SelectionException(ErrorCode.SYNTAX, "Failed to parse the request body as JSON: EOF while parsing a value");
+        throw new SelectionException(
+            ErrorCode.SYNTAX,
+            "Failed to parse the request body as JSON: EOF while parsing a value");
       }
       if (t != JsonToken.START_OBJECT) {
-        throw new SelectionException(ErrorCode.UNPROCESSABLE,
+        throw new SelectionException(
+            ErrorCode.UNPROCESSABLE,
             "Failed to deserialize the JSON body into the target type: expected a JSON object");
       }
       readObjectFields("", h);
       if (p.nextToken() != null) {
-        throw new SelectionException(ErrorCode.SYNTAX, "Failed to parse the request body as JSON: trailing characters");
+        throw new SelectionException(
+            ErrorCode.SYNTAX, "Failed to parse the request body as JSON: trailing characters");
       }
     } catch (IOException e) {
       throw syntaxAt(e);
@@ -78,14 +84,19 @@ final class JsonReader implements AutoCloseable {
       if (c.inArray()) {
         path.insert(0, "[" + Math.max(0, c.getCurrentIndex()) + "]");
       } else if (c.getCurrentName() != null) {
-        path.insert(0, (c.getParent() != null && c.getParent().inRoot() ? "" : ".") + c.getCurrentName());
+        path.insert(
+            0, (c.getParent() != null && c.getParent().inRoot() ? "" : ".") + c.getCurrentName());
       }
     }
     if (path.length() == 0) {
       return syntax(e);
     }
-    String m = e.getMessage() == null ? "invalid JSON" : e.getMessage().lines().findFirst().orElse("invalid JSON");
-    return new SelectionException(ErrorCode.SYNTAX, "Failed to parse the request body as JSON at `" + path + "`: " + m);
+    String m =
+        e.getMessage() == null
+            ? "invalid JSON"
+            : e.getMessage().lines().findFirst().orElse("invalid JSON");
+    return new SelectionException(
+        ErrorCode.SYNTAX, "Failed to parse the request body as JSON at `" + path + "`: " + m);
   }
 
   /** Iterates the fields of the object whose START_OBJECT is current. */
@@ -94,13 +105,15 @@ final class JsonReader implements AutoCloseable {
     while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {
       String name = p.currentName();
       if (!isWellFormed(name)) {
-        throw loneSurrogate(name, path.isEmpty() ? "a field name" : "a field name in `" + path + "`");
+        throw loneSurrogate(
+            name, path.isEmpty() ? "a field name" : "a field name in `" + path + "`");
       }
       p.nextToken();
       h.field(name, this);
     }
     if (t != JsonToken.END_OBJECT) {
-      throw new SelectionException(ErrorCode.SYNTAX, "Failed to parse the request body as JSON: unterminated object");
+      throw new SelectionException(
+          ErrorCode.SYNTAX, "Failed to parse the request body as JSON: unterminated object");
     }
   }
 
@@ -126,7 +139,8 @@ final class JsonReader implements AutoCloseable {
   boolean nextIsNotArrayEnd() throws IOException {
     JsonToken t = p.nextToken();
     if (t == null) {
-      throw new SelectionException(ErrorCode.SYNTAX, "Failed to parse the request body as JSON: unterminated array");
+      throw new SelectionException(
+          ErrorCode.SYNTAX, "Failed to parse the request body as JSON: unterminated array");
     }
     return t != JsonToken.END_ARRAY;
   }
@@ -164,7 +178,9 @@ final class JsonReader implements AutoCloseable {
   private static boolean isWellFormed(String s) {
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);
-      if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+      if (Character.isHighSurrogate(c)
+          && i + 1 < s.length()
+          && Character.isLowSurrogate(s.charAt(i + 1))) {
         i++;
       } else if (Character.isSurrogate(c)) {
         return false;
@@ -178,7 +194,9 @@ final class JsonReader implements AutoCloseable {
     int i = 0;
     while (i < s.length()) {
       char c = s.charAt(i);
-      if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+      if (Character.isHighSurrogate(c)
+          && i + 1 < s.length()
+          && Character.isLowSurrogate(s.charAt(i + 1))) {
         i += 2;
       } else if (Character.isSurrogate(c)) {
         break;
@@ -186,9 +204,17 @@ final class JsonReader implements AutoCloseable {
         i++;
       }
     }
-    String code = i < s.length() ? Integer.toHexString(s.charAt(i)).toUpperCase(java.util.Locale.ROOT) : "?";
-    return new SelectionException(ErrorCode.SYNTAX, "Failed to parse the request body as JSON: " + where
-        + " holds a lone surrogate \\u" + code + " at index " + i + ", which is not valid Unicode");
+    String code =
+        i < s.length() ? Integer.toHexString(s.charAt(i)).toUpperCase(java.util.Locale.ROOT) : "?";
+    return new SelectionException(
+        ErrorCode.SYNTAX,
+        "Failed to parse the request body as JSON: "
+            + where
+            + " holds a lone surrogate \\u"
+            + code
+            + " at index "
+            + i
+            + ", which is not valid Unicode");
   }
 
   /** The path of element {@code i} of array {@code field}. */
@@ -230,7 +256,9 @@ final class JsonReader implements AutoCloseable {
     if (p.currentToken() != JsonToken.VALUE_NUMBER_INT) {
       throw type(field, "a non-negative integer");
     }
-    if (p.getNumberType() == JsonParser.NumberType.BIG_INTEGER || p.getLongValue() < 0 || p.getLongValue() > max) {
+    if (p.getNumberType() == JsonParser.NumberType.BIG_INTEGER
+        || p.getLongValue() < 0
+        || p.getLongValue() > max) {
       throw type(field, "a non-negative integer no greater than " + max);
     }
     return p.getLongValue();
@@ -288,9 +316,11 @@ final class JsonReader implements AutoCloseable {
       if (t != JsonToken.VALUE_NUMBER_INT) {
         throw type(element(field, n), "an unsigned 32-bit integer");
       }
-      if (p.getNumberType() == JsonParser.NumberType.BIG_INTEGER || p.getLongValue() < 0
+      if (p.getNumberType() == JsonParser.NumberType.BIG_INTEGER
+          || p.getLongValue() < 0
           || p.getLongValue() > 0xFFFF_FFFFL) {
-        throw type(element(field, n), "an unsigned 32-bit integer (" + p.getText() + " is out of range)");
+        throw type(
+            element(field, n), "an unsigned 32-bit integer (" + p.getText() + " is out of range)");
       }
       if (n == out.length) {
         out = grow(out, n, field);
@@ -375,13 +405,15 @@ final class JsonReader implements AutoCloseable {
       return null;
     }
     Map<String, String> out = new LinkedHashMap<>();
-    object(field, (k, r) -> {
-      String v = r.string(field + "." + k);
-      if (v == null) {
-        throw type(field + "." + k, "a string");
-      }
-      out.put(k, v);
-    });
+    object(
+        field,
+        (k, r) -> {
+          String v = r.string(field + "." + k);
+          if (v == null) {
+            throw type(field + "." + k, "a string");
+          }
+          out.put(k, v);
+        });
     return out;
   }
 
@@ -391,22 +423,24 @@ final class JsonReader implements AutoCloseable {
       return null;
     }
     Map<Integer, String> out = new LinkedHashMap<>();
-    object(field, (k, r) -> {
-      int rank;
-      try {
-        rank = Integer.parseInt(k);
-      } catch (NumberFormatException e) {
-        throw type(field, "an object keyed by DP rank (\"" + k + "\" is not a rank)");
-      }
-      if (rank < 0) {
-        throw type(field, "an object keyed by non-negative DP ranks");
-      }
-      String v = r.string(field + "." + k);
-      if (v == null) {
-        throw type(field + "." + k, "a string");
-      }
-      out.put(rank, v);
-    });
+    object(
+        field,
+        (k, r) -> {
+          int rank;
+          try {
+            rank = Integer.parseInt(k);
+          } catch (NumberFormatException e) {
+            throw type(field, "an object keyed by DP rank (\"" + k + "\" is not a rank)");
+          }
+          if (rank < 0) {
+            throw type(field, "an object keyed by non-negative DP ranks");
+          }
+          String v = r.string(field + "." + k);
+          if (v == null) {
+            throw type(field + "." + k, "a string");
+          }
+          out.put(rank, v);
+        });
     return out;
   }
 
@@ -417,24 +451,37 @@ final class JsonReader implements AutoCloseable {
   }
 
   static SelectionException type(String field, String what) {
-    return new SelectionException(ErrorCode.UNPROCESSABLE,
-        "Failed to deserialize the JSON body into the target type: invalid type for field `" + field
-            + "`: expected " + what);
+    return new SelectionException(
+        ErrorCode.UNPROCESSABLE,
+        "Failed to deserialize the JSON body into the target type: invalid type for field `"
+            + field
+            + "`: expected "
+            + what);
   }
 
   static SelectionException missing(String field) {
-    return new SelectionException(ErrorCode.UNPROCESSABLE,
+    return new SelectionException(
+        ErrorCode.UNPROCESSABLE,
         "Failed to deserialize the JSON body into the target type: missing field `" + field + "`");
   }
 
   private static SelectionException tooMany(String field) {
-    return new SelectionException(ErrorCode.UNPROCESSABLE,
-        "field `" + field + "` has more than " + MAX_ARRAY + " entries (the limit of any array in a request)");
+    return new SelectionException(
+        ErrorCode.UNPROCESSABLE,
+        "field `"
+            + field
+            + "` has more than "
+            + MAX_ARRAY
+            + " entries (the limit of any array in a request)");
   }
 
   private static SelectionException syntax(IOException e) {
-    String m = e.getMessage() == null ? "invalid JSON" : e.getMessage().lines().findFirst().orElse("invalid JSON");
-    return new SelectionException(ErrorCode.SYNTAX, "Failed to parse the request body as JSON: " + m);
+    String m =
+        e.getMessage() == null
+            ? "invalid JSON"
+            : e.getMessage().lines().findFirst().orElse("invalid JSON");
+    return new SelectionException(
+        ErrorCode.SYNTAX, "Failed to parse the request body as JSON: " + m);
   }
 
   @Override

@@ -1,3 +1,5 @@
+// Over 400 lines: the selection-family request bodies, which share most fields and their checks,
+// decoded in one place so a field's rule is written once.
 package io.kvselect.server.api;
 
 import io.kvselect.core.catalog.PartitionKey;
@@ -49,13 +51,17 @@ final class RequestParsers {
         case "cache_salt" -> cacheSalt = r.string(name);
         case "is_eagle" -> eagle = r.bool(name);
         case "block_mm_infos" -> mmHashes = mmInfos(r, name);
-        case "mm_routing_info" -> r.object(name, (k, rr) -> {
-          switch (k) {
-            case "routing_token_ids" -> routingTokens = rr.u32Array(name + ".routing_token_ids");
-            case "block_mm_infos" -> mmHashes = mmInfos(rr, name + ".block_mm_infos");
-            default -> rr.skip();
-          }
-        });
+        case "mm_routing_info" ->
+            r.object(
+                name,
+                (k, rr) -> {
+                  switch (k) {
+                    case "routing_token_ids" ->
+                        routingTokens = rr.u32Array(name + ".routing_token_ids");
+                    case "block_mm_infos" -> mmHashes = mmInfos(rr, name + ".block_mm_infos");
+                    default -> rr.skip();
+                  }
+                });
         default -> {
           return false;
         }
@@ -65,8 +71,15 @@ final class RequestParsers {
 
     PromptInput build() {
       int[] t = routingTokens != null && routingTokens.length > 0 ? routingTokens : tokens;
-      return new PromptInput(t, blockHashes, sequenceHashes, isl, emptyToNull(lora), emptyToNull(cacheSalt),
-          eagle, mmHashes);
+      return new PromptInput(
+          t,
+          blockHashes,
+          sequenceHashes,
+          isl,
+          emptyToNull(lora),
+          emptyToNull(cacheSalt),
+          eagle,
+          mmHashes);
     }
   }
 
@@ -83,21 +96,27 @@ final class RequestParsers {
       return null;
     }
     List<long[]> blocks = new ArrayList<>();
-    JsonArrays.forEach(r, field, (rr, block) -> {
-      if (rr.isNull()) {
-        blocks.add(null);
-        return;
-      }
-      List<Long> hashes = new ArrayList<>();
-      rr.object(block, (k, r3) -> {
-        if (k.equals("mm_objects")) {
-          JsonArrays.forEach(r3, block + ".mm_objects", (r4, obj) -> hashes.add(mmHash(r4, obj)));
-        } else {
-          r3.skip();
-        }
-      });
-      blocks.add(hashes.stream().mapToLong(Long::longValue).toArray());
-    });
+    JsonArrays.forEach(
+        r,
+        field,
+        (rr, block) -> {
+          if (rr.isNull()) {
+            blocks.add(null);
+            return;
+          }
+          List<Long> hashes = new ArrayList<>();
+          rr.object(
+              block,
+              (k, r3) -> {
+                if (k.equals("mm_objects")) {
+                  JsonArrays.forEach(
+                      r3, block + ".mm_objects", (r4, obj) -> hashes.add(mmHash(r4, obj)));
+                } else {
+                  r3.skip();
+                }
+              });
+          blocks.add(hashes.stream().mapToLong(Long::longValue).toArray());
+        });
     return blocks.toArray(new long[0][]);
   }
 
@@ -108,16 +127,18 @@ final class RequestParsers {
     }
     String field = path + ".mm_hash";
     Long[] hash = new Long[1];
-    r.object(path, (k, rr) -> {
-      if (k.equals("mm_hash")) {
-        hash[0] = rr.u64(field);
-        if (hash[0] == null) {
-          throw JsonReader.type(field, "an unsigned 64-bit integer");
-        }
-      } else {
-        rr.skip();
-      }
-    });
+    r.object(
+        path,
+        (k, rr) -> {
+          if (k.equals("mm_hash")) {
+            hash[0] = rr.u64(field);
+            if (hash[0] == null) {
+              throw JsonReader.type(field, "an unsigned 64-bit integer");
+            }
+          } else {
+            rr.skip();
+          }
+        });
     if (hash[0] == null) {
       throw JsonReader.missing(field);
     }
@@ -128,26 +149,33 @@ final class RequestParsers {
     Double[] d = new Double[5];
     Boolean[] b = new Boolean[2];
     String[] policy = new String[1];
-    boolean present = r.object("router_config_override", (k, rr) -> {
-      String f = "router_config_override." + k;
-      switch (k) {
-        case "overlap_score_credit" -> d[0] = rr.number(f);
-        case "prefill_load_scale" -> d[1] = rr.number(f);
-        case "router_temperature" -> d[2] = rr.number(f);
-        case "shared_cache_multiplier" -> d[3] = rr.number(f);
-        case "overlap_score_weight" -> d[4] = rr.number(f);
-        case "assume_kv_reuse" -> b[0] = rr.bool(f);
-        case "track_prefill_tokens" -> b[1] = rr.bool(f);
-        case "policy" -> {
-          policy[0] = rr.string(f);
-          if (policy[0] != null && !io.kvselect.core.config.PolicySettings.NAMES.contains(policy[0])) {
-            throw io.kvselect.core.error.SelectionException.badRequest("router_config_override.policy must be one of "
-                + io.kvselect.core.config.PolicySettings.NAMES + ", got " + policy[0]);
-          }
-        }
-        default -> rr.skip();
-      }
-    });
+    boolean present =
+        r.object(
+            "router_config_override",
+            (k, rr) -> {
+              String f = "router_config_override." + k;
+              switch (k) {
+                case "overlap_score_credit" -> d[0] = rr.number(f);
+                case "prefill_load_scale" -> d[1] = rr.number(f);
+                case "router_temperature" -> d[2] = rr.number(f);
+                case "shared_cache_multiplier" -> d[3] = rr.number(f);
+                case "overlap_score_weight" -> d[4] = rr.number(f);
+                case "assume_kv_reuse" -> b[0] = rr.bool(f);
+                case "track_prefill_tokens" -> b[1] = rr.bool(f);
+                case "policy" -> {
+                  policy[0] = rr.string(f);
+                  if (policy[0] != null
+                      && !io.kvselect.core.config.PolicySettings.NAMES.contains(policy[0])) {
+                    throw io.kvselect.core.error.SelectionException.badRequest(
+                        "router_config_override.policy must be one of "
+                            + io.kvselect.core.config.PolicySettings.NAMES
+                            + ", got "
+                            + policy[0]);
+                  }
+                }
+                default -> rr.skip();
+              }
+            });
     if (!present) {
       return null;
     }
@@ -167,17 +195,19 @@ final class RequestParsers {
    * with {@code scan}, a plain top-level {@code token_ids} array is decoded by
    * {@link TokenArrayScanner} and the general parser sees the body without it.
    */
-  private static void readWithPrompt(BodyBytes raw, boolean scan, Prompt prompt, JsonReader.FieldHandler rest) {
+  private static void readWithPrompt(
+      BodyBytes raw, boolean scan, Prompt prompt, JsonReader.FieldHandler rest) {
     TokenArrayScanner.Found fast = scan ? TokenArrayScanner.find(raw) : null;
     byte[] body = fast == null ? raw.array() : fast.withoutArray(raw);
     int from = fast == null ? raw.offset() : 0;
     int length = fast == null ? raw.length() : body.length;
     try (JsonReader reader = new JsonReader(body, from, length)) {
-      reader.readRootObject((k, r) -> {
-        if (!prompt.field(k, r)) {
-          rest.field(k, r);
-        }
-      });
+      reader.readRootObject(
+          (k, r) -> {
+            if (!prompt.field(k, r)) {
+              rest.field(k, r);
+            }
+          });
     }
     if (fast != null) {
       prompt.tokens = fast.values();
@@ -206,29 +236,46 @@ final class RequestParsers {
     Object[] o = new Object[6];
     boolean[] advisory = new boolean[1];
     Object[] queue = new Object[2];
-    readWithPrompt(raw, scan, prompt, (k, r) -> {
-      switch (k) {
-        case "model_name" -> s[0] = r.string(k);
-        case "routing_group" -> s[1] = r.string(k);
-        case "selection_id" -> s[2] = r.string(k);
-        case "session_id" -> s[3] = r.string(k);
-        case "expected_output_tokens" -> expected[0] = r.unsigned(k, 0xFFFF_FFFFL);
-        case "router_config_override" -> o[0] = override(r);
-        case "session_context" -> o[1] = sessionContext(r);
-        case "affinity_target" -> o[2] = target(r, k, true);
-        case "pinned_worker" -> o[3] = target(r, k, false);
-        case "allowed_worker_ids" -> o[4] = r.u64Array(k);
-        case "routing_constraints" -> o[5] = constraints(r);
-        case "advisory" -> advisory[0] = Boolean.TRUE.equals(r.bool(k));
-        case "priority_jump" -> queue[0] = r.number(k);
-        case "strict_priority" -> queue[1] = r.unsigned(k, 0xFFFF_FFFFL);
-        default -> r.skip();
-      }
-    });
+    readWithPrompt(
+        raw,
+        scan,
+        prompt,
+        (k, r) -> {
+          switch (k) {
+            case "model_name" -> s[0] = r.string(k);
+            case "routing_group" -> s[1] = r.string(k);
+            case "selection_id" -> s[2] = r.string(k);
+            case "session_id" -> s[3] = r.string(k);
+            case "expected_output_tokens" -> expected[0] = r.unsigned(k, 0xFFFF_FFFFL);
+            case "router_config_override" -> o[0] = override(r);
+            case "session_context" -> o[1] = sessionContext(r);
+            case "affinity_target" -> o[2] = target(r, k, true);
+            case "pinned_worker" -> o[3] = target(r, k, false);
+            case "allowed_worker_ids" -> o[4] = r.u64Array(k);
+            case "routing_constraints" -> o[5] = constraints(r);
+            case "advisory" -> advisory[0] = Boolean.TRUE.equals(r.bool(k));
+            case "priority_jump" -> queue[0] = r.number(k);
+            case "strict_priority" -> queue[1] = r.unsigned(k, 0xFFFF_FFFFL);
+            default -> r.skip();
+          }
+        });
     Constraints c = (Constraints) o[5];
-    return new SelectRequest(new PartitionKey(s[0], s[1]), s[2], prompt.build(), (RouterConfigOverride) o[0],
-        expected[0], s[3], (SessionContext) o[1], (WorkerRank) o[2], (WorkerRank) o[3], (long[]) o[4],
-        c == null ? null : c.required, c == null ? null : c.preferred, advisory[0], null, (Double) queue[0],
+    return new SelectRequest(
+        new PartitionKey(s[0], s[1]),
+        s[2],
+        prompt.build(),
+        (RouterConfigOverride) o[0],
+        expected[0],
+        s[3],
+        (SessionContext) o[1],
+        (WorkerRank) o[2],
+        (WorkerRank) o[3],
+        (long[]) o[4],
+        c == null ? null : c.required,
+        c == null ? null : c.preferred,
+        advisory[0],
+        null,
+        (Double) queue[0],
         (Long) queue[1]);
   }
 
@@ -239,54 +286,73 @@ final class RequestParsers {
     Long[] l = new Long[4];
     Boolean[] track = new Boolean[1];
     RouterConfigOverride[] ov = new RouterConfigOverride[1];
-    readWithPrompt(BodyBytes.of(raw), true, prompt, (k, r) -> {
-      switch (k) {
-        case "model_name" -> s[0] = r.string(k);
-        case "routing_group" -> s[1] = r.string(k);
-        case "selection_id" -> s[2] = r.string(k);
-        case "worker_id" -> l[0] = r.u64(k);
-        case "dp_rank" -> l[1] = r.unsigned(k, Integer.MAX_VALUE);
-        case "expected_output_tokens" -> l[2] = r.unsigned(k, 0xFFFF_FFFFL);
-        case "effective_prefill_tokens" -> l[3] = r.unsigned(k, MAX_ISL_TOKENS);
-        case "track_prefill_tokens" -> track[0] = r.bool(k);
-        case "router_config_override" -> ov[0] = override(r);
-        default -> r.skip();
-      }
-    });
+    readWithPrompt(
+        BodyBytes.of(raw),
+        true,
+        prompt,
+        (k, r) -> {
+          switch (k) {
+            case "model_name" -> s[0] = r.string(k);
+            case "routing_group" -> s[1] = r.string(k);
+            case "selection_id" -> s[2] = r.string(k);
+            case "worker_id" -> l[0] = r.u64(k);
+            case "dp_rank" -> l[1] = r.unsigned(k, Integer.MAX_VALUE);
+            case "expected_output_tokens" -> l[2] = r.unsigned(k, 0xFFFF_FFFFL);
+            case "effective_prefill_tokens" -> l[3] = r.unsigned(k, MAX_ISL_TOKENS);
+            case "track_prefill_tokens" -> track[0] = r.bool(k);
+            case "router_config_override" -> ov[0] = override(r);
+            default -> r.skip();
+          }
+        });
     if (s[2] == null) {
       throw JsonReader.missing("selection_id");
     }
     PromptInput p = prompt.build();
-    return new ReservationRequest(new PartitionKey(s[0], s[1]), s[2], l[0], l[1] == null ? null : l[1].intValue(),
-        p.isEmpty() ? null : p, l[2], l[3], track[0], ov[0]);
+    return new ReservationRequest(
+        new PartitionKey(s[0], s[1]),
+        s[2],
+        l[0],
+        l[1] == null ? null : l[1].intValue(),
+        p.isEmpty() ? null : p,
+        l[2],
+        l[3],
+        track[0],
+        ov[0]);
   }
 
   private static SessionContext sessionContext(JsonReader r) throws IOException {
     String[] s = new String[3];
     Boolean[] fin = new Boolean[1];
     Map<String, List<String>> headers = new LinkedHashMap<>();
-    boolean present = r.object("session_context", (k, rr) -> {
-      String f = "session_context." + k;
-      switch (k) {
-        case "session_id" -> s[0] = rr.string(f);
-        case "parent_session_id" -> s[1] = rr.string(f);
-        case "session_final" -> fin[0] = rr.bool(f);
-        case "input_trigger" -> {
-          s[2] = rr.string(f);
-          if (s[2] != null && !Set.of("user_message", "tool_result", "other").contains(s[2])) {
-            throw JsonReader.type(f, "one of user_message, tool_result, other");
-          }
-        }
-        case "agent_headers" -> rr.object(f, (h, r3) -> {
-          List<String> values = r3.stringArray(f + "." + h);
-          if (values == null) {
-            throw JsonReader.type(f + "." + h, "an array of strings");
-          }
-          headers.put(h, values);
-        });
-        default -> rr.skip();
-      }
-    });
+    boolean present =
+        r.object(
+            "session_context",
+            (k, rr) -> {
+              String f = "session_context." + k;
+              switch (k) {
+                case "session_id" -> s[0] = rr.string(f);
+                case "parent_session_id" -> s[1] = rr.string(f);
+                case "session_final" -> fin[0] = rr.bool(f);
+                case "input_trigger" -> {
+                  s[2] = rr.string(f);
+                  if (s[2] != null
+                      && !Set.of("user_message", "tool_result", "other").contains(s[2])) {
+                    throw JsonReader.type(f, "one of user_message, tool_result, other");
+                  }
+                }
+                case "agent_headers" ->
+                    rr.object(
+                        f,
+                        (h, r3) -> {
+                          List<String> values = r3.stringArray(f + "." + h);
+                          if (values == null) {
+                            throw JsonReader.type(f + "." + h, "an array of strings");
+                          }
+                          headers.put(h, values);
+                        });
+                default -> rr.skip();
+              }
+            });
     if (!present) {
       return null;
     }
@@ -297,7 +363,8 @@ final class RequestParsers {
   }
 
   /** {@code {"worker_id": u64, "dp_rank": u32?}}; a bare integer is accepted as a worker id. */
-  private static WorkerRank target(JsonReader r, String field, boolean rankOptional) throws IOException {
+  private static WorkerRank target(JsonReader r, String field, boolean rankOptional)
+      throws IOException {
     if (r.isNull()) {
       return null;
     }
@@ -306,13 +373,15 @@ final class RequestParsers {
       Long id = r.u64(field);
       return new WorkerRank(id, -1);
     }
-    r.object(field, (k, rr) -> {
-      switch (k) {
-        case "worker_id" -> v[0] = rr.u64(field + ".worker_id");
-        case "dp_rank" -> v[1] = rr.unsigned(field + ".dp_rank", Integer.MAX_VALUE);
-        default -> rr.skip();
-      }
-    });
+    r.object(
+        field,
+        (k, rr) -> {
+          switch (k) {
+            case "worker_id" -> v[0] = rr.u64(field + ".worker_id");
+            case "dp_rank" -> v[1] = rr.unsigned(field + ".dp_rank", Integer.MAX_VALUE);
+            default -> rr.skip();
+          }
+        });
     if (v[0] == null) {
       throw JsonReader.missing(field + ".worker_id");
     }
@@ -327,23 +396,29 @@ final class RequestParsers {
   private static Constraints constraints(JsonReader r) throws IOException {
     Set<String> required = new HashSet<>();
     Map<String, Double> preferred = new LinkedHashMap<>();
-    boolean present = r.object("routing_constraints", (k, rr) -> {
-      switch (k) {
-        case "required_taints" -> {
-          List<String> l = rr.stringArray("routing_constraints.required_taints");
-          if (l != null) {
-            required.addAll(l);
-          }
-        }
-        case "preferred_taints" -> rr.object("routing_constraints.preferred_taints", (t, r3) -> {
-          Double w = r3.number("routing_constraints.preferred_taints." + t);
-          if (w != null) {
-            preferred.put(t, w);
-          }
-        });
-        default -> rr.skip();
-      }
-    });
+    boolean present =
+        r.object(
+            "routing_constraints",
+            (k, rr) -> {
+              switch (k) {
+                case "required_taints" -> {
+                  List<String> l = rr.stringArray("routing_constraints.required_taints");
+                  if (l != null) {
+                    required.addAll(l);
+                  }
+                }
+                case "preferred_taints" ->
+                    rr.object(
+                        "routing_constraints.preferred_taints",
+                        (t, r3) -> {
+                          Double w = r3.number("routing_constraints.preferred_taints." + t);
+                          if (w != null) {
+                            preferred.put(t, w);
+                          }
+                        });
+                default -> rr.skip();
+              }
+            });
     return present ? new Constraints(required, preferred) : null;
   }
 }

@@ -2,26 +2,26 @@ package io.kvselect.server.api;
 
 import io.kvselect.core.catalog.PartitionKey;
 import io.kvselect.core.catalog.WorkerRecord;
-import io.kvselect.core.index.WorkerRank;
-import io.kvselect.server.events.KvEventsCoordinator;
-import io.kvselect.server.events.RankStats;
-import io.vertx.core.Future;
-import io.kvselect.server.sync.IndexRecovery;
-import java.util.HashMap;
-import java.util.function.Supplier;
-import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import io.kvselect.core.error.ErrorCode;
 import io.kvselect.core.error.SelectionException;
+import io.kvselect.core.index.WorkerRank;
 import io.kvselect.core.service.ReadyStatus;
 import io.kvselect.core.service.SelectionService;
+import io.kvselect.server.events.KvEventsCoordinator;
+import io.kvselect.server.events.RankStats;
 import io.kvselect.server.metrics.ServiceMetrics;
+import io.kvselect.server.sync.IndexRecovery;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.ext.web.RequestBody;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 
 /**
  * The route table of Dynamo's standalone selection service and the handlers behind it. The
@@ -46,8 +46,13 @@ final class Routes {
   private final ApiOperations ops;
   private io.kvselect.server.sync.replica.ReplicaSync replica;
 
-  Routes(Vertx vertx, SelectionService service, ServiceMetrics metrics, KvEventsCoordinator events,
-      Supplier<IndexRecovery.Outcome> recovery, io.kvselect.server.cluster.ClusterView cluster) {
+  Routes(
+      Vertx vertx,
+      SelectionService service,
+      ServiceMetrics metrics,
+      KvEventsCoordinator events,
+      Supplier<IndexRecovery.Outcome> recovery,
+      io.kvselect.server.cluster.ClusterView cluster) {
     this.cluster = cluster;
     this.recovery = recovery;
     this.vertx = vertx;
@@ -59,58 +64,128 @@ final class Routes {
 
   void mount(Router r) {
     r.post("/workers").handler(ctx -> answer(ctx, ops.createWorker(jsonBody(ctx))));
-    r.get("/workers").handler(ctx -> answer(ctx, ops.listWorkers(
-        ctx.queryParams().get("model_name"), ctx.queryParams().get("routing_group"))));
-    r.patch("/workers/:id").handler(ctx -> {
-      byte[] body = jsonBody(ctx);
-      answer(ctx, ops.patchWorker(workerId(ctx), body));
-    });
+    r.get("/workers")
+        .handler(
+            ctx ->
+                answer(
+                    ctx,
+                    ops.listWorkers(
+                        ctx.queryParams().get("model_name"),
+                        ctx.queryParams().get("routing_group"))));
+    r.patch("/workers/:id")
+        .handler(
+            ctx -> {
+              byte[] body = jsonBody(ctx);
+              answer(ctx, ops.patchWorker(workerId(ctx), body));
+            });
     r.delete("/workers/:id").handler(ctx -> answer(ctx, ops.deleteWorker(workerId(ctx))));
 
     r.post("/select").handler(ctx -> select(ctx, false));
     r.post("/select_and_reserve").handler(ctx -> select(ctx, true));
-    r.post("/reservations").handler(ctx -> {
-      countReservation(ctx, "reserve");
-      answer(ctx, ops.reserve(jsonBody(ctx)));
-    });
-    r.post("/reservations/:id/prefill_complete").handler(ctx -> {
-      countReservation(ctx, "prefill_complete");
-      answer(ctx, ops.prefillComplete(ctx.pathParam("id")));
-    });
-    r.post("/reservations/:id/output_block").handler(ctx -> {
-      countReservation(ctx, "output_block");
-      Double fraction = decayFraction(ctx);
-      answer(ctx, ops.outputBlock(ctx.pathParam("id"), fraction));
-    });
-    r.delete("/reservations/:id").handler(ctx -> {
-      countReservation(ctx, "free");
-      answer(ctx, ops.free(ctx.pathParam("id")));
-    });
+    r.post("/reservations")
+        .handler(
+            ctx -> {
+              countReservation(ctx, "reserve");
+              answer(ctx, ops.reserve(jsonBody(ctx)));
+            });
+    r.post("/reservations/:id/prefill_complete")
+        .handler(
+            ctx -> {
+              countReservation(ctx, "prefill_complete");
+              answer(ctx, ops.prefillComplete(ctx.pathParam("id")));
+            });
+    r.post("/reservations/:id/output_block")
+        .handler(
+            ctx -> {
+              countReservation(ctx, "output_block");
+              Double fraction = decayFraction(ctx);
+              answer(ctx, ops.outputBlock(ctx.pathParam("id"), fraction));
+            });
+    r.delete("/reservations/:id")
+        .handler(
+            ctx -> {
+              countReservation(ctx, "free");
+              answer(ctx, ops.free(ctx.pathParam("id")));
+            });
 
     r.get("/health").handler(ctx -> respond(ctx, 200, ResponseJson.status("ok")));
-    r.get("/ready").handler(ctx -> {
-      ReadyStatus s = service.ready();
-      String held = cluster.notReadyReason();
-      respond(ctx, s.ready() && held == null ? 200 : 503, withCluster(ResponseJson.ready(s, recovery.get()), held));
-    });
-    r.get("/cluster").handler(ctx -> respond(ctx, 200,
-        new io.vertx.core.json.JsonObject(cluster.json()).toBuffer().getBytes()));
-    r.get("/loads").handler(ctx -> respond(ctx, 200, ResponseJson.loads(service.inspection().loads(
-        ctx.queryParams().get("model_name"), ctx.queryParams().get("routing_group")))));
-    r.post("/potential_loads").handler(ctx -> respond(ctx, 200, ResponseJson.potentialLoads(
-        service.inspection().potentialLoads(RequestParsers.select(jsonBodyView(ctx))))));
-    r.post("/overlap_scores").handler(ctx -> respond(ctx, 200, ResponseJson.overlapScores(
-        service.inspection().overlapScores(RequestParsers.select(jsonBodyView(ctx))))));
-    r.get("/dump").handler(ctx -> vertx.executeBlocking(() -> ResponseJson.dump(service.inspection().dump(),
-            this::watermarks), false)
-        .onSuccess(b -> respond(ctx, 200, b)).onFailure(ctx::fail));
-    r.get("/metrics").handler(ctx -> ctx.response()
-        .putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8").end(metrics.scrape()));
+    r.get("/ready")
+        .handler(
+            ctx -> {
+              ReadyStatus s = service.ready();
+              String held = cluster.notReadyReason();
+              respond(
+                  ctx,
+                  s.ready() && held == null ? 200 : 503,
+                  withCluster(ResponseJson.ready(s, recovery.get()), held));
+            });
+    r.get("/cluster")
+        .handler(
+            ctx ->
+                respond(
+                    ctx,
+                    200,
+                    new io.vertx.core.json.JsonObject(cluster.json()).toBuffer().getBytes()));
+    r.get("/loads")
+        .handler(
+            ctx ->
+                respond(
+                    ctx,
+                    200,
+                    ResponseJson.loads(
+                        service
+                            .inspection()
+                            .loads(
+                                ctx.queryParams().get("model_name"),
+                                ctx.queryParams().get("routing_group")))));
+    r.post("/potential_loads")
+        .handler(
+            ctx ->
+                respond(
+                    ctx,
+                    200,
+                    ResponseJson.potentialLoads(
+                        service
+                            .inspection()
+                            .potentialLoads(RequestParsers.select(jsonBodyView(ctx))))));
+    r.post("/overlap_scores")
+        .handler(
+            ctx ->
+                respond(
+                    ctx,
+                    200,
+                    ResponseJson.overlapScores(
+                        service
+                            .inspection()
+                            .overlapScores(RequestParsers.select(jsonBodyView(ctx))))));
+    r.get("/dump")
+        .handler(
+            ctx ->
+                vertx
+                    .executeBlocking(
+                        () -> ResponseJson.dump(service.inspection().dump(), this::watermarks),
+                        false)
+                    .onSuccess(b -> respond(ctx, 200, b))
+                    .onFailure(ctx::fail));
+    r.get("/metrics")
+        .handler(
+            ctx ->
+                ctx.response()
+                    .putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
+                    .end(metrics.scrape()));
 
     r.post("/replica_sync/register_peer").handler(ctx -> replicaPeer(ctx, true));
     r.post("/replica_sync/deregister_peer").handler(ctx -> replicaPeer(ctx, false));
-    r.get("/replica_sync/peers").handler(ctx -> respond(ctx, 200, new io.vertx.core.json.JsonArray(
-        replica == null ? java.util.List.of() : replica.peers()).toBuffer().getBytes()));
+    r.get("/replica_sync/peers")
+        .handler(
+            ctx ->
+                respond(
+                    ctx,
+                    200,
+                    new io.vertx.core.json.JsonArray(
+                            replica == null ? java.util.List.of() : replica.peers())
+                        .toBuffer()
+                        .getBytes()));
   }
 
   /**
@@ -123,7 +198,9 @@ final class Routes {
     if (held != null) {
       body.put("ready", false).put("reason", held);
     }
-    return body.put("cluster", new io.vertx.core.json.JsonObject(cluster.readyJson())).toBuffer().getBytes();
+    return body.put("cluster", new io.vertx.core.json.JsonObject(cluster.readyJson()))
+        .toBuffer()
+        .getBytes();
   }
 
   /** Last applied sequence number of every listening rank of a partition (additive /dump field). */
@@ -147,7 +224,8 @@ final class Routes {
   private void select(RoutingContext ctx, boolean reserve) {
     String kind = reserve ? "select_and_reserve" : "select";
     long started = System.nanoTime();
-    ctx.addBodyEndHandler(v -> metrics.selection(kind, ctx.response().getStatusCode(), System.nanoTime() - started));
+    ctx.addBodyEndHandler(
+        v -> metrics.selection(kind, ctx.response().getStatusCode(), System.nanoTime() - started));
     BodyBytes body = jsonBodyView(ctx);
     // a request parked in the router queue leaves it when its client goes away
     CompletableFuture<Void> gone = new CompletableFuture<>();
@@ -163,7 +241,8 @@ final class Routes {
   private void replicaPeer(RoutingContext ctx, boolean register) {
     String endpoint = ApiOperations.replicaEndpoint(jsonBody(ctx));
     if (replica == null) {
-      throw SelectionException.conflict("replica sync is disabled (start with --replica-sync-port)");
+      throw SelectionException.conflict(
+          "replica sync is disabled (start with --replica-sync-port)");
     }
     io.kvselect.server.sync.replica.ReplicaSync.PeerChange change;
     try {
@@ -212,7 +291,8 @@ final class Routes {
 
   private static void requireJson(RoutingContext ctx) {
     if (!isJson(ctx.request().getHeader("content-type"))) {
-      throw new SelectionException(ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+      throw new SelectionException(
+          ErrorCode.UNSUPPORTED_MEDIA_TYPE,
           "Expected request with `Content-Type: application/json`");
     }
   }
@@ -231,7 +311,8 @@ final class Routes {
     try {
       return Long.parseUnsignedLong(raw);
     } catch (NumberFormatException e) {
-      throw SelectionException.badRequest("invalid worker id in path: " + raw + " (expected an unsigned 64-bit integer)");
+      throw SelectionException.badRequest(
+          "invalid worker id in path: " + raw + " (expected an unsigned 64-bit integer)");
     }
   }
 
@@ -241,17 +322,18 @@ final class Routes {
    * failure handler.
    */
   private void answer(RoutingContext ctx, CompletionStage<ApiOperations.Result> stage) {
-    Future.fromCompletionStage(stage, vertx.getOrCreateContext()).onComplete(ar -> {
-      if (ar.failed()) {
-        ctx.fail(SelectionException.unwrap(ar.cause()));
-        return;
-      }
-      respond(ctx, ar.result().status(), ar.result().body());
-    });
+    Future.fromCompletionStage(stage, vertx.getOrCreateContext())
+        .onComplete(
+            ar -> {
+              if (ar.failed()) {
+                ctx.fail(SelectionException.unwrap(ar.cause()));
+                return;
+              }
+              respond(ctx, ar.result().status(), ar.result().body());
+            });
   }
 
   private static void respond(RoutingContext ctx, int status, byte[] body) {
     ctx.response().setStatusCode(status).putHeader("content-type", JSON).end(Buffer.buffer(body));
   }
-
 }

@@ -45,7 +45,8 @@ final class TokenArrayScanner {
   static final int RETAINED = 65_536;
 
   private static final byte[] KEY = "token_ids".getBytes(StandardCharsets.US_ASCII);
-  private static final VarHandle LONG_LE = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+  private static final VarHandle LONG_LE =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
   private static final ThreadLocal<int[]> SCRATCH = ThreadLocal.withInitial(() -> new int[8192]);
 
   private TokenArrayScanner() {}

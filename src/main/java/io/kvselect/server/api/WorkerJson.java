@@ -1,20 +1,22 @@
+// Over 400 lines: one JSON mapping of the worker record, both directions and every field's check,
+// so a field's name, check and default are defined once.
 package io.kvselect.server.api;
 
 import com.fasterxml.jackson.core.JsonGenerator;
-import io.kvselect.core.catalog.WorkerRecord;
 import io.kvselect.core.catalog.DisaggSpec;
+import io.kvselect.core.catalog.WorkerRecord;
 import io.kvselect.core.catalog.WorkerSpec;
+import io.kvselect.core.config.NearestName;
 import io.kvselect.core.index.WorkerRank;
 import io.kvselect.server.events.KvEventsCoordinator;
 import io.kvselect.server.events.RankStats;
-import io.kvselect.core.config.NearestName;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.TreeMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * Worker records in JSON, both ways. Decodes {@code POST /workers} (a full record; {@code worker_id} required) and
@@ -26,14 +28,34 @@ final class WorkerJson {
   private WorkerJson() {}
 
   /** Every registration field the decoder reads; any other key is reported as unknown. */
-  static final List<String> FIELDS = List.of(
-      "worker_id", "model_name", "routing_group", "endpoint",
-      "kv_events_endpoint", "kv_events_endpoints", "replay_endpoint", "block_size",
-      "data_parallel_start_rank", "data_parallel_size", "max_num_batched_tokens", "total_kv_blocks",
-      "stable_routing_id", "is_eagle", "taints", "topology_domains",
-      "kv_transfer_domain", "kv_transfer_enforcement", "kv_transfer_preferred_weight", "router_hint_worker_type",
-      "router_hint_source_control_endpoints", "kv_event_source_mode", "health_url", "worker_type",
-      "kv_capacity_tokens", "admission_endpoint");
+  static final List<String> FIELDS =
+      List.of(
+          "worker_id",
+          "model_name",
+          "routing_group",
+          "endpoint",
+          "kv_events_endpoint",
+          "kv_events_endpoints",
+          "replay_endpoint",
+          "block_size",
+          "data_parallel_start_rank",
+          "data_parallel_size",
+          "max_num_batched_tokens",
+          "total_kv_blocks",
+          "stable_routing_id",
+          "is_eagle",
+          "taints",
+          "topology_domains",
+          "kv_transfer_domain",
+          "kv_transfer_enforcement",
+          "kv_transfer_preferred_weight",
+          "router_hint_worker_type",
+          "router_hint_source_control_endpoints",
+          "kv_event_source_mode",
+          "health_url",
+          "worker_type",
+          "kv_capacity_tokens",
+          "admission_endpoint");
 
   /** A decoded body: the spec and one warning per unknown field (in body order). */
   record Parsed(WorkerSpec spec, List<String> warnings) {}
@@ -138,7 +160,8 @@ final class WorkerJson {
         case "kv_transfer_domain" -> kvTransferDomain = r.string(k);
         case "kv_transfer_enforcement" -> {
           kvTransferEnforcement = r.string(k);
-          if (kvTransferEnforcement != null && !kvTransferEnforcement.equals("required")
+          if (kvTransferEnforcement != null
+              && !kvTransferEnforcement.equals("required")
               && !kvTransferEnforcement.equals("preferred")) {
             throw JsonReader.type(k, "one of required, preferred");
           }
@@ -159,14 +182,31 @@ final class WorkerJson {
     }
 
     WorkerSpec build() {
-      return WorkerSpec.builder(workerId).modelName(model).routingGroup(group).endpoint(endpoint)
-          .kvEventsEndpoint(kvEventsEndpoint).kvEventsEndpoints(kvEventsEndpoints).replayEndpoint(replayEndpoint)
-          .blockSize(blockSize).dataParallelStartRank(dpStart).dataParallelSize(dpSize)
-          .maxNumBatchedTokens(maxBatched).totalKvBlocks(totalKvBlocks).stableRoutingId(stableRoutingId)
-          .isEagle(eagle).taints(taints).topologyDomains(topology).kvTransferDomain(kvTransferDomain)
-          .kvTransferEnforcement(kvTransferEnforcement).kvTransferPreferredWeight(kvTransferPreferredWeight)
-          .routerHintWorkerType(hintType).routerHintSourceControlEndpoints(hintSources).kvEventSourceMode(sourceMode)
-          .healthUrl(healthUrl).disagg(new DisaggSpec(workerType, kvCapacityTokens, admissionEndpoint)).build();
+      return WorkerSpec.builder(workerId)
+          .modelName(model)
+          .routingGroup(group)
+          .endpoint(endpoint)
+          .kvEventsEndpoint(kvEventsEndpoint)
+          .kvEventsEndpoints(kvEventsEndpoints)
+          .replayEndpoint(replayEndpoint)
+          .blockSize(blockSize)
+          .dataParallelStartRank(dpStart)
+          .dataParallelSize(dpSize)
+          .maxNumBatchedTokens(maxBatched)
+          .totalKvBlocks(totalKvBlocks)
+          .stableRoutingId(stableRoutingId)
+          .isEagle(eagle)
+          .taints(taints)
+          .topologyDomains(topology)
+          .kvTransferDomain(kvTransferDomain)
+          .kvTransferEnforcement(kvTransferEnforcement)
+          .kvTransferPreferredWeight(kvTransferPreferredWeight)
+          .routerHintWorkerType(hintType)
+          .routerHintSourceControlEndpoints(hintSources)
+          .kvEventSourceMode(sourceMode)
+          .healthUrl(healthUrl)
+          .disagg(new DisaggSpec(workerType, kvCapacityTokens, admissionEndpoint))
+          .build();
     }
   }
 
@@ -211,7 +251,11 @@ final class WorkerJson {
     List<String> out = new ArrayList<>(unknown.size());
     for (String k : unknown) {
       String near = NearestName.closest(k, FIELDS);
-      out.add("unknown field `" + k + "` ignored" + (near == null ? "" : " (did you mean `" + near + "`?)"));
+      out.add(
+          "unknown field `"
+              + k
+              + "` ignored"
+              + (near == null ? "" : " (did you mean `" + near + "`?)"));
     }
     return List.copyOf(out);
   }
@@ -228,18 +272,24 @@ final class WorkerJson {
   }
 
   /** The catalog; {@code listeners} (nullable) adds each rank's KV-event listener state. */
-  static byte[] workers(List<WorkerRecord> ws, Map<WorkerRank, RankStats> listeners, KvEventsCoordinator events) {
-    return ResponseJson.write(g -> {
-      g.writeStartArray();
-      for (WorkerRecord w : ws) {
-        write(g, w, listeners == null ? null : g2 -> kvEvents(g2, w, listeners, events));
-      }
-      g.writeEndArray();
-    });
+  static byte[] workers(
+      List<WorkerRecord> ws, Map<WorkerRank, RankStats> listeners, KvEventsCoordinator events) {
+    return ResponseJson.write(
+        g -> {
+          g.writeStartArray();
+          for (WorkerRecord w : ws) {
+            write(g, w, listeners == null ? null : g2 -> kvEvents(g2, w, listeners, events));
+          }
+          g.writeEndArray();
+        });
   }
 
-  private static void kvEvents(JsonGenerator g, WorkerRecord w, Map<WorkerRank, RankStats> listeners,
-      KvEventsCoordinator events) throws IOException {
+  private static void kvEvents(
+      JsonGenerator g,
+      WorkerRecord w,
+      Map<WorkerRank, RankStats> listeners,
+      KvEventsCoordinator events)
+      throws IOException {
     g.writeObjectFieldStart("kv_events");
     for (WorkerRank r : w.ranks()) {
       RankStats st = listeners.get(r);
@@ -260,7 +310,8 @@ final class WorkerJson {
       g.writeNumberField("dropped_frames", st.droppedFrames());
       g.writeNumberField("malformed_payloads", events.malformedPayloads(r));
       if (st.lastEventAt() > 0) {
-        g.writeStringField("last_event_at", java.time.Instant.ofEpochMilli(st.lastEventAt()).toString());
+        g.writeStringField(
+            "last_event_at", java.time.Instant.ofEpochMilli(st.lastEventAt()).toString());
       } else {
         g.writeNullField("last_event_at");
       }
@@ -280,7 +331,8 @@ final class WorkerJson {
     write(g, w, extra, List.of());
   }
 
-  private static void write(JsonGenerator g, WorkerRecord w, ResponseJson.Body extra, List<String> warnings)
+  private static void write(
+      JsonGenerator g, WorkerRecord w, ResponseJson.Body extra, List<String> warnings)
       throws IOException {
     WorkerSpec s = w.spec();
     g.writeStartObject();
@@ -363,7 +415,8 @@ final class WorkerJson {
     }
   }
 
-  private static void rankMap(JsonGenerator g, String name, Map<Integer, String> m) throws IOException {
+  private static void rankMap(JsonGenerator g, String name, Map<Integer, String> m)
+      throws IOException {
     g.writeObjectFieldStart(name);
     for (var e : new TreeMap<>(m).entrySet()) {
       g.writeStringField(Integer.toString(e.getKey()), e.getValue());

@@ -37,8 +37,10 @@ public final class BusEvents implements CatalogListener, BookingListener {
   private final Context context;
   private final String node;
   private volatile boolean open = true;
+
   /** Owned by {@link #context}'s event loop. */
   private long selectionSeq;
+
   /** Owned by {@link #context}'s event loop. */
   private long workerSeq;
 
@@ -87,31 +89,34 @@ public final class BusEvents implements CatalogListener, BookingListener {
   @Override
   public void workerUpserted(WorkerRecord previous, WorkerRecord current) {
     if (open) {
-      context.runOnContext(v -> publishWorker(previous == null ? "registered" : "updated", previous, current));
+      context.runOnContext(
+          v -> publishWorker(previous == null ? "registered" : "updated", previous, current));
     }
   }
 
   @Override
   public void workerRemoved(WorkerRecord removed) {
     if (open) {
-      context.runOnContext(v -> publishWorker("removed", removed, removed.withLifecycle(Lifecycle.UNSCHEDULABLE)));
+      context.runOnContext(
+          v -> publishWorker("removed", removed, removed.withLifecycle(Lifecycle.UNSCHEDULABLE)));
     }
   }
 
   private void publishSelection(Booked b) {
-    JsonObject e = new JsonObject()
-        .put("v", BusAddresses.EVENTS_VERSION)
-        .put("seq", selectionSeq++)
-        .put("node", node)
-        .put("selection_id", b.selectionId())
-        .put("model_name", b.partition().modelName())
-        .put("routing_group", b.partition().routingGroup())
-        .put("worker_id", u64(b.rank().workerId()))
-        .put("dp_rank", b.rank().dpRank())
-        .put("overlap_blocks", b.overlapBlocks())
-        .put("isl_tokens", b.islTokens())
-        .put("effective_prefill_tokens", b.effectivePrefillTokens())
-        .put("block_size", b.blockSize());
+    JsonObject e =
+        new JsonObject()
+            .put("v", BusAddresses.EVENTS_VERSION)
+            .put("seq", selectionSeq++)
+            .put("node", node)
+            .put("selection_id", b.selectionId())
+            .put("model_name", b.partition().modelName())
+            .put("routing_group", b.partition().routingGroup())
+            .put("worker_id", u64(b.rank().workerId()))
+            .put("dp_rank", b.rank().dpRank())
+            .put("overlap_blocks", b.overlapBlocks())
+            .put("isl_tokens", b.islTokens())
+            .put("effective_prefill_tokens", b.effectivePrefillTokens())
+            .put("block_size", b.blockSize());
     if (b.sessionId() != null) {
       e.put("session_id", b.sessionId());
     }
@@ -119,18 +124,19 @@ public final class BusEvents implements CatalogListener, BookingListener {
   }
 
   private void publishWorker(String kind, WorkerRecord previous, WorkerRecord current) {
-    JsonObject e = new JsonObject()
-        .put("v", BusAddresses.EVENTS_VERSION)
-        .put("seq", workerSeq++)
-        .put("node", node)
-        .put("kind", kind)
-        .put("worker_id", u64(current.workerId()))
-        .put("model_name", current.spec().modelName())
-        .put("routing_group", current.spec().routingGroup())
-        .put("lifecycle", current.lifecycle().wireName())
-        .put("previous_lifecycle", previous == null ? null : previous.lifecycle().wireName())
-        .put("not_schedulable_reasons", new JsonArray(current.notSchedulableReasons()))
-        .put("worker", new JsonObject(Buffer.buffer(ApiOperations.workerJson(current))));
+    JsonObject e =
+        new JsonObject()
+            .put("v", BusAddresses.EVENTS_VERSION)
+            .put("seq", workerSeq++)
+            .put("node", node)
+            .put("kind", kind)
+            .put("worker_id", u64(current.workerId()))
+            .put("model_name", current.spec().modelName())
+            .put("routing_group", current.spec().routingGroup())
+            .put("lifecycle", current.lifecycle().wireName())
+            .put("previous_lifecycle", previous == null ? null : previous.lifecycle().wireName())
+            .put("not_schedulable_reasons", new JsonArray(current.notSchedulableReasons()))
+            .put("worker", new JsonObject(Buffer.buffer(ApiOperations.workerJson(current))));
     publish(BusAddresses.EVENTS_WORKERS, e);
   }
 

@@ -53,18 +53,25 @@ public final class EventBusApi extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    register(BusAddresses.SELECT, (m, b) -> ops.select(b, m.headers().get(BusAddresses.POLICY_CLASS_HEADER), false, null));
-    register(BusAddresses.SELECT_AND_RESERVE,
+    register(
+        BusAddresses.SELECT,
+        (m, b) -> ops.select(b, m.headers().get(BusAddresses.POLICY_CLASS_HEADER), false, null));
+    register(
+        BusAddresses.SELECT_AND_RESERVE,
         (m, b) -> ops.select(b, m.headers().get(BusAddresses.POLICY_CLASS_HEADER), true, null));
     register(BusAddresses.RESERVE, (m, b) -> ops.reserve(b));
-    register(BusAddresses.PREFILL_COMPLETE, (m, b) -> ops.prefillComplete(ApiOperations.selectionId(b)));
-    register(BusAddresses.OUTPUT_BLOCK,
+    register(
+        BusAddresses.PREFILL_COMPLETE, (m, b) -> ops.prefillComplete(ApiOperations.selectionId(b)));
+    register(
+        BusAddresses.OUTPUT_BLOCK,
         (m, b) -> ops.outputBlock(ApiOperations.selectionId(b), ApiOperations.decayFraction(b)));
     register(BusAddresses.FREE, (m, b) -> ops.free(ApiOperations.selectionId(b)));
-    register(BusAddresses.WORKERS_LIST, (m, b) -> {
-      String[] f = ApiOperations.workerFilters(b);
-      return ops.listWorkers(f[0], f[1]);
-    });
+    register(
+        BusAddresses.WORKERS_LIST,
+        (m, b) -> {
+          String[] f = ApiOperations.workerFilters(b);
+          return ops.listWorkers(f[0], f[1]);
+        });
     register(BusAddresses.WORKERS_GET, (m, b) -> ops.worker(ApiOperations.workerId(b)));
     register(BusAddresses.WORKERS_CREATE, (m, b) -> ops.createWorker(b));
     register(BusAddresses.WORKERS_PATCH, (m, b) -> ops.patchWorker(ApiOperations.workerId(b), b));
@@ -96,17 +103,19 @@ public final class EventBusApi extends VerticleBase {
     } catch (RuntimeException e) {
       stage = CompletableFuture.failedFuture(e);
     }
-    Future.fromCompletionStage(stage, context).onComplete(ar -> {
-      if (ar.succeeded()) {
-        m.reply(Json.decodeValue(Buffer.buffer(ar.result().body())));
-        return;
-      }
-      ApiOperations.Failure f = ApiOperations.failure(ar.cause());
-      if (f.status() >= 500 && f.status() != 503) {
-        LOG.error("unexpected failure on {}", address, ar.cause());
-      }
-      m.fail(f.status(), new String(f.body(), StandardCharsets.UTF_8));
-    });
+    Future.fromCompletionStage(stage, context)
+        .onComplete(
+            ar -> {
+              if (ar.succeeded()) {
+                m.reply(Json.decodeValue(Buffer.buffer(ar.result().body())));
+                return;
+              }
+              ApiOperations.Failure f = ApiOperations.failure(ar.cause());
+              if (f.status() >= 500 && f.status() != 503) {
+                LOG.error("unexpected failure on {}", address, ar.cause());
+              }
+              m.fail(f.status(), new String(f.body(), StandardCharsets.UTF_8));
+            });
   }
 
   /**
@@ -118,7 +127,8 @@ public final class EventBusApi extends VerticleBase {
   static byte[] bodyBytes(Object body) {
     byte[] bytes = encoded(body);
     if (bytes.length > HttpApiVerticle.BODY_LIMIT) {
-      throw new SelectionException(ErrorCode.PAYLOAD_TOO_LARGE,
+      throw new SelectionException(
+          ErrorCode.PAYLOAD_TOO_LARGE,
           "request body exceeds the limit of " + HttpApiVerticle.BODY_LIMIT + " bytes");
     }
     return bytes;
@@ -130,9 +140,11 @@ public final class EventBusApi extends VerticleBase {
     }
     if (body instanceof JsonObject || body instanceof JsonArray) {
       try {
-        return (body instanceof JsonObject o ? o.toBuffer() : ((JsonArray) body).toBuffer()).getBytes();
+        return (body instanceof JsonObject o ? o.toBuffer() : ((JsonArray) body).toBuffer())
+            .getBytes();
       } catch (RuntimeException e) {
-        throw new SelectionException(ErrorCode.UNPROCESSABLE,
+        throw new SelectionException(
+            ErrorCode.UNPROCESSABLE,
             "the message body cannot be encoded as JSON: " + e.getMessage());
       }
     }
@@ -142,7 +154,8 @@ public final class EventBusApi extends VerticleBase {
     if (body instanceof String s) {
       return s.getBytes(StandardCharsets.UTF_8);
     }
-    throw new SelectionException(ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+    throw new SelectionException(
+        ErrorCode.UNSUPPORTED_MEDIA_TYPE,
         "Expected a JsonObject message body, got " + body.getClass().getSimpleName());
   }
 }

@@ -39,8 +39,10 @@ public final class Kvselect {
   private final SelectionService service;
   private final MainVerticle main;
   private final String deploymentId;
+
   /** Node-to-node sync on a clustered Vert.x; null otherwise. */
   private final PeerSync sync;
+
   /** Dynamo's replica sync with {@code --replica-sync-port}; null otherwise. Started and stopped by its verticle. */
   private final ReplicaSync replica;
 
@@ -83,20 +85,25 @@ public final class Kvselect {
    * with {@code httpInstances} HTTP server instances; 0 serves the event-bus API only (one
    * instance) and opens no port.
    */
-  public static Future<Kvselect> deploy(Vertx vertx, NodeSettings settings, NodeParts parts, int httpInstances) {
+  public static Future<Kvselect> deploy(
+      Vertx vertx, NodeSettings settings, NodeParts parts, int httpInstances) {
     if (parts.sync() != null) {
-      return Future.failedFuture(new IllegalArgumentException(
-          "clustered parts are deployed by deploy(vertx, settings) on the clustered Vert.x they were built for"));
+      return Future.failedFuture(
+          new IllegalArgumentException(
+              "clustered parts are deployed by deploy(vertx, settings) on the clustered Vert.x they were built for"));
     }
     return deploy(vertx, settings, parts, httpInstances, ClusterView.standalone());
   }
 
-  private static Future<Kvselect> deploy(Vertx vertx, NodeSettings settings, NodeParts parts, int httpInstances,
-      ClusterView view) {
-    // the same bearer token and TLS as bin/kvselect: embedding must not open what the settings close
+  private static Future<Kvselect> deploy(
+      Vertx vertx, NodeSettings settings, NodeParts parts, int httpInstances, ClusterView view) {
+    // the same bearer token and TLS as bin/kvselect: embedding must not open what the settings
+    // close
     io.kvselect.server.security.HttpGuards guards =
-        io.kvselect.server.security.HttpGuards.of(settings.operations(), new io.kvselect.server.drain.RequestGate());
-    return NodeAssembly.deploy(vertx, settings, parts, httpInstances, new ServiceMetrics(), view, guards)
+        io.kvselect.server.security.HttpGuards.of(
+            settings.operations(), new io.kvselect.server.drain.RequestGate());
+    return NodeAssembly.deploy(
+            vertx, settings, parts, httpInstances, new ServiceMetrics(), view, guards)
         .map(d -> new Kvselect(vertx, parts, d.main(), d.deploymentId()));
   }
 

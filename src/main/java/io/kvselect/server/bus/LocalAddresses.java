@@ -53,5 +53,6 @@ public final class LocalAddresses {
   public static final String SESSION_AFFINITY = "kvselect.session.affinity";
 
   /** Every node-internal address (a prefix for the per-shard ones). */
-  public static final List<String> ALL = List.of(REPLICA_LOAD, INDEX_SHARD_PREFIX, INDEX_READ_PREFIX, SESSION_AFFINITY);
+  public static final List<String> ALL =
+      List.of(REPLICA_LOAD, INDEX_SHARD_PREFIX, INDEX_READ_PREFIX, SESSION_AFFINITY);
 }

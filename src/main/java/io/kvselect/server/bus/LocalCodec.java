@@ -43,8 +43,10 @@ public final class LocalCodec implements MessageCodec<Object, Object> {
 
   @Override
   public void encodeToWire(Buffer buffer, Object o) {
-    throw new IllegalStateException("a node-internal message (" + o.getClass().getName()
-        + ") cannot be sent to another member; send it with LocalCodec.options()");
+    throw new IllegalStateException(
+        "a node-internal message ("
+            + o.getClass().getName()
+            + ") cannot be sent to another member; send it with LocalCodec.options()");
   }
 
   @Override

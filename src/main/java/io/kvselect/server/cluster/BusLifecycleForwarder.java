@@ -1,3 +1,5 @@
+// Over 400 lines: both ends of one forwarding protocol (the sender's timeout and retry, the
+// holder's handler and its replies), kept together so the two stay in step.
 package io.kvselect.server.cluster;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -62,7 +64,6 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class BusLifecycleForwarder implements LifecycleForwarder {
 
-
   /** The send timeout of a forwarded step. */
   public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(5);
 
@@ -71,13 +72,16 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
   private final String nodeId;
   private final long timeoutMs;
   private volatile MessageConsumer<Object> consumer;
+
   /**
    * Origins whose last forward timed out, until when they are not waited for again: a step for
    * one of them answers 503 at once (a paused or cut-off member costs one timeout per
    * {@link #SILENT_HOLD_NANOS}, not one per request), until it answers or the membership removes it.
    * A concurrent map written by the completions of forwards.
    */
-  private final java.util.Map<String, Long> silentUntil = new java.util.concurrent.ConcurrentHashMap<>();
+  private final java.util.Map<String, Long> silentUntil =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
   static final long SILENT_HOLD_NANOS = 2_000_000_000L;
 
   private final FreeHandoff handoff;
@@ -88,33 +92,43 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
     this.cluster = cluster;
     this.nodeId = cluster.getNodeId();
     this.timeoutMs = Math.max(1, timeout.toMillis());
-    this.handoff = new FreeHandoff(nodeId, new FreeHandoff.Courier() {
-      @Override
-      public CompletionStage<FreeHandoff.Delivery> free(String node, String id) {
-        return ask(node, new LifecycleStep.Free(id)).thenApply(a -> a.failure() != null
-            ? FreeHandoff.Delivery.NOT_HELD
-            : a.gone() ? FreeHandoff.Delivery.NO_CONSUMER
-            : a.silent() ? FreeHandoff.Delivery.SILENT
-            : a.timedOut() ? FreeHandoff.Delivery.NO_CONSUMER
-            : FreeHandoff.Delivery.FREED);
-      }
+    this.handoff =
+        new FreeHandoff(
+            nodeId,
+            new FreeHandoff.Courier() {
+              @Override
+              public CompletionStage<FreeHandoff.Delivery> free(String node, String id) {
+                return ask(node, new LifecycleStep.Free(id))
+                    .thenApply(
+                        a ->
+                            a.failure() != null
+                                ? FreeHandoff.Delivery.NOT_HELD
+                                : a.gone()
+                                    ? FreeHandoff.Delivery.NO_CONSUMER
+                                    : a.silent()
+                                        ? FreeHandoff.Delivery.SILENT
+                                        : a.timedOut()
+                                            ? FreeHandoff.Delivery.NO_CONSUMER
+                                            : FreeHandoff.Delivery.FREED);
+              }
 
-      @Override
-      public boolean silent(String node, long now) {
-        Long until = silentUntil.get(node);
-        return until != null && now - until < 0;
-      }
+              @Override
+              public boolean silent(String node, long now) {
+                Long until = silentUntil.get(node);
+                return until != null && now - until < 0;
+              }
 
-      @Override
-      public void silence(String node) {
-        silentUntil.put(node, System.nanoTime() + SILENT_HOLD_NANOS);
-      }
-    });
+              @Override
+              public void silence(String node) {
+                silentUntil.put(node, System.nanoTime() + SILENT_HOLD_NANOS);
+              }
+            });
   }
 
   /** Serves steps forwarded to this node with {@code service}; completes once registered cluster-wide. */
   public Future<Void> attach(SelectionService service) {
-    MessageConsumer<Object> c = vertx.eventBus().consumer(SyncAddresses.lifecycle(nodeId), m -> serve(service, m));
+    MessageConsumer<Object> c =
+        vertx.eventBus().consumer(SyncAddresses.lifecycle(nodeId), m -> serve(service, m));
     consumer = c;
     handoff.start(cluster.getNodes());
     timer = vertx.setPeriodic(FreeHandoff.TICK_MS, t -> handoff.tick(cluster.getNodes()));
@@ -146,28 +160,45 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
       }
       Long until = silentUntil.get(origin);
       if (until != null && System.nanoTime() - until < 0) {
-        return CompletableFuture.failedFuture(SelectionException.notReady("node " + origin + ", which holds"
-            + " reservation " + step.id() + ", did not answer a forwarded step within " + timeoutMs
-            + " ms just now; retry (it is released once the cluster removes that node)" + kept(hint(origin, step))));
+        return CompletableFuture.failedFuture(
+            SelectionException.notReady(
+                "node "
+                    + origin
+                    + ", which holds"
+                    + " reservation "
+                    + step.id()
+                    + ", did not answer a forwarded step within "
+                    + timeoutMs
+                    + " ms just now; retry (it is released once the cluster removes that node)"
+                    + kept(hint(origin, step))));
       }
-      return ask(origin, step).thenApply(a -> {
-        if (a.timedOut()) {
-          silentUntil.put(origin, System.nanoTime() + SILENT_HOLD_NANOS);
-        } else {
-          silentUntil.remove(origin);
-        }
-        if (a.failure() != null) {
-          throw a.failure();
-        }
-        if (a.timedOut()) {
-          throw SelectionException.notReady("node " + origin + ", which holds reservation " + step.id()
-              + ", did not answer within " + timeoutMs + " ms; retry" + kept(hint(origin, step)));
-        }
-        if (a.gone()) {
-          throw departed(step, origin, hint(origin, step));
-        }
-        return null;
-      });
+      return ask(origin, step)
+          .thenApply(
+              a -> {
+                if (a.timedOut()) {
+                  silentUntil.put(origin, System.nanoTime() + SILENT_HOLD_NANOS);
+                } else {
+                  silentUntil.remove(origin);
+                }
+                if (a.failure() != null) {
+                  throw a.failure();
+                }
+                if (a.timedOut()) {
+                  throw SelectionException.notReady(
+                      "node "
+                          + origin
+                          + ", which holds reservation "
+                          + step.id()
+                          + ", did not answer within "
+                          + timeoutMs
+                          + " ms; retry"
+                          + kept(hint(origin, step)));
+                }
+                if (a.gone()) {
+                  throw departed(step, origin, hint(origin, step));
+                }
+                return null;
+              });
     }
     live.remove(nodeId);
     if (live.isEmpty()) {
@@ -196,38 +227,52 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
     AtomicBoolean silent = new AtomicBoolean();
     List<String> unanswered = java.util.Collections.synchronizedList(new ArrayList<>());
     for (String peer : others) {
-      ask(peer, step).whenComplete((a, err) -> {
-        if (err == null && a.failure() == null && !a.timedOut() && !a.gone()) {
-          out.complete(null);
-        } else if (err == null && a.failure() != null && a.failure().code() != ErrorCode.NOT_FOUND) {
-          out.completeExceptionally(a.failure());
-        } else if (err != null || a.timedOut()) {
-          silent.set(true);
-          unanswered.add(peer);
-        } else if (a.gone()) {
-          // listed without a consumer: stopping, or just merged back before its registration
-          // spread; its answer is not "not held", so a free is kept for it
-          unanswered.add(peer);
-        }
-        if (left.decrementAndGet() == 0 && !out.isDone()) {
-          boolean kept = false;
-          for (String p : unanswered) {
-            kept |= hint(p, step);
-          }
-          kept |= hintForAny(step);
-          out.completeExceptionally(silent.get()
-              ? SelectionException.notReady("reservation " + step.id() + " was not found on the nodes that"
-                  + " answered, and not every node answered within " + timeoutMs + " ms; retry" + (kept
-                  ? "; the free is kept and delivered to a node that answers again or comes back" : ""))
-              : notFound(step, kept));
-        }
-      });
+      ask(peer, step)
+          .whenComplete(
+              (a, err) -> {
+                if (err == null && a.failure() == null && !a.timedOut() && !a.gone()) {
+                  out.complete(null);
+                } else if (err == null
+                    && a.failure() != null
+                    && a.failure().code() != ErrorCode.NOT_FOUND) {
+                  out.completeExceptionally(a.failure());
+                } else if (err != null || a.timedOut()) {
+                  silent.set(true);
+                  unanswered.add(peer);
+                } else if (a.gone()) {
+                  // listed without a consumer: stopping, or just merged back before its
+                  // registration
+                  // spread; its answer is not "not held", so a free is kept for it
+                  unanswered.add(peer);
+                }
+                if (left.decrementAndGet() == 0 && !out.isDone()) {
+                  boolean kept = false;
+                  for (String p : unanswered) {
+                    kept |= hint(p, step);
+                  }
+                  kept |= hintForAny(step);
+                  out.completeExceptionally(
+                      silent.get()
+                          ? SelectionException.notReady(
+                              "reservation "
+                                  + step.id()
+                                  + " was not found on the nodes that"
+                                  + " answered, and not every node answered within "
+                                  + timeoutMs
+                                  + " ms; retry"
+                                  + (kept
+                                      ? "; the free is kept and delivered to a node that answers again or comes back"
+                                      : ""))
+                          : notFound(step, kept));
+                }
+              });
     }
     return out;
   }
 
   /** One node's answer: ok, its failure, no answer in time, or no consumer there (it is stopping). */
-  private record Answer(SelectionException failure, boolean timedOut, boolean gone, boolean silent) {
+  private record Answer(
+      SelectionException failure, boolean timedOut, boolean gone, boolean silent) {
     Answer(SelectionException failure, boolean timedOut, boolean gone) {
       this(failure, timedOut, gone, timedOut);
     }
@@ -248,24 +293,44 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
       d.put("step", "free");
     }
     CompletableFuture<Answer> out = new CompletableFuture<>();
-    vertx.eventBus().request(SyncAddresses.lifecycle(node), SyncCodec.buffer(d),
-        new DeliveryOptions().setSendTimeout(timeoutMs)).onComplete(ar -> {
-          if (ar.failed()) {
-            ReplyFailure f = ar.cause() instanceof ReplyException re ? re.failureType() : ReplyFailure.ERROR;
-            if (f == ReplyFailure.RECIPIENT_FAILURE) {
-              // the node refused the message itself (another version, say): not the holder's answer
-              out.complete(new Answer(new SelectionException(ErrorCode.INTERNAL, "node " + node
-                  + " refused the forwarded step: " + ar.cause().getMessage()), false, false));
-            } else {
-              // no answer: TIMEOUT is silence; ERROR (the connection failed: stopping, or dead)
-              // is answered like a timeout by forward(), but is no reason to wait the node out
-              out.complete(new Answer(null, f != ReplyFailure.NO_HANDLERS, f == ReplyFailure.NO_HANDLERS,
-                  f == ReplyFailure.TIMEOUT));
-            }
-            return;
-          }
-          out.complete(new Answer(result(ar.result().body()), false, false));
-        });
+    vertx
+        .eventBus()
+        .request(
+            SyncAddresses.lifecycle(node),
+            SyncCodec.buffer(d),
+            new DeliveryOptions().setSendTimeout(timeoutMs))
+        .onComplete(
+            ar -> {
+              if (ar.failed()) {
+                ReplyFailure f =
+                    ar.cause() instanceof ReplyException re ? re.failureType() : ReplyFailure.ERROR;
+                if (f == ReplyFailure.RECIPIENT_FAILURE) {
+                  // the node refused the message itself (another version, say): not the holder's
+                  // answer
+                  out.complete(
+                      new Answer(
+                          new SelectionException(
+                              ErrorCode.INTERNAL,
+                              "node "
+                                  + node
+                                  + " refused the forwarded step: "
+                                  + ar.cause().getMessage()),
+                          false,
+                          false));
+                } else {
+                  // no answer: TIMEOUT is silence; ERROR (the connection failed: stopping, or dead)
+                  // is answered like a timeout by forward(), but is no reason to wait the node out
+                  out.complete(
+                      new Answer(
+                          null,
+                          f != ReplyFailure.NO_HANDLERS,
+                          f == ReplyFailure.NO_HANDLERS,
+                          f == ReplyFailure.TIMEOUT));
+                }
+                return;
+              }
+              out.complete(new Answer(result(ar.result().body()), false, false));
+            });
     return out;
   }
 
@@ -279,19 +344,29 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
       ErrorCode code = ErrorCode.valueOf(o.path("code").asText("INTERNAL"));
       return new SelectionException(code, o.path("error").asText(""));
     } catch (IOException | IllegalArgumentException bad) {
-      return new SelectionException(ErrorCode.INTERNAL, "malformed lifecycle answer: " + bad.getMessage());
+      return new SelectionException(
+          ErrorCode.INTERNAL, "malformed lifecycle answer: " + bad.getMessage());
     }
   }
 
   private static SelectionException notFound(LifecycleStep step, boolean kept) {
-    return SelectionException.notFound("reservation " + step.id() + " not found" + (kept
-        ? " (a member left the cluster lately: the free is kept and delivered to any node that comes back)" : ""));
+    return SelectionException.notFound(
+        "reservation "
+            + step.id()
+            + " not found"
+            + (kept
+                ? " (a member left the cluster lately: the free is kept and delivered to any node that comes back)"
+                : ""));
   }
 
   private static SelectionException departed(LifecycleStep step, String origin, boolean kept) {
-    return SelectionException.notFound("reservation " + step.id() + " not found: it was booked on node " + origin
-        + ", which has left the cluster (its reservations are released)" + (kept
-        ? "; the free is kept and delivered to that node if it comes back" : ""));
+    return SelectionException.notFound(
+        "reservation "
+            + step.id()
+            + " not found: it was booked on node "
+            + origin
+            + ", which has left the cluster (its reservations are released)"
+            + (kept ? "; the free is kept and delivered to that node if it comes back" : ""));
   }
 
   // ---- deferred frees ----
@@ -317,18 +392,21 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
     } catch (RuntimeException e) {
       done = CompletableFuture.failedFuture(e);
     }
-    done.whenComplete((v, err) -> {
-      ObjectNode r = SyncCodec.doc("lifecycle_result");
-      if (err == null) {
-        r.put("ok", true);
-      } else {
-        Throwable u = SelectionException.unwrap(err);
-        r.put("ok", false);
-        r.put("code", u instanceof SelectionException se ? se.code().name() : ErrorCode.INTERNAL.name());
-        r.put("error", u instanceof SelectionException ? u.getMessage() : "internal error");
-      }
-      m.reply(SyncCodec.buffer(r));
-    });
+    done.whenComplete(
+        (v, err) -> {
+          ObjectNode r = SyncCodec.doc("lifecycle_result");
+          if (err == null) {
+            r.put("ok", true);
+          } else {
+            Throwable u = SelectionException.unwrap(err);
+            r.put("ok", false);
+            r.put(
+                "code",
+                u instanceof SelectionException se ? se.code().name() : ErrorCode.INTERNAL.name());
+            r.put("error", u instanceof SelectionException ? u.getMessage() : "internal error");
+          }
+          m.reply(SyncCodec.buffer(r));
+        });
   }
 
   private static LifecycleStep step(ObjectNode d) throws IOException {
@@ -347,7 +425,8 @@ public final class BusLifecycleForwarder implements LifecycleForwarder {
         if (f != null && !f.isNull() && !f.isNumber()) {
           throw new IOException("`decay_fraction` must be a number");
         }
-        return new LifecycleStep.OutputBlock(id.asText(), f == null || f.isNull() ? null : f.asDouble());
+        return new LifecycleStep.OutputBlock(
+            id.asText(), f == null || f.isNull() ? null : f.asDouble());
       default:
         throw new IOException("unknown step `" + s + "`");
     }

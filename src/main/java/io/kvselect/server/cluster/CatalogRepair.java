@@ -55,6 +55,7 @@ final class CatalogRepair {
   private final Set<String> inFlight = new HashSet<>();
   private final long minSpacingMs;
   private final Map<String, Long> lastPullMs = new HashMap<>();
+
   /** Per peer: its hash and this node's after the last answered pull that left them different. */
   private final Map<String, long[]> settled = new HashMap<>();
 
@@ -85,7 +86,10 @@ final class CatalogRepair {
    */
   void check(String peer, JsonNode digestBody) {
     JsonNode h = digestBody.get("catalog");
-    if (h == null || !h.isIntegralNumber() || h.asLong() == service.catalogDigest() || inFlight.contains(peer)) {
+    if (h == null
+        || !h.isIntegralNumber()
+        || h.asLong() == service.catalogDigest()
+        || inFlight.contains(peer)) {
       return;
     }
     long theirs = h.asLong();
@@ -101,27 +105,37 @@ final class CatalogRepair {
     lastPullMs.put(peer, now);
     inFlight.add(peer);
     pulls.incrementAndGet();
-    vertx.eventBus().<Object>request(SyncAddresses.node(peer), SyncCodec.buffer(SyncCodec.doc(REQUEST)),
+    vertx
+        .eventBus()
+        .<Object>request(
+            SyncAddresses.node(peer),
+            SyncCodec.buffer(SyncCodec.doc(REQUEST)),
             new DeliveryOptions().setSendTimeout(timeout.toMillis()))
         .compose(reply -> applyAll(peer, reply.body()))
-        .onComplete(ar -> {
-          inFlight.remove(peer);
-          long ours = service.catalogDigest();
-          if ((ar.succeeded() || !(ar.cause() instanceof ReplyException)) && ours != theirs) {
-            settled.put(peer, new long[] {theirs, ours});
-            LOG.info("catalog of peer {} still differs after a pull{}; not pulling again until either catalog "
-                + "changes", peer, ar.failed() ? " (its answer was refused: " + ar.cause().getMessage() + ")" : "");
-          } else {
-            settled.remove(peer);
-          }
-          if (ar.failed()) {
-            pullFailures.incrementAndGet();
-            LOG.debug("catalog pull from {} failed: {}", peer, ar.cause().toString());
-          } else if (ar.result() > 0) {
-            repaired.addAndGet(ar.result());
-            LOG.info("catalog repaired from peer {}: {} worker(s) changed", peer, ar.result());
-          }
-        });
+        .onComplete(
+            ar -> {
+              inFlight.remove(peer);
+              long ours = service.catalogDigest();
+              if ((ar.succeeded() || !(ar.cause() instanceof ReplyException)) && ours != theirs) {
+                settled.put(peer, new long[] {theirs, ours});
+                LOG.info(
+                    "catalog of peer {} still differs after a pull{}; not pulling again until either catalog "
+                        + "changes",
+                    peer,
+                    ar.failed()
+                        ? " (its answer was refused: " + ar.cause().getMessage() + ")"
+                        : "");
+              } else {
+                settled.remove(peer);
+              }
+              if (ar.failed()) {
+                pullFailures.incrementAndGet();
+                LOG.debug("catalog pull from {} failed: {}", peer, ar.cause().toString());
+              } else if (ar.result() > 0) {
+                repaired.addAndGet(ar.result());
+                LOG.info("catalog repaired from peer {}: {} worker(s) changed", peer, ar.result());
+              }
+            });
   }
 
   /**
@@ -132,14 +146,23 @@ final class CatalogRepair {
   Future<Integer> pullFirst(List<String> peers) {
     Future<Integer> f = Future.succeededFuture(-1);
     for (String peer : peers) {
-      f = f.compose(n -> n >= 0 ? Future.succeededFuture(n)
-          : vertx.eventBus().<Object>request(SyncAddresses.node(peer), SyncCodec.buffer(SyncCodec.doc(REQUEST)),
-                  new DeliveryOptions().setSendTimeout(timeout.toMillis()))
-              .compose(reply -> applyAll(peer, reply.body()))
-              .recover(err -> {
-                LOG.info("catalog from {} not copied: {}", peer, err.getMessage());
-                return Future.succeededFuture(-1);
-              }));
+      f =
+          f.compose(
+              n ->
+                  n >= 0
+                      ? Future.succeededFuture(n)
+                      : vertx
+                          .eventBus()
+                          .<Object>request(
+                              SyncAddresses.node(peer),
+                              SyncCodec.buffer(SyncCodec.doc(REQUEST)),
+                              new DeliveryOptions().setSendTimeout(timeout.toMillis()))
+                          .compose(reply -> applyAll(peer, reply.body()))
+                          .recover(
+                              err -> {
+                                LOG.info("catalog from {} not copied: {}", peer, err.getMessage());
+                                return Future.succeededFuture(-1);
+                              }));
     }
     return f;
   }
@@ -161,13 +184,20 @@ final class CatalogRepair {
     }
     Future<Integer> n = Future.succeededFuture(0);
     for (CatalogSync.CatalogChange c : changes) {
-      n = n.compose(k -> Future.fromCompletionStage(service.applyPeerCatalog(c))
-          .map(changed -> k + (changed ? 1 : 0))
-          .recover(err -> {
-            LOG.warn("catalog entry for worker {} from {} refused: {}", Long.toUnsignedString(c.workerId()), peer,
-                err.toString());
-            return Future.succeededFuture(k);
-          }));
+      n =
+          n.compose(
+              k ->
+                  Future.fromCompletionStage(service.applyPeerCatalog(c))
+                      .map(changed -> k + (changed ? 1 : 0))
+                      .recover(
+                          err -> {
+                            LOG.warn(
+                                "catalog entry for worker {} from {} refused: {}",
+                                Long.toUnsignedString(c.workerId()),
+                                peer,
+                                err.toString());
+                            return Future.succeededFuture(k);
+                          }));
     }
     return n;
   }

@@ -14,8 +14,8 @@ import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.spi.VertxMetricsFactory;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
-import java.io.FileNotFoundException;
 import java.io.File;
+import java.io.FileNotFoundException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,10 +38,13 @@ public final class ClusterBootstrap {
 
   /** The system property Vert.x's Hazelcast manager reads too: a file path or {@code classpath:NAME}. */
   public static final String CONFIG_PROPERTY = "vertx.hazelcast.config";
+
   /** The jar's Hazelcast configuration, the repository's top-level {@code cluster.xml}. */
   public static final String CONFIG_RESOURCE = "cluster.xml";
+
   /** Session bindings ({@link HazelcastSessionAffinity}). */
   public static final String SESSIONS_MAP = "kvselect.sessions";
+
   /** Pending selections ({@link HazelcastPendingStore}). */
   public static final String PENDING_MAP = "kvselect.pending";
 
@@ -66,17 +69,24 @@ public final class ClusterBootstrap {
     n.setPort(s.port()).setPortAutoIncrement(true);
     n.getInterfaces().setEnabled(true).clear().addInterface(s.host());
     JoinConfig join = n.getJoin();
-    boolean otherJoin = join.getKubernetesConfig().isEnabled() || join.getDiscoveryConfig().isEnabled()
-        || join.getAwsConfig().isEnabled() || join.getGcpConfig().isEnabled() || join.getAzureConfig().isEnabled()
-        || join.getEurekaConfig().isEnabled();
+    boolean otherJoin =
+        join.getKubernetesConfig().isEnabled()
+            || join.getDiscoveryConfig().isEnabled()
+            || join.getAwsConfig().isEnabled()
+            || join.getGcpConfig().isEnabled()
+            || join.getAzureConfig().isEnabled()
+            || join.getEurekaConfig().isEnabled();
     if (!otherJoin) {
       join.getMulticastConfig().setEnabled(false);
       join.getAutoDetectionConfig().setEnabled(false);
       join.getTcpIpConfig().setEnabled(true).clear().setMembers(s.members());
     }
     MapConfig pending = c.getMapConfig(PENDING_MAP);
-    pending.setEvictionConfig(new EvictionConfig().setEvictionPolicy(EvictionPolicy.LRU)
-        .setMaxSizePolicy(MaxSizePolicy.PER_NODE).setSize(pendingMaxEntries));
+    pending.setEvictionConfig(
+        new EvictionConfig()
+            .setEvictionPolicy(EvictionPolicy.LRU)
+            .setMaxSizePolicy(MaxSizePolicy.PER_NODE)
+            .setSize(pendingMaxEntries));
     return c;
   }
 
@@ -150,6 +160,7 @@ public final class ClusterBootstrap {
 
   /** The member attribute naming what a member is: {@value #ROLE_NODE} or {@value #ROLE_APPLICATION}. */
   public static final String ROLE_ATTRIBUTE = "kvselect.role";
+
   public static final String ROLE_NODE = "node";
   public static final String ROLE_APPLICATION = "application";
 
@@ -158,20 +169,26 @@ public final class ClusterBootstrap {
    * cluster's certificate and accepts only peers presenting a certificate its keystore trusts, so a
    * process without it can neither send nor receive kvselect messages.
    */
-  public static void busTls(io.vertx.core.eventbus.EventBusOptions bus, ClusterSettings.BusSecurity sec) {
+  public static void busTls(
+      io.vertx.core.eventbus.EventBusOptions bus, ClusterSettings.BusSecurity sec) {
     if (sec == null || sec.keystore() == null) {
       return;
     }
-    io.vertx.core.net.PfxOptions pfx = new io.vertx.core.net.PfxOptions().setPath(sec.keystore())
-        .setPassword(sec.password());
-    bus.setSsl(true).setKeyCertOptions(pfx).setTrustOptions(pfx).setClientAuth(io.vertx.core.http.ClientAuth.REQUIRED);
+    io.vertx.core.net.PfxOptions pfx =
+        new io.vertx.core.net.PfxOptions().setPath(sec.keystore()).setPassword(sec.password());
+    bus.setSsl(true)
+        .setKeyCertOptions(pfx)
+        .setTrustOptions(pfx)
+        .setClientAuth(io.vertx.core.http.ClientAuth.REQUIRED);
   }
 
   private static void warnIfForeignDataMember(com.hazelcast.cluster.Member m) {
     if (!m.isLiteMember() && !ROLE_NODE.equals(m.getAttribute(ROLE_ATTRIBUTE))) {
-      LOG.warn("cluster: member {} is a data member but not a kvselect node: it holds partitions of the session"
-          + " table and pending selections, so its leaving can lose them; join applications as lite members"
-          + " (ClusterBootstrap.applicationConfig, docs/event-bus.md)", m.getAddress());
+      LOG.warn(
+          "cluster: member {} is a data member but not a kvselect node: it holds partitions of the session"
+              + " table and pending selections, so its leaving can lose them; join applications as lite members"
+              + " (ClusterBootstrap.applicationConfig, docs/event-bus.md)",
+          m.getAddress());
     }
   }
 
@@ -187,7 +204,8 @@ public final class ClusterBootstrap {
     try {
       return Config.loadFromFile(new File(override));
     } catch (FileNotFoundException e) {
-      throw new IllegalArgumentException("-D" + CONFIG_PROPERTY + "=" + override + ": no such file", e);
+      throw new IllegalArgumentException(
+          "-D" + CONFIG_PROPERTY + "=" + override + ": no such file", e);
     }
   }
 
@@ -195,8 +213,8 @@ public final class ClusterBootstrap {
    * Builds the clustered Vert.x. Completes once this member has joined a cluster, or formed one
    * of its own when no listed member answered (the log and {@code /cluster} say which).
    */
-  public static Future<Clustered> start(VertxOptions options, VertxMetricsFactory metrics, ClusterSettings s,
-      int pendingMaxEntries) {
+  public static Future<Clustered> start(
+      VertxOptions options, VertxMetricsFactory metrics, ClusterSettings s, int pendingMaxEntries) {
     Config config;
     try {
       s.requireBusProtection();
@@ -207,41 +225,60 @@ public final class ClusterBootstrap {
     HazelcastClusterManager manager = new MembershipHandoffClusterManager(config);
     options.getEventBusOptions().setHost(s.host()).setPort(s.busPort());
     busTls(options.getEventBusOptions(), s.busSecurity());
-    LOG.info("cluster: starting clustered as '{}' on {} (member port {} or the next free one), members to try: {}",
-        s.name(), s.host(), s.port(), s.members().isEmpty() ? "none" : String.join(",", s.members()));
+    LOG.info(
+        "cluster: starting clustered as '{}' on {} (member port {} or the next free one), members to try: {}",
+        s.name(),
+        s.host(),
+        s.port(),
+        s.members().isEmpty() ? "none" : String.join(",", s.members()));
     Promise<Clustered> result = Promise.promise();
-    Vertx.builder().with(options).withMetrics(metrics).withClusterManager(manager).buildClustered()
-        .onComplete(ar -> {
-          if (ar.failed()) {
-            LOG.error("cluster: the Hazelcast member did not start", ar.cause());
-            // no cause attached: the launcher prints the innermost message, and this one names the setting
-            result.fail(new IllegalStateException("cannot start the cluster member on " + s.host()
-                + " (--cluster-host, an IPv4 address of this machine), member port " + s.port()
-                + " or the next free one (--cluster-port): "
-                + String.valueOf(ar.cause().getMessage()).replaceAll("\\s+", " ").strip()));
-            return;
-          }
-          HazelcastInstance hz = manager.getHazelcastInstance();
-          java.util.Optional<SubscriptionRepair> repair = SubscriptionRepair.start(ar.result(), manager);
-          hz.getCluster().addMembershipListener(new com.hazelcast.cluster.MembershipListener() {
-            @Override
-            public void memberAdded(com.hazelcast.cluster.MembershipEvent e) {
-              warnIfForeignDataMember(e.getMember());
-            }
+    Vertx.builder()
+        .with(options)
+        .withMetrics(metrics)
+        .withClusterManager(manager)
+        .buildClustered()
+        .onComplete(
+            ar -> {
+              if (ar.failed()) {
+                LOG.error("cluster: the Hazelcast member did not start", ar.cause());
+                // no cause attached: the launcher prints the innermost message, and this one names
+                // the setting
+                result.fail(
+                    new IllegalStateException(
+                        "cannot start the cluster member on "
+                            + s.host()
+                            + " (--cluster-host, an IPv4 address of this machine), member port "
+                            + s.port()
+                            + " or the next free one (--cluster-port): "
+                            + String.valueOf(ar.cause().getMessage())
+                                .replaceAll("\\s+", " ")
+                                .strip()));
+                return;
+              }
+              HazelcastInstance hz = manager.getHazelcastInstance();
+              java.util.Optional<SubscriptionRepair> repair =
+                  SubscriptionRepair.start(ar.result(), manager);
+              hz.getCluster()
+                  .addMembershipListener(
+                      new com.hazelcast.cluster.MembershipListener() {
+                        @Override
+                        public void memberAdded(com.hazelcast.cluster.MembershipEvent e) {
+                          warnIfForeignDataMember(e.getMember());
+                        }
 
-            @Override
-            public void memberRemoved(com.hazelcast.cluster.MembershipEvent e) {}
-          });
-          hz.getCluster().getMembers().forEach(ClusterBootstrap::warnIfForeignDataMember);
-          ClusterView view = new ClusterView(s, hz, manager.getNodeId());
-          repair.ifPresent(view::subscriptionRepair);
-          StalledHandshakeReaper.start(hz).ifPresent(view::handshakeReaper);
-          view.logMembership();
-          for (String line : view.startLines()) {
-            LOG.info(line);
-          }
-          result.complete(new Clustered(ar.result(), hz, view));
-        });
+                        @Override
+                        public void memberRemoved(com.hazelcast.cluster.MembershipEvent e) {}
+                      });
+              hz.getCluster().getMembers().forEach(ClusterBootstrap::warnIfForeignDataMember);
+              ClusterView view = new ClusterView(s, hz, manager.getNodeId());
+              repair.ifPresent(view::subscriptionRepair);
+              StalledHandshakeReaper.start(hz).ifPresent(view::handshakeReaper);
+              view.logMembership();
+              for (String line : view.startLines()) {
+                LOG.info(line);
+              }
+              result.complete(new Clustered(ar.result(), hz, view));
+            });
     return result.future();
   }
 }

@@ -36,8 +36,10 @@ public final class ClusterFence implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(ClusterFence.class);
   static final long BEAT_MS = 100;
+
   /** An unchanged member list with others on it for this long lifts a fence (the others kept this node). */
   static final Duration SETTLE = Duration.ofSeconds(5);
+
   /** The longest fence: without a merge by then, this node serves as its side of a split. */
   static final Duration MAX = Duration.ofSeconds(30);
 
@@ -47,9 +49,12 @@ public final class ClusterFence implements AutoCloseable {
   private final UUID lifecycleListener;
   private final UUID membershipListener;
   private volatile boolean closed;
+
   /** The local member id when the last fence began (written by the beat thread). */
   private volatile UUID idAtFence;
-  private final java.util.concurrent.atomic.AtomicLong rejoinLifts = new java.util.concurrent.atomic.AtomicLong();
+
+  private final java.util.concurrent.atomic.AtomicLong rejoinLifts =
+      new java.util.concurrent.atomic.AtomicLong();
 
   /** Fences after a pause of at least {@code failureTimeout}. */
   public ClusterFence(HazelcastInstance hz, Duration failureTimeout) {
@@ -64,20 +69,24 @@ public final class ClusterFence implements AutoCloseable {
     this.hz = hz;
     this.fence = new PauseFence(failureTimeout.toNanos(), SETTLE.toNanos(), MAX.toNanos());
     fence.membership(hz.getCluster().getMembers().size(), System.nanoTime());
-    this.lifecycleListener = onMerged ? hz.getLifecycleService().addLifecycleListener(this::lifecycle) : null;
-    this.membershipListener = hz.getCluster().addMembershipListener(new MembershipListener() {
-      @Override
-      public void memberAdded(MembershipEvent e) {
-        long now = System.nanoTime();
-        fence.membership(e.getMembers().size(), now);
-        rejoined(e.getMembers().size(), now);
-      }
+    this.lifecycleListener =
+        onMerged ? hz.getLifecycleService().addLifecycleListener(this::lifecycle) : null;
+    this.membershipListener =
+        hz.getCluster()
+            .addMembershipListener(
+                new MembershipListener() {
+                  @Override
+                  public void memberAdded(MembershipEvent e) {
+                    long now = System.nanoTime();
+                    fence.membership(e.getMembers().size(), now);
+                    rejoined(e.getMembers().size(), now);
+                  }
 
-      @Override
-      public void memberRemoved(MembershipEvent e) {
-        fence.membership(e.getMembers().size(), System.nanoTime());
-      }
-    });
+                  @Override
+                  public void memberRemoved(MembershipEvent e) {
+                    fence.membership(e.getMembers().size(), System.nanoTime());
+                  }
+                });
     this.beat = new Thread(this::beat, "kvselect-pause-fence");
     beat.setDaemon(true);
     beat.start();
@@ -103,7 +112,9 @@ public final class ClusterFence implements AutoCloseable {
     if (!before.equals(id)) {
       fence.merged(now);
       rejoinLifts.incrementAndGet();
-      LOG.info("fence lifted: rejoined the cluster as a new member ({} members); taking selections again", members);
+      LOG.info(
+          "fence lifted: rejoined the cluster as a new member ({} members); taking selections again",
+          members);
     }
   }
 

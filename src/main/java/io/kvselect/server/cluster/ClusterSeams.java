@@ -34,11 +34,21 @@ public final class ClusterSeams {
    * (Dynamo's replica-sync mesh beside the cluster). The caller deploys the service, then attaches
    * the sync ({@link PeerSync#attach}) and closes it before Vert.x.
    */
-  public static io.kvselect.core.service.SelectionService build(SelectionServiceBuilder builder, NodeSettings s,
-      Vertx vertx, HazelcastInstance hz, PeerSync sync, io.kvselect.core.load.LoadSync alsoPublishTo) {
-    io.kvselect.core.service.SelectionService service = apply(builder, s, vertx, hz)
-        .loadSync(io.kvselect.server.sync.replica.CompositeLoadSync.of(sync.loadSync(), alsoPublishTo))
-        .catalogSync(sync.catalogSync()).lifecycleForwarder(sync.lifecycleForwarder()).build();
+  public static io.kvselect.core.service.SelectionService build(
+      SelectionServiceBuilder builder,
+      NodeSettings s,
+      Vertx vertx,
+      HazelcastInstance hz,
+      PeerSync sync,
+      io.kvselect.core.load.LoadSync alsoPublishTo) {
+    io.kvselect.core.service.SelectionService service =
+        apply(builder, s, vertx, hz)
+            .loadSync(
+                io.kvselect.server.sync.replica.CompositeLoadSync.of(
+                    sync.loadSync(), alsoPublishTo))
+            .catalogSync(sync.catalogSync())
+            .lifecycleForwarder(sync.lifecycleForwarder())
+            .build();
     ClusterFence fence = new ClusterFence(hz, failureTimeout(hz, s));
     sync.fence(fence);
     service.hold(fence::reason);
@@ -69,40 +79,63 @@ public final class ClusterSeams {
    * Vert.x's Hazelcast one (kvselect shares its state through Hazelcast structures).
    */
   public static HazelcastInstance hazelcast(Vertx vertx) {
-    io.vertx.core.spi.cluster.ClusterManager m = ((io.vertx.core.internal.VertxInternal) vertx).clusterManager();
-    if (m instanceof io.vertx.spi.cluster.hazelcast.HazelcastClusterManager h && h.getHazelcastInstance() != null) {
+    io.vertx.core.spi.cluster.ClusterManager m =
+        ((io.vertx.core.internal.VertxInternal) vertx).clusterManager();
+    if (m instanceof io.vertx.spi.cluster.hazelcast.HazelcastClusterManager h
+        && h.getHazelcastInstance() != null) {
       return h.getHazelcastInstance();
     }
-    throw new IllegalStateException("kvselect on a clustered Vert.x needs the Hazelcast cluster manager, found "
-        + (m == null ? "none" : m.getClass().getName()));
+    throw new IllegalStateException(
+        "kvselect on a clustered Vert.x needs the Hazelcast cluster manager, found "
+            + (m == null ? "none" : m.getClass().getName()));
   }
 
-  private static SelectionServiceBuilder apply(SelectionServiceBuilder builder, NodeSettings s, Vertx vertx,
-      HazelcastInstance hz) {
+  private static SelectionServiceBuilder apply(
+      SelectionServiceBuilder builder, NodeSettings s, Vertx vertx, HazelcastInstance hz) {
     Executor completions = completions(vertx);
-    Executor blocking = command -> vertx.executeBlocking(() -> {
-      command.run();
-      return null;
-    }, false);
+    Executor blocking =
+        command ->
+            vertx.executeBlocking(
+                () -> {
+                  command.run();
+                  return null;
+                },
+                false);
     // one budget for the session table and the pending store: a member that timed out on one is
     // not waited for on the other
-    io.kvselect.core.budget.CallBudget budget = new io.kvselect.core.budget.CallBudget(
-        Duration.ofMillis(s.cluster().callBudgetMillis()), completions,
-        new HazelcastRoutes(hz, k -> k instanceof String str ? str : HazelcastPendingStore.key(k),
-            hz.getConfig().getMapConfig(ClusterBootstrap.SESSIONS_MAP).getBackupCount()));
+    io.kvselect.core.budget.CallBudget budget =
+        new io.kvselect.core.budget.CallBudget(
+            Duration.ofMillis(s.cluster().callBudgetMillis()),
+            completions,
+            new HazelcastRoutes(
+                hz,
+                k -> k instanceof String str ? str : HazelcastPendingStore.key(k),
+                hz.getConfig().getMapConfig(ClusterBootstrap.SESSIONS_MAP).getBackupCount()));
     if (s.sessionAffinityTtlSecs() != null) {
       Duration ttl = Duration.ofSeconds(s.sessionAffinityTtlSecs());
-      // the near cache and the budget are the session-affinity verticle's; the service calls it over the bus
-      builder.sessionAffinity(clock -> new io.kvselect.server.session.BusSessionAffinity(vertx,
-          new io.kvselect.core.session.BudgetedSessionAffinity(
-              new HazelcastSessionAffinity(hz, clock, ttl, SessionAffinity.MAX_ENTRIES, blocking, completions),
-              budget, clock, ttl, NEAR_CACHE_ENTRIES)));
+      // the near cache and the budget are the session-affinity verticle's; the service calls it
+      // over the bus
+      builder.sessionAffinity(
+          clock ->
+              new io.kvselect.server.session.BusSessionAffinity(
+                  vertx,
+                  new io.kvselect.core.session.BudgetedSessionAffinity(
+                      new HazelcastSessionAffinity(
+                          hz, clock, ttl, SessionAffinity.MAX_ENTRIES, blocking, completions),
+                      budget,
+                      clock,
+                      ttl,
+                      NEAR_CACHE_ENTRIES)));
     }
     Duration pendingTtl = Duration.ofNanos((long) (s.selectionCacheTtlSecs() * 1e9));
-    builder.pendingStore(new io.kvselect.core.pending.BudgetedPendingStore<>(new HazelcastPendingStore<>(hz,
-        Clock.systemUTC(), pendingTtl, s.selectionCacheMaxBytes(), completions), budget));
-    builder.kvcState(new io.kvselect.core.kvc.BudgetedKvcState(new HazelcastKvcState(hz, blocking, completions),
-        budget, NEAR_CACHE_ENTRIES));
+    builder.pendingStore(
+        new io.kvselect.core.pending.BudgetedPendingStore<>(
+            new HazelcastPendingStore<>(
+                hz, Clock.systemUTC(), pendingTtl, s.selectionCacheMaxBytes(), completions),
+            budget));
+    builder.kvcState(
+        new io.kvselect.core.kvc.BudgetedKvcState(
+            new HazelcastKvcState(hz, blocking, completions), budget, NEAR_CACHE_ENTRIES));
     return builder;
   }
 
@@ -114,10 +147,13 @@ public final class ClusterSeams {
     int n = Math.max(1, 2 * Runtime.getRuntime().availableProcessors());
     io.vertx.core.Context[] loops = new io.vertx.core.Context[n];
     for (int i = 0; i < n; i++) {
-      // each one a fresh event-loop context (round robin over the loops), even when called on a loop
+      // each one a fresh event-loop context (round robin over the loops), even when called on a
+      // loop
       loops[i] = ((io.vertx.core.internal.VertxInternal) vertx).createEventLoopContext();
     }
-    java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
-    return command -> loops[Math.floorMod(next.getAndIncrement(), n)].runOnContext(v -> command.run());
+    java.util.concurrent.atomic.AtomicInteger next =
+        new java.util.concurrent.atomic.AtomicInteger();
+    return command ->
+        loops[Math.floorMod(next.getAndIncrement(), n)].runOnContext(v -> command.run());
   }
 }

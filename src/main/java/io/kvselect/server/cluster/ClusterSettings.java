@@ -31,8 +31,17 @@ import java.util.Map;
  *     {@value #DEFAULT_FAILURE_TIMEOUT_SECS} by default)
  * @param busSecurity mutual TLS of the clustered event bus, or plain TCP (see {@link BusSecurity})
  */
-public record ClusterSettings(boolean enabled, String name, List<String> members, int port, String host,
-    int busPort, int reconcileIntervalSecs, int callBudgetMillis, int failureTimeoutSecs, BusSecurity busSecurity) {
+public record ClusterSettings(
+    boolean enabled,
+    String name,
+    List<String> members,
+    int port,
+    String host,
+    int busPort,
+    int reconcileIntervalSecs,
+    int callBudgetMillis,
+    int failureTimeoutSecs,
+    BusSecurity busSecurity) {
 
   /**
    * How the clustered event bus is protected: {@code keystore} (a PKCS#12 file holding this
@@ -68,29 +77,56 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
   public static final int MAX_FAILURE_TIMEOUT_SECS = 300;
   public static final String TLS_KEYSTORE_ENV = "KVSELECT_CLUSTER_TLS_KEYSTORE";
   public static final String TLS_PASSWORD_ENV = "KVSELECT_CLUSTER_TLS_PASSWORD";
-  /** The variables read, in {@code --help} order. */
-  public static final List<String> ENVIRONMENT = List.of(NAME_ENV, MEMBERS_ENV, PORT_ENV, HOST_ENV, BUS_PORT_ENV,
-      RECONCILE_ENV, CALL_BUDGET_ENV, FAILURE_TIMEOUT_ENV, TLS_KEYSTORE_ENV, TLS_PASSWORD_ENV);
 
+  /** The variables read, in {@code --help} order. */
+  public static final List<String> ENVIRONMENT =
+      List.of(
+          NAME_ENV,
+          MEMBERS_ENV,
+          PORT_ENV,
+          HOST_ENV,
+          BUS_PORT_ENV,
+          RECONCILE_ENV,
+          CALL_BUDGET_ENV,
+          FAILURE_TIMEOUT_ENV,
+          TLS_KEYSTORE_ENV,
+          TLS_PASSWORD_ENV);
 
   public ClusterSettings {
     members = List.copyOf(members);
   }
 
   /** Settings with the default call budget and failure timeout. */
-  public ClusterSettings(boolean enabled, String name, List<String> members, int port, String host, int busPort,
+  public ClusterSettings(
+      boolean enabled,
+      String name,
+      List<String> members,
+      int port,
+      String host,
+      int busPort,
       int reconcileIntervalSecs) {
-    this(enabled, name, members, port, host, busPort, reconcileIntervalSecs, DEFAULT_CALL_BUDGET_MS,
-        DEFAULT_FAILURE_TIMEOUT_SECS, BusSecurity.PLAIN);
+    this(
+        enabled,
+        name,
+        members,
+        port,
+        host,
+        busPort,
+        reconcileIntervalSecs,
+        DEFAULT_CALL_BUDGET_MS,
+        DEFAULT_FAILURE_TIMEOUT_SECS,
+        BusSecurity.PLAIN);
   }
 
   /** Settings with an ephemeral event-bus port and the default reconciliation interval. */
-  public ClusterSettings(boolean enabled, String name, List<String> members, int port, String host) {
+  public ClusterSettings(
+      boolean enabled, String name, List<String> members, int port, String host) {
     this(enabled, name, members, port, host, 0, DEFAULT_RECONCILE_SECS);
   }
 
   /** Settings with the default reconciliation interval. */
-  public ClusterSettings(boolean enabled, String name, List<String> members, int port, String host, int busPort) {
+  public ClusterSettings(
+      boolean enabled, String name, List<String> members, int port, String host, int busPort) {
     this(enabled, name, members, port, host, busPort, DEFAULT_RECONCILE_SECS);
   }
 
@@ -102,9 +138,12 @@ public record ClusterSettings(boolean enabled, String name, List<String> members
    */
   public void requireBusProtection() {
     if (busSecurity.keystore() == null && !busSecurity.insecure() && !host.startsWith("127.")) {
-      throw new CliException("--cluster-host " + host + " is not a loopback address and the clustered event bus"
-          + " has no TLS: any process that reaches it could read and forge kvselect's sync messages; give"
-          + " --cluster-tls-keystore FILE (mutual TLS) or accept the risk with --cluster-insecure");
+      throw new CliException(
+          "--cluster-host "
+              + host
+              + " is not a loopback address and the clustered event bus"
+              + " has no TLS: any process that reaches it could read and forge kvselect's sync messages; give"
+              + " --cluster-tls-keystore FILE (mutual TLS) or accept the risk with --cluster-insecure");
     }
   }
 

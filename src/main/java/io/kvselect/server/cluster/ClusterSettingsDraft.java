@@ -1,3 +1,5 @@
+// Over 400 lines: one accumulator of the cluster settings layers (file, environment, flags), one
+// checked setter per setting.
 package io.kvselect.server.cluster;
 
 import static io.kvselect.server.cluster.ClusterSettings.*;
@@ -16,11 +18,24 @@ import java.util.regex.Pattern;
  */
 public final class ClusterSettingsDraft {
 
-  private static final Set<String> FIELDS = Set.of("enabled", "name", "members", "port", "host", "bus_port",
-      "reconcile_interval_secs", "call_budget_ms", "failure_timeout_secs", "tls_keystore", "insecure");
+  private static final Set<String> FIELDS =
+      Set.of(
+          "enabled",
+          "name",
+          "members",
+          "port",
+          "host",
+          "bus_port",
+          "reconcile_interval_secs",
+          "call_budget_ms",
+          "failure_timeout_secs",
+          "tls_keystore",
+          "insecure");
   private static final Pattern IPV4 =
-      Pattern.compile("(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}");
-  private static final Pattern HOST_NAME = Pattern.compile("[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?");
+      Pattern.compile(
+          "(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}");
+  private static final Pattern HOST_NAME =
+      Pattern.compile("[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?");
   private boolean enabled;
   private String name;
   private List<String> members = List.of();
@@ -33,6 +48,7 @@ public final class ClusterSettingsDraft {
   private String tlsKeystore;
   private String tlsPassword;
   private boolean insecure;
+
   /** The first environment variable or flag that set a cluster value, for the "needs --cluster" check. */
   private String setOutsideFile;
 
@@ -60,7 +76,10 @@ public final class ClusterSettingsDraft {
       name = name("config field cluster.name", s.get("name"));
     }
     if (s.containsKey("members")) {
-      members = members("config field cluster.members", strings("config field cluster.members", s.get("members")));
+      members =
+          members(
+              "config field cluster.members",
+              strings("config field cluster.members", s.get("members")));
     }
     if (s.containsKey("port")) {
       port = port("config field cluster.port", s.get("port"));
@@ -72,12 +91,18 @@ public final class ClusterSettingsDraft {
       busPort = busPort("config field cluster.bus_port", s.get("bus_port"));
     }
     if (s.containsKey("reconcile_interval_secs")) {
-      reconcileIntervalSecs = reconcileSecs("config field cluster.reconcile_interval_secs",
-          s.get("reconcile_interval_secs"));
+      reconcileIntervalSecs =
+          reconcileSecs(
+              "config field cluster.reconcile_interval_secs", s.get("reconcile_interval_secs"));
     }
     if (s.containsKey("call_budget_ms")) {
-      callBudgetMillis = bounded("config field cluster.call_budget_ms", s.get("call_budget_ms"), 1,
-          MAX_CALL_BUDGET_MS, "milliseconds");
+      callBudgetMillis =
+          bounded(
+              "config field cluster.call_budget_ms",
+              s.get("call_budget_ms"),
+              1,
+              MAX_CALL_BUDGET_MS,
+              "milliseconds");
     }
     if (s.containsKey("tls_keystore")) {
       Object k = s.get("tls_keystore");
@@ -93,8 +118,13 @@ public final class ClusterSettingsDraft {
       insecure = b;
     }
     if (s.containsKey("failure_timeout_secs")) {
-      failureTimeoutSecs = bounded("config field cluster.failure_timeout_secs", s.get("failure_timeout_secs"), 2,
-          MAX_FAILURE_TIMEOUT_SECS, "seconds");
+      failureTimeoutSecs =
+          bounded(
+              "config field cluster.failure_timeout_secs",
+              s.get("failure_timeout_secs"),
+              2,
+              MAX_FAILURE_TIMEOUT_SECS,
+              "seconds");
     }
   }
 
@@ -138,14 +168,20 @@ public final class ClusterSettingsDraft {
       try {
         reconcileIntervalSecs = reconcileSecs(RECONCILE_ENV, Long.parseLong(v.strip()));
       } catch (NumberFormatException e) {
-        throw new CliException(RECONCILE_ENV + " must be an integer number of seconds, got '" + v + "'");
+        throw new CliException(
+            RECONCILE_ENV + " must be an integer number of seconds, got '" + v + "'");
       }
       outside(RECONCILE_ENV);
     }
     v = env.get(CALL_BUDGET_ENV);
     if (v != null && !v.isBlank()) {
-      callBudgetMillis = bounded(CALL_BUDGET_ENV, integer(CALL_BUDGET_ENV, v, "milliseconds"), 1, MAX_CALL_BUDGET_MS,
-          "milliseconds");
+      callBudgetMillis =
+          bounded(
+              CALL_BUDGET_ENV,
+              integer(CALL_BUDGET_ENV, v, "milliseconds"),
+              1,
+              MAX_CALL_BUDGET_MS,
+              "milliseconds");
       outside(CALL_BUDGET_ENV);
     }
     v = env.get(TLS_KEYSTORE_ENV);
@@ -159,8 +195,13 @@ public final class ClusterSettingsDraft {
     }
     v = env.get(FAILURE_TIMEOUT_ENV);
     if (v != null && !v.isBlank()) {
-      failureTimeoutSecs = bounded(FAILURE_TIMEOUT_ENV, integer(FAILURE_TIMEOUT_ENV, v, "seconds"), 2,
-          MAX_FAILURE_TIMEOUT_SECS, "seconds");
+      failureTimeoutSecs =
+          bounded(
+              FAILURE_TIMEOUT_ENV,
+              integer(FAILURE_TIMEOUT_ENV, v, "seconds"),
+              2,
+              MAX_FAILURE_TIMEOUT_SECS,
+              "seconds");
       outside(FAILURE_TIMEOUT_ENV);
     }
   }
@@ -180,13 +221,23 @@ public final class ClusterSettingsDraft {
   /** Applies {@code --cluster-call-budget-ms} and {@code --cluster-failure-timeout-secs} when given. */
   public void applyTimeoutFlags(Integer budgetMillis, Integer failureSecs) {
     if (budgetMillis != null) {
-      callBudgetMillis = bounded("--cluster-call-budget-ms", (long) budgetMillis, 1, MAX_CALL_BUDGET_MS,
-          "milliseconds");
+      callBudgetMillis =
+          bounded(
+              "--cluster-call-budget-ms",
+              (long) budgetMillis,
+              1,
+              MAX_CALL_BUDGET_MS,
+              "milliseconds");
       outside("--cluster-call-budget-ms");
     }
     if (failureSecs != null) {
-      failureTimeoutSecs = bounded("--cluster-failure-timeout-secs", (long) failureSecs, 2, MAX_FAILURE_TIMEOUT_SECS,
-          "seconds");
+      failureTimeoutSecs =
+          bounded(
+              "--cluster-failure-timeout-secs",
+              (long) failureSecs,
+              2,
+              MAX_FAILURE_TIMEOUT_SECS,
+              "seconds");
       outside("--cluster-failure-timeout-secs");
     }
   }
@@ -200,7 +251,12 @@ public final class ClusterSettingsDraft {
   }
 
   /** Applies the flags that were given (null when absent). */
-  public void applyFlags(Boolean cluster, String name, List<String> members, Integer port, String host,
+  public void applyFlags(
+      Boolean cluster,
+      String name,
+      List<String> members,
+      Integer port,
+      String host,
       Integer busPort) {
     if (cluster != null) {
       enabled = cluster;
@@ -230,7 +286,8 @@ public final class ClusterSettingsDraft {
   /** A cluster flag or variable without clustering is almost surely a mistake. */
   public void validate() {
     if (!enabled && setOutsideFile != null) {
-      throw new CliException(setOutsideFile + " requires --cluster (or cluster.enabled: true in the config file)");
+      throw new CliException(
+          setOutsideFile + " requires --cluster (or cluster.enabled: true in the config file)");
     }
     if (!enabled) {
       return;
@@ -246,8 +303,17 @@ public final class ClusterSettingsDraft {
   }
 
   public ClusterSettings build() {
-    return new ClusterSettings(enabled, name, members, port, host, busPort, reconcileIntervalSecs, callBudgetMillis,
-        failureTimeoutSecs, new BusSecurity(tlsKeystore, tlsPassword, insecure));
+    return new ClusterSettings(
+        enabled,
+        name,
+        members,
+        port,
+        host,
+        busPort,
+        reconcileIntervalSecs,
+        callBudgetMillis,
+        failureTimeoutSecs,
+        new BusSecurity(tlsKeystore, tlsPassword, insecure));
   }
 
   private void outside(String label) {
@@ -257,10 +323,16 @@ public final class ClusterSettingsDraft {
   }
 
   static String name(String label, Object v) {
-    if (!(v instanceof String s) || s.isEmpty() || s.length() > MAX_NAME
+    if (!(v instanceof String s)
+        || s.isEmpty()
+        || s.length() > MAX_NAME
         || !s.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
-      throw new CliException(label + " must be 1.." + MAX_NAME
-          + " printable ASCII characters without spaces, got " + quoted(v));
+      throw new CliException(
+          label
+              + " must be 1.."
+              + MAX_NAME
+              + " printable ASCII characters without spaces, got "
+              + quoted(v));
     }
     return s;
   }
@@ -293,18 +365,21 @@ public final class ClusterSettingsDraft {
     }
     long n = ((Number) v).longValue();
     if (n < 1 || n > MAX_RECONCILE_SECS) {
-      throw new CliException(label + " must be between 1 and " + MAX_RECONCILE_SECS + " seconds, got " + n);
+      throw new CliException(
+          label + " must be between 1 and " + MAX_RECONCILE_SECS + " seconds, got " + n);
     }
     return (int) n;
   }
 
   static int bounded(String label, Object v, long min, long max, String unit) {
     if (!(v instanceof Integer || v instanceof Long || v instanceof Short)) {
-      throw new CliException(label + " must be an integer number of " + unit + ", got " + quoted(v));
+      throw new CliException(
+          label + " must be an integer number of " + unit + ", got " + quoted(v));
     }
     long n = ((Number) v).longValue();
     if (n < min || n > max) {
-      throw new CliException(label + " must be between " + min + " and " + max + " " + unit + ", got " + n);
+      throw new CliException(
+          label + " must be between " + min + " and " + max + " " + unit + ", got " + n);
     }
     return (int) n;
   }
@@ -319,8 +394,11 @@ public final class ClusterSettingsDraft {
 
   static String host(String label, Object v) {
     if (!(v instanceof String s) || !IPV4.matcher(s.strip()).matches()) {
-      throw new CliException(label + " must be an IPv4 address of this machine (the interface to bind and"
-          + " advertise), got " + quoted(v));
+      throw new CliException(
+          label
+              + " must be an IPv4 address of this machine (the interface to bind and"
+              + " advertise), got "
+              + quoted(v));
     }
     return s.strip();
   }
@@ -338,7 +416,8 @@ public final class ClusterSettingsDraft {
         ok = p.matches("[0-9]{1,5}") && Integer.parseInt(p) >= 1 && Integer.parseInt(p) <= 65535;
       }
       if (!ok) {
-        throw new CliException(label + " entry '" + entry + "' is not host or host:port (port 1..65535)");
+        throw new CliException(
+            label + " entry '" + entry + "' is not host or host:port (port 1..65535)");
       }
       out.add(e);
     }

@@ -28,28 +28,34 @@ final class ClusterStages {
   /** {@code stage}'s outcome, completed on {@code completions}. */
   static <T> CompletionStage<T> hop(CompletionStage<T> stage, Executor completions) {
     CompletableFuture<T> out = new CompletableFuture<>();
-    stage.whenCompleteAsync((v, e) -> completions.execute(() -> {
-      if (e != null) {
-        out.completeExceptionally(e);
-      } else {
-        out.complete(v);
-      }
-    }), DIRECT);
+    stage.whenCompleteAsync(
+        (v, e) ->
+            completions.execute(
+                () -> {
+                  if (e != null) {
+                    out.completeExceptionally(e);
+                  } else {
+                    out.complete(v);
+                  }
+                }),
+        DIRECT);
     return out;
   }
 
   /** Runs {@code body} on {@code blocking}; its outcome completes on {@code completions}. */
-  static <T> CompletionStage<T> onBlocking(Callable<T> body, Executor blocking, Executor completions) {
+  static <T> CompletionStage<T> onBlocking(
+      Callable<T> body, Executor blocking, Executor completions) {
     CompletableFuture<T> out = new CompletableFuture<>();
     try {
-      blocking.execute(() -> {
-        try {
-          T v = body.call();
-          completions.execute(() -> out.complete(v));
-        } catch (Exception e) {
-          completions.execute(() -> out.completeExceptionally(e));
-        }
-      });
+      blocking.execute(
+          () -> {
+            try {
+              T v = body.call();
+              completions.execute(() -> out.complete(v));
+            } catch (Exception e) {
+              completions.execute(() -> out.completeExceptionally(e));
+            }
+          });
     } catch (RuntimeException e) {
       out.completeExceptionally(e);
     }

@@ -38,19 +38,26 @@ public final class ClusterView {
   private final ClusterSettings settings;
   private final HazelcastInstance hazelcast;
   private final String nodeId;
+
   /**
    * Why {@code /ready} answers 503 whatever the service says (a joining node still recovering its
    * catalog and index from a peer), or null. Written by the start-up path, read by any thread.
    */
   private volatile String notReady;
+
   /** What node-to-node sync reports under {@code sync}; set once the node is in step. */
   private volatile java.util.function.Supplier<Map<String, Object>> sync;
+
   private volatile java.util.function.Supplier<String> fence;
-  private volatile java.util.function.Supplier<io.kvselect.core.session.BudgetedSessionAffinity.Stats> fallbacks;
+  private volatile java.util.function.Supplier<
+          io.kvselect.core.session.BudgetedSessionAffinity.Stats>
+      fallbacks;
   private volatile io.kvselect.core.budget.CallBudget budget;
   private volatile io.kvselect.core.kvc.BudgetedKvcState kvc;
+
   /** The repair of this member's event-bus registrations, or null (an embedded node has none). */
   private volatile SubscriptionRepair subscriptionRepair;
+
   private volatile StalledHandshakeReaper handshakeReaper;
 
   ClusterView(ClusterSettings settings, HazelcastInstance hazelcast, String nodeId) {
@@ -66,9 +73,13 @@ public final class ClusterView {
   public static ClusterView embedded(HazelcastInstance hz, String nodeId) {
     com.hazelcast.config.Config c = hz.getConfig();
     com.hazelcast.config.TcpIpConfig tcp = c.getNetworkConfig().getJoin().getTcpIpConfig();
-    ClusterSettings s = new ClusterSettings(true, c.getClusterName(),
-        tcp.isEnabled() ? tcp.getMembers() : List.of(), c.getNetworkConfig().getPort(),
-        hz.getCluster().getLocalMember().getAddress().getHost());
+    ClusterSettings s =
+        new ClusterSettings(
+            true,
+            c.getClusterName(),
+            tcp.isEnabled() ? tcp.getMembers() : List.of(),
+            c.getNetworkConfig().getPort(),
+            hz.getCluster().getLocalMember().getAddress().getHost());
     return new ClusterView(s, hz, nodeId);
   }
 
@@ -136,7 +147,8 @@ public final class ClusterView {
    * Adds the session table's fallbacks ({@link io.kvselect.core.session.BudgetedSessionAffinity})
    * to {@code GET /cluster} as {@code fallbacks}.
    */
-  public void attachFallbacks(java.util.function.Supplier<io.kvselect.core.session.BudgetedSessionAffinity.Stats> f,
+  public void attachFallbacks(
+      java.util.function.Supplier<io.kvselect.core.session.BudgetedSessionAffinity.Stats> f,
       io.kvselect.core.budget.CallBudget budget) {
     this.fallbacks = f;
     this.budget = budget;
@@ -173,7 +185,8 @@ public final class ClusterView {
     if ("alone".equals(state)) {
       m.put("note", aloneNote());
     }
-    java.util.function.Supplier<io.kvselect.core.session.BudgetedSessionAffinity.Stats> f = fallbacks;
+    java.util.function.Supplier<io.kvselect.core.session.BudgetedSessionAffinity.Stats> f =
+        fallbacks;
     if (f != null) {
       io.kvselect.core.session.BudgetedSessionAffinity.Stats st = f.get();
       Map<String, Object> fb = new LinkedHashMap<>();
@@ -203,7 +216,9 @@ public final class ClusterView {
     }
     StalledHandshakeReaper reaper = handshakeReaper;
     if (reaper != null) {
-      m.put("unanswered_connections", Map.of("closed", reaper.closed(), "limit_ms", reaper.limitMillis()));
+      m.put(
+          "unanswered_connections",
+          Map.of("closed", reaper.closed(), "limit_ms", reaper.limitMillis()));
     }
     java.util.function.Supplier<Map<String, Object>> report = sync;
     if (report != null) {
@@ -239,9 +254,17 @@ public final class ClusterView {
   List<String> startLines() {
     List<String> lines = new ArrayList<>();
     Set<Member> members = hazelcast.getCluster().getMembers();
-    lines.add("cluster: clustered as '" + settings.name() + "', this member " + address() + " (node id " + nodeId
-        + "), " + members.size() + (members.size() == 1 ? " member: " : " members: ")
-        + String.join(", ", members.stream().map(ClusterView::address).toList()));
+    lines.add(
+        "cluster: clustered as '"
+            + settings.name()
+            + "', this member "
+            + address()
+            + " (node id "
+            + nodeId
+            + "), "
+            + members.size()
+            + (members.size() == 1 ? " member: " : " members: ")
+            + String.join(", ", members.stream().map(ClusterView::address).toList()));
     if (members.size() == 1) {
       lines.add("cluster: " + aloneNote());
     }
@@ -250,18 +273,27 @@ public final class ClusterView {
 
   /** Logs every later membership change. */
   void logMembership() {
-    hazelcast.getCluster().addMembershipListener(new MembershipListener() {
-      @Override
-      public void memberAdded(MembershipEvent e) {
-        LOG.info("cluster: member {} joined; {} members", address(e.getMember()), e.getMembers().size());
-      }
+    hazelcast
+        .getCluster()
+        .addMembershipListener(
+            new MembershipListener() {
+              @Override
+              public void memberAdded(MembershipEvent e) {
+                LOG.info(
+                    "cluster: member {} joined; {} members",
+                    address(e.getMember()),
+                    e.getMembers().size());
+              }
 
-      @Override
-      public void memberRemoved(MembershipEvent e) {
-        LOG.warn("cluster: member {} left; {} members{}", address(e.getMember()), e.getMembers().size(),
-            e.getMembers().size() == 1 ? " (this node now runs as a cluster of one)" : "");
-      }
-    });
+              @Override
+              public void memberRemoved(MembershipEvent e) {
+                LOG.warn(
+                    "cluster: member {} left; {} members{}",
+                    address(e.getMember()),
+                    e.getMembers().size(),
+                    e.getMembers().size() == 1 ? " (this node now runs as a cluster of one)" : "");
+              }
+            });
   }
 
   private String aloneNote() {
@@ -269,7 +301,9 @@ public final class ClusterView {
     List<String> others = settings.members().stream().filter(m -> !m.equals(self)).toList();
     return others.isEmpty()
         ? "no other member listed; running as a cluster of one until others join"
-        : "none of the listed members (" + String.join(", ", others) + ") answered; running as a cluster of one";
+        : "none of the listed members ("
+            + String.join(", ", others)
+            + ") answered; running as a cluster of one";
   }
 
   /** The Vert.x node id of a member (what {@code node_id} reports for the local one), else its Hazelcast UUID. */

@@ -24,6 +24,7 @@ public final class EventBusLoadSync implements LoadSync {
 
   private final SyncStream stream;
   private final BooleanSupplier othersListed;
+
   /** Steps not published because no other node was listed; any thread. */
   final AtomicLong notSentAlone = new AtomicLong();
 

@@ -36,9 +36,11 @@ final class FreeHandoff {
 
   /** How long a deferred free is kept for its holder to come back. */
   static final Duration HINT_TTL = Duration.ofMinutes(10);
+
   static final int HINT_LIMIT = 100_000;
   static final long TICK_MS = 1_000;
   static final int DELIVERY_BATCH = 256;
+
   /** A member that came back this recently also gets the frees kept for any returning member. */
   static final long RECENT_RETURN_NANOS = 10_000_000_000L;
 
@@ -55,15 +57,22 @@ final class FreeHandoff {
   }
 
   /** One delivery's outcome: the member freed the booking, did not hold it, or did not answer. */
-  enum Delivery { FREED, NOT_HELD, NO_CONSUMER, SILENT }
+  enum Delivery {
+    FREED,
+    NOT_HELD,
+    NO_CONSUMER,
+    SILENT
+  }
 
   private final DeferredFrees hints = new DeferredFrees(HINT_LIMIT, HINT_TTL.toNanos());
   private final String nodeId;
   private final Courier courier;
   private volatile Set<String> lastLive = Set.of();
   private final Set<String> everSeen = new HashSet<>();
+
   /** When a member was last seen missing (nanoTime), or null: frees nobody held are kept until a TTL after. */
   private volatile Long lastDeparture;
+
   private final Map<String, Long> recentReturns = new ConcurrentHashMap<>();
   private final Set<String> delivering = ConcurrentHashMap.newKeySet();
   private volatile boolean stopped;
@@ -95,7 +104,8 @@ final class FreeHandoff {
 
   /** Keeps a free for {@code origin}; true when it was kept. Other steps are not kept. */
   boolean keepFor(String origin, LifecycleStep step) {
-    return step instanceof LifecycleStep.Free && hints.forOrigin(origin, step.id(), System.nanoTime());
+    return step instanceof LifecycleStep.Free
+        && hints.forOrigin(origin, step.id(), System.nanoTime());
   }
 
   /** Keeps a free nobody reachable held for any member that comes back, while one went missing within the TTL. */
@@ -106,11 +116,12 @@ final class FreeHandoff {
       return false;
     }
     // a member that came back a moment ago was not asked if this call began before its return
-    recentReturns.forEach((node, at) -> {
-      if (now - at < RECENT_RETURN_NANOS) {
-        hints.forOrigin(node, step.id(), now);
-      }
-    });
+    recentReturns.forEach(
+        (node, at) -> {
+          if (now - at < RECENT_RETURN_NANOS) {
+            hints.forOrigin(node, step.id(), now);
+          }
+        });
     return hints.forAnyReturning(step.id(), now);
   }
 
@@ -146,7 +157,9 @@ final class FreeHandoff {
     }
     lastLive = Set.copyOf(live);
     for (String origin : hints.origins(now)) {
-      if (!live.contains(origin) || origin.equals(nodeId) || delivering.contains(origin)
+      if (!live.contains(origin)
+          || origin.equals(nodeId)
+          || delivering.contains(origin)
           || courier.silent(origin, now)) {
         continue;
       }
@@ -195,36 +208,44 @@ final class FreeHandoff {
     AtomicInteger unanswered = new AtomicInteger();
     AtomicBoolean silent = new AtomicBoolean();
     for (String id : ids) {
-      courier.free(origin, id).whenComplete((d, err) -> {
-        if (err != null || d == Delivery.SILENT || d == Delivery.NO_CONSUMER) {
-          unanswered.incrementAndGet();
-          // only silence is waited out: a member without a consumer (just merged back, or
-          // stopping) is asked again on the next tick without holding the others' calls
-          if (d == Delivery.SILENT) {
-            silent.set(true);
-          }
-        } else {
-          hints.delivered(origin, id, d == Delivery.FREED);
-          if (d == Delivery.FREED) {
-            run.freed.incrementAndGet();
-          }
-        }
-        if (left.decrementAndGet() == 0) {
-          if (silent.get()) {
-            courier.silence(origin);
-          }
-          run.unanswered.addAndGet(unanswered.get());
-          List<String> next = unanswered.get() > 0 ? List.of() : nextBatch(origin);
-          if (next.isEmpty()) {
-            LOG.info("deferred frees delivered to node {} in {} batch(es): {} freed, {} not held there, {} unanswered"
-                + " (kept)", origin, run.batches.get(), run.freed.get(),
-                run.sent.get() - run.freed.get() - run.unanswered.get(), run.unanswered.get());
-            delivering.remove(origin);
-          } else {
-            deliver(origin, next, run);
-          }
-        }
-      });
+      courier
+          .free(origin, id)
+          .whenComplete(
+              (d, err) -> {
+                if (err != null || d == Delivery.SILENT || d == Delivery.NO_CONSUMER) {
+                  unanswered.incrementAndGet();
+                  // only silence is waited out: a member without a consumer (just merged back, or
+                  // stopping) is asked again on the next tick without holding the others' calls
+                  if (d == Delivery.SILENT) {
+                    silent.set(true);
+                  }
+                } else {
+                  hints.delivered(origin, id, d == Delivery.FREED);
+                  if (d == Delivery.FREED) {
+                    run.freed.incrementAndGet();
+                  }
+                }
+                if (left.decrementAndGet() == 0) {
+                  if (silent.get()) {
+                    courier.silence(origin);
+                  }
+                  run.unanswered.addAndGet(unanswered.get());
+                  List<String> next = unanswered.get() > 0 ? List.of() : nextBatch(origin);
+                  if (next.isEmpty()) {
+                    LOG.info(
+                        "deferred frees delivered to node {} in {} batch(es): {} freed, {} not held there, {} unanswered"
+                            + " (kept)",
+                        origin,
+                        run.batches.get(),
+                        run.freed.get(),
+                        run.sent.get() - run.freed.get() - run.unanswered.get(),
+                        run.unanswered.get());
+                    delivering.remove(origin);
+                  } else {
+                    deliver(origin, next, run);
+                  }
+                }
+              });
     }
   }
 }

@@ -54,8 +54,10 @@ public final class HazelcastKvcState implements KvcState {
 
   /** Per-session pin, rejects and turns. */
   public static final String SESSIONS_MAP = "kvselect.kvc.sessions";
+
   /** Per-partition in-flight and assigned counts and round-robin cursors. */
   public static final String WORKERS_MAP = "kvselect.kvc.workers";
+
   /** How long a session's state outlives its last dispatch by default. */
   public static final Duration DEFAULT_SESSION_IDLE = Duration.ofHours(1);
 
@@ -76,7 +78,8 @@ public final class HazelcastKvcState implements KvcState {
   }
 
   /** A partition's counters. */
-  record Counters(HashMap<Rank, Long> inflight, HashMap<Rank, Long> assigned, HashMap<String, Long> cursors)
+  record Counters(
+      HashMap<Rank, Long> inflight, HashMap<Rank, Long> assigned, HashMap<String, Long> cursors)
       implements Serializable {
     static Counters empty() {
       return new Counters(new HashMap<>(), new HashMap<>(), new HashMap<>());
@@ -103,8 +106,8 @@ public final class HazelcastKvcState implements KvcState {
    * @param blocking runs the whole-map operations (a worker pool)
    * @param completions where returned stages complete (the event loops)
    */
-  public HazelcastKvcState(HazelcastInstance hazelcast, Duration sessionIdle, Executor blocking,
-      Executor completions) {
+  public HazelcastKvcState(
+      HazelcastInstance hazelcast, Duration sessionIdle, Executor blocking, Executor completions) {
     if (sessionIdle == null || sessionIdle.isNegative() || sessionIdle.isZero()) {
       throw new IllegalArgumentException("session idle time must be positive: " + sessionIdle);
     }
@@ -147,19 +150,28 @@ public final class HazelcastKvcState implements KvcState {
       c.inflight().forEach((r, n) -> inflight.put(r.rank(), n));
       c.assigned().forEach((r, n) -> assigned.put(r.rank(), n));
     }
-    return new KvcSnapshot(s == null || s.pin() == null ? null : s.pin().rank(), rejects, inflight, assigned,
+    return new KvcSnapshot(
+        s == null || s.pin() == null ? null : s.pin().rank(),
+        rejects,
+        inflight,
+        assigned,
         s == null ? 0 : s.turns());
   }
 
   @Override
   public CompletionStage<Void> rejected(String partition, String sessionId, WorkerRank d) {
-    return session(partition, sessionId, new Rejected(Rank.of(d), sessionIdleMillis)).thenApply(x -> null);
+    return session(partition, sessionId, new Rejected(Rank.of(d), sessionIdleMillis))
+        .thenApply(x -> null);
   }
 
   @Override
-  public CompletionStage<WorkerRank> admitted(String partition, String sessionId, WorkerRank d, ResetScope scope) {
-    CompletionStage<Rank> before = session(partition, sessionId,
-        new Admitted(Rank.of(d), Objects.requireNonNull(scope, "scope"), sessionIdleMillis));
+  public CompletionStage<WorkerRank> admitted(
+      String partition, String sessionId, WorkerRank d, ResetScope scope) {
+    CompletionStage<Rank> before =
+        session(
+            partition,
+            sessionId,
+            new Admitted(Rank.of(d), Objects.requireNonNull(scope, "scope"), sessionIdleMillis));
     CompletionStage<Long> counted = counters(partition, new Dispatched(Rank.of(d)));
     return before.thenCombine(counted, (prev, x) -> prev == null ? null : prev.rank());
   }
@@ -183,11 +195,12 @@ public final class HazelcastKvcState implements KvcState {
 
   @Override
   public CompletionStage<Void> removeWorker(long workerId) {
-    return onBlocking(() -> {
-      sessions.executeOnEntries(new ForgetWorkerInSession(workerId, sessionIdleMillis));
-      workers.executeOnEntries(new ForgetWorkerInCounters(workerId));
-      return null;
-    });
+    return onBlocking(
+        () -> {
+          sessions.executeOnEntries(new ForgetWorkerInSession(workerId, sessionIdleMillis));
+          workers.executeOnEntries(new ForgetWorkerInCounters(workerId));
+          return null;
+        });
   }
 
   /** Sessions whose primary copy this member holds (a local view, no remote call). */
@@ -196,16 +209,22 @@ public final class HazelcastKvcState implements KvcState {
     return (int) sessions.getLocalMapStats().getOwnedEntryCount();
   }
 
-  private <R> CompletionStage<R> session(String partition, String sessionId, EntryProcessor<String, Session, R> op) {
+  private <R> CompletionStage<R> session(
+      String partition, String sessionId, EntryProcessor<String, Session, R> op) {
     try {
-      return hop(sessions.submitToKey(key(Objects.requireNonNull(partition, "partition"),
-          Objects.requireNonNull(sessionId, "sessionId")), op));
+      return hop(
+          sessions.submitToKey(
+              key(
+                  Objects.requireNonNull(partition, "partition"),
+                  Objects.requireNonNull(sessionId, "sessionId")),
+              op));
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
   }
 
-  private <R> CompletionStage<R> counters(String partition, EntryProcessor<String, Counters, R> op) {
+  private <R> CompletionStage<R> counters(
+      String partition, EntryProcessor<String, Counters, R> op) {
     try {
       return hop(workers.submitToKey(Objects.requireNonNull(partition, "partition"), op));
     } catch (RuntimeException e) {
@@ -247,7 +266,8 @@ public final class HazelcastKvcState implements KvcState {
   }
 
   /** Reset-on-success per {@code scope}, {@code pin[s] = d}, one more turn; returns the previous pin. */
-  record Admitted(Rank d, ResetScope scope, long idleMillis) implements EntryProcessor<String, Session, Rank> {
+  record Admitted(Rank d, ResetScope scope, long idleMillis)
+      implements EntryProcessor<String, Session, Rank> {
     @Override
     public Rank process(Map.Entry<String, Session> entry) {
       Session s = current(entry);
@@ -255,7 +275,7 @@ public final class HazelcastKvcState implements KvcState {
       switch (scope) {
         case WINNER -> rejects.remove(d);
         case ALL -> rejects.clear();
-        case NONE -> { }
+        case NONE -> {}
       }
       store(entry, new Session(d, rejects, s.turns() + 1), idleMillis);
       return s.pin();
@@ -273,7 +293,8 @@ public final class HazelcastKvcState implements KvcState {
   }
 
   /** Drops every pin and counter naming a rank of {@code workerId}. */
-  record ForgetWorkerInSession(long workerId, long idleMillis) implements EntryProcessor<String, Session, Boolean> {
+  record ForgetWorkerInSession(long workerId, long idleMillis)
+      implements EntryProcessor<String, Session, Boolean> {
     @Override
     public Boolean process(Map.Entry<String, Session> entry) {
       Session s = entry.getValue();
@@ -332,7 +353,8 @@ public final class HazelcastKvcState implements KvcState {
   }
 
   /** Drops the counts naming a rank of {@code workerId}. */
-  record ForgetWorkerInCounters(long workerId) implements EntryProcessor<String, Counters, Boolean> {
+  record ForgetWorkerInCounters(long workerId)
+      implements EntryProcessor<String, Counters, Boolean> {
     @Override
     public Boolean process(Map.Entry<String, Counters> entry) {
       if (entry.getValue() == null) {

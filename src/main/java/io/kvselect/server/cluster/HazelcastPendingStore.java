@@ -54,10 +54,12 @@ public final class HazelcastPendingStore<K, V> implements PendingStore<K, V> {
   public static final long CLAIM_MILLIS = 5_000;
 
   /** A stored entry: the encoded value, its generation, and the member holding a replay claim. */
-  record Stored(byte[] payload, long generation, String claimant, long claimUntilMillis) implements Serializable {}
+  record Stored(byte[] payload, long generation, String claimant, long claimUntilMillis)
+      implements Serializable {}
 
   /** What a peek saw: the entry, or that another member holds its claim. */
-  record Peeked(byte[] payload, long generation, boolean claimedElsewhere) implements Serializable {}
+  record Peeked(byte[] payload, long generation, boolean claimedElsewhere)
+      implements Serializable {}
 
   private final IMap<String, Stored> map;
   private final String member;
@@ -71,8 +73,8 @@ public final class HazelcastPendingStore<K, V> implements PendingStore<K, V> {
    * @param maxBytes largest entry stored; positive
    * @param completions where returned stages complete (the event loops)
    */
-  public HazelcastPendingStore(HazelcastInstance hazelcast, Clock clock, Duration ttl, long maxBytes,
-      Executor completions) {
+  public HazelcastPendingStore(
+      HazelcastInstance hazelcast, Clock clock, Duration ttl, long maxBytes, Executor completions) {
     if (ttl == null || ttl.isNegative() || ttl.isZero()) {
       throw new IllegalArgumentException("ttl must be positive: " + ttl);
     }
@@ -114,16 +116,20 @@ public final class HazelcastPendingStore<K, V> implements PendingStore<K, V> {
   @SuppressWarnings("unchecked")
   public CompletionStage<PendingEntry<V>> peek(K key) {
     try {
-      return hop(map.submitToKey(key(key), new Peek(member, clock.millis(), CLAIM_MILLIS))).thenApply(p -> {
-        if (p == null) {
-          return null;
-        }
-        if (p.claimedElsewhere()) {
-          throw SelectionException.conflict("selection " + selectionId(key)
-              + " is being reserved through another node; retry in a few seconds if that fails");
-        }
-        return new PendingEntry<>((V) RecordCodec.decode(p.payload()), p.generation());
-      });
+      return hop(map.submitToKey(key(key), new Peek(member, clock.millis(), CLAIM_MILLIS)))
+          .thenApply(
+              p -> {
+                if (p == null) {
+                  return null;
+                }
+                if (p.claimedElsewhere()) {
+                  throw SelectionException.conflict(
+                      "selection "
+                          + selectionId(key)
+                          + " is being reserved through another node; retry in a few seconds if that fails");
+                }
+                return new PendingEntry<>((V) RecordCodec.decode(p.payload()), p.generation());
+              });
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -176,7 +182,8 @@ public final class HazelcastPendingStore<K, V> implements PendingStore<K, V> {
   }
 
   /** Reads the entry and claims it for {@code member} unless another member's claim is still running. */
-  record Peek(String member, long now, long claimMillis) implements EntryProcessor<String, Stored, Peeked> {
+  record Peek(String member, long now, long claimMillis)
+      implements EntryProcessor<String, Stored, Peeked> {
     @Override
     public Peeked process(Map.Entry<String, Stored> entry) {
       Stored s = entry.getValue();

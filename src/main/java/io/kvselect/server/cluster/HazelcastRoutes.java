@@ -49,7 +49,8 @@ final class HazelcastRoutes implements CallBudget.Routes {
       i = direct;
     }
     if (i == null) {
-      LOG.info("cluster call budget: the partition table of {} is not readable; writes are routed by owner only",
+      LOG.info(
+          "cluster call budget: the partition table of {} is not readable; writes are routed by owner only",
           hz.getClass().getName());
     }
     this.impl = i;
@@ -57,7 +58,8 @@ final class HazelcastRoutes implements CallBudget.Routes {
 
   @Override
   public Object read(Object key) {
-    com.hazelcast.partition.Partition part = hz.getPartitionService().getPartition(mapKey.apply(key));
+    com.hazelcast.partition.Partition part =
+        hz.getPartitionService().getPartition(mapKey.apply(key));
     return part == null ? null : part.getOwner();
   }
 

@@ -1,3 +1,5 @@
+// Over 400 lines: one seam implementation (lookups, binds, releases, sweep) over one Hazelcast map
+// with its near cache and latency budget, which every method shares.
 package io.kvselect.server.cluster;
 
 import com.hazelcast.aggregation.Aggregator;
@@ -65,7 +67,12 @@ import java.util.concurrent.Executor;
 public final class HazelcastSessionAffinity implements SessionAffinity {
 
   /** A bound session as stored in the map. {@code idleDeadlineMillis} counts only while {@code leases} is empty. */
-  record Binding(String partition, long workerId, int dpRank, ArrayList<String> leases, long idleDeadlineMillis)
+  record Binding(
+      String partition,
+      long workerId,
+      int dpRank,
+      ArrayList<String> leases,
+      long idleDeadlineMillis)
       implements Serializable {
 
     boolean expired(long now) {
@@ -78,17 +85,21 @@ public final class HazelcastSessionAffinity implements SessionAffinity {
   }
 
   /** The outcome of a bind: the binding in effect, whether the entry was created, or a full table. */
-  record BindResult(long workerId, int dpRank, boolean created, boolean full) implements Serializable {}
+  record BindResult(long workerId, int dpRank, boolean created, boolean full)
+      implements Serializable {}
 
   private final HazelcastInstance hazelcast;
   private final IMap<String, Binding> map;
+
   /** This member's lease prefix: leases are stored as {@code memberUuid|leaseId}. */
   private final String leasePrefix;
+
   private final Clock clock;
   private final long idleTtlMillis;
   private final int maxEntriesPerPartition;
   private final Executor blocking;
   private final Executor completions;
+
   /** Bindings per partition as last counted (see the class comment). */
   private final Map<String, Integer> counts = new ConcurrentHashMap<>();
 
@@ -98,8 +109,13 @@ public final class HazelcastSessionAffinity implements SessionAffinity {
    * @param blocking runs the whole-map operations (a worker pool)
    * @param completions where returned stages complete (the event loops)
    */
-  public HazelcastSessionAffinity(HazelcastInstance hazelcast, Clock clock, Duration idleTtl,
-      int maxEntriesPerPartition, Executor blocking, Executor completions) {
+  public HazelcastSessionAffinity(
+      HazelcastInstance hazelcast,
+      Clock clock,
+      Duration idleTtl,
+      int maxEntriesPerPartition,
+      Executor blocking,
+      Executor completions) {
     this.hazelcast = hazelcast;
     this.map = hazelcast.getMap(ClusterBootstrap.SESSIONS_MAP);
     this.leasePrefix = hazelcast.getCluster().getLocalMember().getUuid() + "|";
@@ -114,15 +130,18 @@ public final class HazelcastSessionAffinity implements SessionAffinity {
     this.maxEntriesPerPartition = maxEntriesPerPartition;
     this.blocking = Objects.requireNonNull(blocking, "blocking");
     this.completions = Objects.requireNonNull(completions, "completions");
-    hazelcast.getCluster().addMembershipListener(new com.hazelcast.cluster.MembershipListener() {
-      @Override
-      public void memberAdded(com.hazelcast.cluster.MembershipEvent e) {}
+    hazelcast
+        .getCluster()
+        .addMembershipListener(
+            new com.hazelcast.cluster.MembershipListener() {
+              @Override
+              public void memberAdded(com.hazelcast.cluster.MembershipEvent e) {}
 
-      @Override
-      public void memberRemoved(com.hazelcast.cluster.MembershipEvent e) {
-        releaseLeasesOf(e.getMember().getUuid().toString());
-      }
-    });
+              @Override
+              public void memberRemoved(com.hazelcast.cluster.MembershipEvent e) {
+                releaseLeasesOf(e.getMember().getUuid().toString());
+              }
+            });
   }
 
   /**
@@ -133,7 +152,9 @@ public final class HazelcastSessionAffinity implements SessionAffinity {
   CompletionStage<Integer> releaseLeasesOf(String memberUuid) {
     String prefix = memberUuid + "|";
     long deadline = clock.millis() + idleTtlMillis;
-    return onBlocking(() -> map.executeOnEntries(new DropLeases(prefix, deadline), new HasLeaseOf(prefix)).size());
+    return onBlocking(
+        () ->
+            map.executeOnEntries(new DropLeases(prefix, deadline), new HasLeaseOf(prefix)).size());
   }
 
   /** The map key ({@link io.kvselect.core.session.BudgetedSessionAffinity#key}, which the call budget's breaker uses). */
@@ -163,17 +184,26 @@ public final class HazelcastSessionAffinity implements SessionAffinity {
       Objects.requireNonNull(target, "target");
       Objects.requireNonNull(leaseId, "leaseId");
       boolean full = counts.getOrDefault(partition, 0) >= maxEntriesPerPartition;
-      Bind op = new Bind(partition, expected == null ? null : new long[] {expected.workerId(), expected.dpRank()},
-          target.workerId(), target.dpRank(), leasePrefix + leaseId, clock.millis(), full);
-      return hop(map.submitToKey(key(partition, sessionId), op)).thenApply(r -> {
-        if (r.full()) {
-          throw SelectionException.notReady("session affinity table is full");
-        }
-        if (r.created()) {
-          counts.merge(partition, 1, Integer::sum);
-        }
-        return new WorkerRank(r.workerId(), r.dpRank());
-      });
+      Bind op =
+          new Bind(
+              partition,
+              expected == null ? null : new long[] {expected.workerId(), expected.dpRank()},
+              target.workerId(),
+              target.dpRank(),
+              leasePrefix + leaseId,
+              clock.millis(),
+              full);
+      return hop(map.submitToKey(key(partition, sessionId), op))
+          .thenApply(
+              r -> {
+                if (r.full()) {
+                  throw SelectionException.notReady("session affinity table is full");
+                }
+                if (r.created()) {
+                  counts.merge(partition, 1, Integer::sum);
+                }
+                return new WorkerRank(r.workerId(), r.dpRank());
+              });
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -184,7 +214,9 @@ public final class HazelcastSessionAffinity implements SessionAffinity {
     if (partition == null || sessionId == null || sessionId.isEmpty() || leaseId == null) {
       return CompletableFuture.completedFuture(null);
     }
-    return hop(map.submitToKey(key(partition, sessionId), new Release(leasePrefix + leaseId, clock.millis() + idleTtlMillis)))
+    return hop(map.submitToKey(
+            key(partition, sessionId),
+            new Release(leasePrefix + leaseId, clock.millis() + idleTtlMillis)))
         .thenApply(x -> null);
   }
 
@@ -196,22 +228,24 @@ public final class HazelcastSessionAffinity implements SessionAffinity {
   @Override
   public CompletionStage<Integer> sweep() {
     long now = clock.millis();
-    return onBlocking(() -> {
-      boolean oldest = hazelcast.getCluster().getMembers().iterator().next().localMember();
-      int removed = oldest ? map.executeOnEntries(new Remove(), new Expired(now)).size() : 0;
-      Map<String, Integer> fresh = map.aggregate(new CountByPartition());
-      counts.keySet().retainAll(fresh.keySet());
-      counts.putAll(fresh);
-      return removed;
-    });
+    return onBlocking(
+        () -> {
+          boolean oldest = hazelcast.getCluster().getMembers().iterator().next().localMember();
+          int removed = oldest ? map.executeOnEntries(new Remove(), new Expired(now)).size() : 0;
+          Map<String, Integer> fresh = map.aggregate(new CountByPartition());
+          counts.keySet().retainAll(fresh.keySet());
+          counts.putAll(fresh);
+          return removed;
+        });
   }
 
   @Override
   public CompletionStage<Void> removeWorker(long workerId) {
-    return onBlocking(() -> {
-      map.executeOnEntries(new Remove(), new TargetsWorker(workerId));
-      return null;
-    });
+    return onBlocking(
+        () -> {
+          map.executeOnEntries(new Remove(), new TargetsWorker(workerId));
+          return null;
+        });
   }
 
   /** Bindings whose primary copy this member holds (a local view, no remote call). */
@@ -232,7 +266,14 @@ public final class HazelcastSessionAffinity implements SessionAffinity {
    * Compare-and-bind on the key's owner (and, with the same inputs, on its backup): the rules of
    * {@link SessionAffinity#bindAndLease}.
    */
-  record Bind(String partition, long[] expected, long workerId, int dpRank, String leaseId, long now, boolean full)
+  record Bind(
+      String partition,
+      long[] expected,
+      long workerId,
+      int dpRank,
+      String leaseId,
+      long now,
+      boolean full)
       implements EntryProcessor<String, Binding, BindResult> {
 
     @Override
@@ -251,7 +292,8 @@ public final class HazelcastSessionAffinity implements SessionAffinity {
       if (!leases.contains(leaseId)) {
         leases.add(leaseId);
       }
-      entry.setValue(new Binding(partition, workerId, dpRank, leases, b == null ? 0 : b.idleDeadlineMillis()));
+      entry.setValue(
+          new Binding(partition, workerId, dpRank, leases, b == null ? 0 : b.idleDeadlineMillis()));
       return new BindResult(workerId, dpRank, b == null, false);
     }
 
@@ -261,7 +303,8 @@ public final class HazelcastSessionAffinity implements SessionAffinity {
   }
 
   /** Drops a lease; the last one starts the idle TTL. */
-  record Release(String leaseId, long idleDeadlineMillis) implements EntryProcessor<String, Binding, Boolean> {
+  record Release(String leaseId, long idleDeadlineMillis)
+      implements EntryProcessor<String, Binding, Boolean> {
 
     @Override
     public Boolean process(Map.Entry<String, Binding> entry) {
@@ -271,14 +314,20 @@ public final class HazelcastSessionAffinity implements SessionAffinity {
       }
       ArrayList<String> leases = new ArrayList<>(b.leases());
       leases.remove(leaseId);
-      entry.setValue(new Binding(b.partition(), b.workerId(), b.dpRank(), leases,
-          leases.isEmpty() ? idleDeadlineMillis : b.idleDeadlineMillis()));
+      entry.setValue(
+          new Binding(
+              b.partition(),
+              b.workerId(),
+              b.dpRank(),
+              leases,
+              leases.isEmpty() ? idleDeadlineMillis : b.idleDeadlineMillis()));
       return true;
     }
   }
 
   /** Drops the leases carrying {@code prefix}; the last one starts the idle TTL. */
-  record DropLeases(String prefix, long idleDeadlineMillis) implements EntryProcessor<String, Binding, Boolean> {
+  record DropLeases(String prefix, long idleDeadlineMillis)
+      implements EntryProcessor<String, Binding, Boolean> {
     @Override
     public Boolean process(Map.Entry<String, Binding> entry) {
       Binding b = entry.getValue();
@@ -289,8 +338,13 @@ public final class HazelcastSessionAffinity implements SessionAffinity {
       if (!leases.removeIf(l -> l.startsWith(prefix))) {
         return false;
       }
-      entry.setValue(new Binding(b.partition(), b.workerId(), b.dpRank(), leases,
-          leases.isEmpty() ? idleDeadlineMillis : b.idleDeadlineMillis()));
+      entry.setValue(
+          new Binding(
+              b.partition(),
+              b.workerId(),
+              b.dpRank(),
+              leases,
+              leases.isEmpty() ? idleDeadlineMillis : b.idleDeadlineMillis()));
       return true;
     }
   }
@@ -299,7 +353,8 @@ public final class HazelcastSessionAffinity implements SessionAffinity {
   record HasLeaseOf(String prefix) implements Predicate<String, Binding> {
     @Override
     public boolean apply(Map.Entry<String, Binding> e) {
-      return e.getValue() != null && e.getValue().leases().stream().anyMatch(l -> l.startsWith(prefix));
+      return e.getValue() != null
+          && e.getValue().leases().stream().anyMatch(l -> l.startsWith(prefix));
     }
   }
 
@@ -331,7 +386,8 @@ public final class HazelcastSessionAffinity implements SessionAffinity {
   }
 
   /** Counts bindings per partition, cluster-wide. */
-  static final class CountByPartition implements Aggregator<Map.Entry<String, Binding>, Map<String, Integer>> {
+  static final class CountByPartition
+      implements Aggregator<Map.Entry<String, Binding>, Map<String, Integer>> {
     private static final long serialVersionUID = 1L;
     private final HashMap<String, Integer> counts = new HashMap<>();
 

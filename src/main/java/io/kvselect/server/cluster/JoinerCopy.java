@@ -29,10 +29,13 @@ import org.slf4j.LoggerFactory;
 final class JoinerCopy {
 
   private static final Logger LOG = LoggerFactory.getLogger(JoinerCopy.class);
+
   /** How long a joiner waits for its KV-event listeners to connect before copying a peer's index anyway. */
   static final Duration CONNECT_WAIT = Duration.ofSeconds(3);
+
   /** After the listeners connected: how long to wait for each to receive its first batch. */
   static final Duration FIRST_BATCH_WAIT = Duration.ofSeconds(1);
+
   /** Before the snapshot is asked for: for the peer to apply what it received before the joiner's subscriptions. */
   static final Duration SETTLE = Duration.ofMillis(200);
 
@@ -40,6 +43,7 @@ final class JoinerCopy {
   private final Context context;
   private final CatalogRepair catalog;
   private final BusIndexRecovery recovery;
+
   /**
    * Events held and applied, dropped, listeners unconnected and without a batch when the copy
    * began, copy ms; null before the end.
@@ -64,25 +68,46 @@ final class JoinerCopy {
     return Future.fromCompletionStage(events.hold(), context)
         .compose(v -> catalog.pullFirst(peers))
         .compose(v -> waitFor(events::unconnectedRanks, System.nanoTime() + CONNECT_WAIT.toNanos()))
-        .compose(n -> {
-          unconnected[0] = n;
-          return waitFor(events::ranksWithoutBatch, System.nanoTime() + FIRST_BATCH_WAIT.toNanos());
-        })
-        .compose(n -> {
-          silent[0] = n;
-          return vertx.timer(SETTLE.toMillis());
-        })
+        .compose(
+            n -> {
+              unconnected[0] = n;
+              return waitFor(
+                  events::ranksWithoutBatch, System.nanoTime() + FIRST_BATCH_WAIT.toNanos());
+            })
+        .compose(
+            n -> {
+              silent[0] = n;
+              return vertx.timer(SETTLE.toMillis());
+            })
         .compose(v -> recovery.recover(peers))
-        .transform(ar -> Future.fromCompletionStage(events.release(), context).transform(rel -> {
-          long ms = (System.nanoTime() - started) / 1_000_000;
-          if (rel.succeeded()) {
-            held = new long[] {rel.result().applied(), rel.result().dropped(), unconnected[0], silent[0], ms};
-            LOG.info("KV events held during the copy: {} applied on top of it, {} dropped; {} listener(s) not "
-                + "connected and {} without a batch when the copy began; {} ms", rel.result().applied(),
-                rel.result().dropped(), unconnected[0], silent[0], ms);
-          }
-          return ar.succeeded() ? Future.succeededFuture(ar.result()) : Future.<BusIndexRecovery.Outcome>failedFuture(ar.cause());
-        }));
+        .transform(
+            ar ->
+                Future.fromCompletionStage(events.release(), context)
+                    .transform(
+                        rel -> {
+                          long ms = (System.nanoTime() - started) / 1_000_000;
+                          if (rel.succeeded()) {
+                            held =
+                                new long[] {
+                                  rel.result().applied(),
+                                  rel.result().dropped(),
+                                  unconnected[0],
+                                  silent[0],
+                                  ms
+                                };
+                            LOG.info(
+                                "KV events held during the copy: {} applied on top of it, {} dropped; {} listener(s) not "
+                                    + "connected and {} without a batch when the copy began; {} ms",
+                                rel.result().applied(),
+                                rel.result().dropped(),
+                                unconnected[0],
+                                silent[0],
+                                ms);
+                          }
+                          return ar.succeeded()
+                              ? Future.succeededFuture(ar.result())
+                              : Future.<BusIndexRecovery.Outcome>failedFuture(ar.cause());
+                        }));
   }
 
   /** Completes with {@code count}'s value: as soon as it is 0, or at {@code deadline}. */

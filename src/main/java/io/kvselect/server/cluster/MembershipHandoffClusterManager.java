@@ -35,11 +35,13 @@ final class MembershipHandoffClusterManager extends HazelcastClusterManager {
   private static final Logger LOG = LoggerFactory.getLogger(MembershipHandoffClusterManager.class);
   static final String THREAD = "kvselect-cluster-membership";
 
-  private final ExecutorService handlers = Executors.newSingleThreadExecutor(r -> {
-    Thread t = new Thread(r, THREAD);
-    t.setDaemon(true);
-    return t;
-  });
+  private final ExecutorService handlers =
+      Executors.newSingleThreadExecutor(
+          r -> {
+            Thread t = new Thread(r, THREAD);
+            t.setDaemon(true);
+            return t;
+          });
 
   MembershipHandoffClusterManager(Config config) {
     super(config);
@@ -62,21 +64,23 @@ final class MembershipHandoffClusterManager extends HazelcastClusterManager {
 
   @Override
   public void leave(Completable<Void> promise) {
-    super.leave((result, failure) -> {
-      handlers.shutdown();
-      promise.complete(result, failure);
-    });
+    super.leave(
+        (result, failure) -> {
+          handlers.shutdown();
+          promise.complete(result, failure);
+        });
   }
 
   private void hand(String what, Runnable handler) {
     try {
-      handlers.execute(() -> {
-        try {
-          handler.run();
-        } catch (RuntimeException ex) {
-          LOG.warn("cluster: the cluster manager's {} handler failed", what, ex);
-        }
-      });
+      handlers.execute(
+          () -> {
+            try {
+              handler.run();
+            } catch (RuntimeException ex) {
+              LOG.warn("cluster: the cluster manager's {} handler failed", what, ex);
+            }
+          });
     } catch (RejectedExecutionException left) {
       // the manager has left the cluster: its own handlers return at once when inactive
     }

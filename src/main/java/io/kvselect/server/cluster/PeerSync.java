@@ -1,4 +1,5 @@
-// Over 400 lines: the one entry point of node-to-node sync (stream, node address, digests, membership, the joiner's hand-off); each part delegates to its own class.
+// Over 400 lines: the one entry point of node-to-node sync (stream, node address, digests,
+// membership, the joiner's hand-off); each part delegates to its own class.
 package io.kvselect.server.cluster;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -58,8 +59,10 @@ import org.slf4j.LoggerFactory;
 public final class PeerSync {
 
   private static final Logger LOG = LoggerFactory.getLogger(PeerSync.class);
+
   /** Messages a receiver holds per sender behind a gap, and in total while recovering. */
   static final int HOLD_LIMIT = 100_000;
+
   private static final int DEPARTED_LIMIT = 4096;
   private static final long DIGEST_REQUEST_SPACING_MS = 200;
 
@@ -73,13 +76,17 @@ public final class PeerSync {
   private final EventBusCatalogSync catalogSync;
   private final BusLifecycleForwarder lifecycle;
   private final PeerSyncStats stats = new PeerSyncStats();
+
   /** Each sender's stream in order; owned by the sync context. */
   private final SenderStreams streams;
+
   private final LinkedHashSet<String> departed = new LinkedHashSet<>();
   private final List<SyncCodec.Envelope> early = new ArrayList<>();
   private volatile boolean recovering = true;
+
   /** The node's pause fence, set once before {@link #attach}; closed with this. */
   private volatile ClusterFence fence;
+
   private volatile BusIndexRecovery.Outcome recovery;
   private volatile JoinerCopy copy;
   private SelectionService service;
@@ -101,8 +108,11 @@ public final class PeerSync {
     this.stream = new SyncStream(vertx, context, nodeId);
     this.loadSync = new EventBusLoadSync(stream, () -> cluster.getNodes().size() > 1);
     this.catalogSync = new EventBusCatalogSync(stream);
-    this.lifecycle = new BusLifecycleForwarder(vertx, cluster, BusLifecycleForwarder.DEFAULT_TIMEOUT);
-    this.streams = new SenderStreams(vertx, options.gapTimeout(), HOLD_LIMIT, stats, this::apply, this::requestDigest);
+    this.lifecycle =
+        new BusLifecycleForwarder(vertx, cluster, BusLifecycleForwarder.DEFAULT_TIMEOUT);
+    this.streams =
+        new SenderStreams(
+            vertx, options.gapTimeout(), HOLD_LIMIT, stats, this::apply, this::requestDigest);
   }
 
   /** Over the cluster manager of a clustered {@code vertx}. */
@@ -111,11 +121,13 @@ public final class PeerSync {
   }
 
   /** What {@code /ready} says while {@link #attach} recovers catalog and index from a peer. */
-  public static final String RECOVERING = "joining the cluster: recovering the worker catalog and KV index from a peer";
+  public static final String RECOVERING =
+      "joining the cluster: recovering the worker catalog and KV index from a peer";
 
   /** Options for a node with {@code settings}: the reconciliation interval and what derives from it. */
   public static PeerSyncOptions options(ClusterSettings settings) {
-    return PeerSyncOptions.withInterval(java.time.Duration.ofSeconds(settings.reconcileIntervalSecs()));
+    return PeerSyncOptions.withInterval(
+        java.time.Duration.ofSeconds(settings.reconcileIntervalSecs()));
   }
 
   /** The load seam to pass to {@code SelectionServiceBuilder.loadSync}. */
@@ -214,66 +226,81 @@ public final class PeerSync {
    * and applied afterwards, in order), then starts the digest and membership timers.
    * Completes when the node is in step; never fails because of a peer.
    */
-  public Future<BusIndexRecovery.Outcome> attach(SelectionService service, KvEventsCoordinator events) {
+  public Future<BusIndexRecovery.Outcome> attach(
+      SelectionService service, KvEventsCoordinator events) {
     Promise<BusIndexRecovery.Outcome> done = Promise.promise();
-    context.runOnContext(v -> {
-      this.service = service;
-      this.recoveryServer = new BusIndexRecovery(vertx, service, options.chunkBlocks(), options.requestTimeout(),
-          () -> !recovering);
-      this.catalogRepair = new CatalogRepair(vertx, service, options.requestTimeout());
-      streamConsumer = vertx.eventBus().consumer(SyncAddresses.STREAM, this::onStream);
-      nodeConsumer = vertx.eventBus().consumer(SyncAddresses.node(nodeId), this::onNode);
-      Future.all(streamConsumer.completion(), nodeConsumer.completion(), lifecycle.attach(service))
-          .compose(x -> {
-            copy = new JoinerCopy(vertx, context, catalogRepair, recoveryServer);
-            return copy.run(otherNodes(), events);
-          })
-          .onComplete(ar -> context.runOnContext(y -> {
-            if (ar.failed()) {
-              done.fail(ar.cause());
-              return;
-            }
-            BusIndexRecovery.Outcome o = ar.result();
-            recovery = o;
-            recovering = false;
-            List<SyncCodec.Envelope> held = new ArrayList<>(early);
-            early.clear();
-            held.forEach(this::receive);
-            digestTimer = vertx.setPeriodic(options.reconcileInterval().toMillis(), t -> publishDigest());
-            long poll = Math.min(options.reconcileInterval().toMillis(), 1000);
-            membershipTimer = vertx.setPeriodic(poll, t -> checkMembership());
-            publishDigest();
-            done.complete(o);
-          }));
-    });
+    context.runOnContext(
+        v -> {
+          this.service = service;
+          this.recoveryServer =
+              new BusIndexRecovery(
+                  vertx,
+                  service,
+                  options.chunkBlocks(),
+                  options.requestTimeout(),
+                  () -> !recovering);
+          this.catalogRepair = new CatalogRepair(vertx, service, options.requestTimeout());
+          streamConsumer = vertx.eventBus().consumer(SyncAddresses.STREAM, this::onStream);
+          nodeConsumer = vertx.eventBus().consumer(SyncAddresses.node(nodeId), this::onNode);
+          Future.all(
+                  streamConsumer.completion(), nodeConsumer.completion(), lifecycle.attach(service))
+              .compose(
+                  x -> {
+                    copy = new JoinerCopy(vertx, context, catalogRepair, recoveryServer);
+                    return copy.run(otherNodes(), events);
+                  })
+              .onComplete(
+                  ar ->
+                      context.runOnContext(
+                          y -> {
+                            if (ar.failed()) {
+                              done.fail(ar.cause());
+                              return;
+                            }
+                            BusIndexRecovery.Outcome o = ar.result();
+                            recovery = o;
+                            recovering = false;
+                            List<SyncCodec.Envelope> held = new ArrayList<>(early);
+                            early.clear();
+                            held.forEach(this::receive);
+                            digestTimer =
+                                vertx.setPeriodic(
+                                    options.reconcileInterval().toMillis(), t -> publishDigest());
+                            long poll = Math.min(options.reconcileInterval().toMillis(), 1000);
+                            membershipTimer = vertx.setPeriodic(poll, t -> checkMembership());
+                            publishDigest();
+                            done.complete(o);
+                          }));
+        });
     return done.future();
   }
 
   /** Stops timers and consumers; held messages are dropped. Does not close Vert.x. */
   public Future<Void> close() {
     Promise<Void> done = Promise.promise();
-    context.runOnContext(v -> {
-      if (digestTimer >= 0) {
-        vertx.cancelTimer(digestTimer);
-      }
-      if (membershipTimer >= 0) {
-        vertx.cancelTimer(membershipTimer);
-      }
-      streams.close();
-      List<Future<Void>> f = new ArrayList<>();
-      if (streamConsumer != null) {
-        f.add(streamConsumer.unregister());
-      }
-      if (nodeConsumer != null) {
-        f.add(nodeConsumer.unregister());
-      }
-      f.add(lifecycle.close());
-      ClusterFence fc = fence;
-      if (fc != null) {
-        fc.close();
-      }
-      Future.join(f).<Void>mapEmpty().onComplete(done);
-    });
+    context.runOnContext(
+        v -> {
+          if (digestTimer >= 0) {
+            vertx.cancelTimer(digestTimer);
+          }
+          if (membershipTimer >= 0) {
+            vertx.cancelTimer(membershipTimer);
+          }
+          streams.close();
+          List<Future<Void>> f = new ArrayList<>();
+          if (streamConsumer != null) {
+            f.add(streamConsumer.unregister());
+          }
+          if (nodeConsumer != null) {
+            f.add(nodeConsumer.unregister());
+          }
+          f.add(lifecycle.close());
+          ClusterFence fc = fence;
+          if (fc != null) {
+            fc.close();
+          }
+          Future.join(f).<Void>mapEmpty().onComplete(done);
+        });
     return done.future();
   }
 
@@ -288,7 +315,8 @@ public final class PeerSync {
 
   private void onStream(Message<Object> m) {
     if (nodeId.equals(m.headers().get(SyncAddresses.FROM_HEADER))) {
-      return; // this node's own publication: dropped before parsing (it carries every booking's hashes)
+      return; // this node's own publication: dropped before parsing (it carries every booking's
+      // hashes)
     }
     SyncCodec.Envelope e;
     try {
@@ -347,14 +375,17 @@ public final class PeerSync {
         stats.malformed.incrementAndGet();
         return;
       }
-      service.applyPeerCatalog(c).whenComplete((changed, err) -> {
-        if (err != null) {
-          stats.catalogRefused.incrementAndGet();
-          LOG.warn("catalog change from {} refused: {}", e.from(), err.toString());
-        } else {
-          count(changed);
-        }
-      });
+      service
+          .applyPeerCatalog(c)
+          .whenComplete(
+              (changed, err) -> {
+                if (err != null) {
+                  stats.catalogRefused.incrementAndGet();
+                  LOG.warn("catalog change from {} refused: {}", e.from(), err.toString());
+                } else {
+                  count(changed);
+                }
+              });
     } catch (IOException | RuntimeException bad) {
       stats.malformed.incrementAndGet();
     }
@@ -410,11 +441,12 @@ public final class PeerSync {
       return;
     }
     lastDigestMs = System.nanoTime() / 1_000_000;
-    Supplier<com.fasterxml.jackson.databind.JsonNode> body = () -> {
-      ObjectNode b = SyncCodec.digest(service.loadDigest());
-      catalogRepair.stamp(b);
-      return b;
-    };
+    Supplier<com.fasterxml.jackson.databind.JsonNode> body =
+        () -> {
+          ObjectNode b = SyncCodec.digest(service.loadDigest());
+          catalogRepair.stamp(b);
+          return b;
+        };
     stream.publish("digest", body);
     stats.digestsSent.incrementAndGet();
   }
@@ -427,10 +459,12 @@ public final class PeerSync {
       publishDigest();
     } else if (!digestScheduled) {
       digestScheduled = true;
-      vertx.setTimer(wait, t -> {
-        digestScheduled = false;
-        publishDigest();
-      });
+      vertx.setTimer(
+          wait,
+          t -> {
+            digestScheduled = false;
+            publishDigest();
+          });
     }
   }
 

@@ -19,8 +19,12 @@ import java.time.Duration;
  *   <li>{@code chunkBlocks}: index entries per recovery chunk.
  * </ul>
  */
-public record PeerSyncOptions(Duration reconcileInterval, Duration deadGrace, Duration gapTimeout,
-    Duration requestTimeout, int chunkBlocks) {
+public record PeerSyncOptions(
+    Duration reconcileInterval,
+    Duration deadGrace,
+    Duration gapTimeout,
+    Duration requestTimeout,
+    int chunkBlocks) {
 
   public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(5);
 
@@ -47,8 +51,12 @@ public record PeerSyncOptions(Duration reconcileInterval, Duration deadGrace, Du
   /** Defaults derived from one reconciliation interval. */
   public static PeerSyncOptions withInterval(Duration interval) {
     Duration gap = interval.dividedBy(2);
-    return new PeerSyncOptions(interval, interval, gap.compareTo(Duration.ofSeconds(1)) < 0 ? gap : Duration.ofSeconds(1),
-        Duration.ofSeconds(10), 4096);
+    return new PeerSyncOptions(
+        interval,
+        interval,
+        gap.compareTo(Duration.ofSeconds(1)) < 0 ? gap : Duration.ofSeconds(1),
+        Duration.ofSeconds(10),
+        4096);
   }
 
   public PeerSyncOptions withDeadGrace(Duration d) {

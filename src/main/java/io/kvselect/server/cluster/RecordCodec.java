@@ -111,11 +111,12 @@ final class RecordCodec {
     switch (tag) {
       case NULL:
         return null;
-      case STRING: {
-        byte[] b = new byte[in.readInt()];
-        in.readFully(b);
-        return new String(b, StandardCharsets.UTF_8);
-      }
+      case STRING:
+        {
+          byte[] b = new byte[in.readInt()];
+          in.readFully(b);
+          return new String(b, StandardCharsets.UTF_8);
+        }
       case LONG:
         return in.readLong();
       case INT:
@@ -124,65 +125,70 @@ final class RecordCodec {
         return in.readBoolean();
       case DOUBLE:
         return in.readDouble();
-      case LONGS: {
-        long[] a = new long[in.readInt()];
-        for (int i = 0; i < a.length; i++) {
-          a[i] = in.readLong();
+      case LONGS:
+        {
+          long[] a = new long[in.readInt()];
+          for (int i = 0; i < a.length; i++) {
+            a[i] = in.readLong();
+          }
+          return a;
         }
-        return a;
-      }
-      case INTS: {
-        int[] a = new int[in.readInt()];
-        for (int i = 0; i < a.length; i++) {
-          a[i] = in.readInt();
+      case INTS:
+        {
+          int[] a = new int[in.readInt()];
+          for (int i = 0; i < a.length; i++) {
+            a[i] = in.readInt();
+          }
+          return a;
         }
-        return a;
-      }
-      case RECORD: {
-        String name = in.readUTF();
-        if (!name.startsWith(TRUSTED_PREFIX)) {
-          throw new IOException("refusing to decode " + name);
+      case RECORD:
+        {
+          String name = in.readUTF();
+          if (!name.startsWith(TRUSTED_PREFIX)) {
+            throw new IOException("refusing to decode " + name);
+          }
+          Class<?> type;
+          try {
+            type = Class.forName(name, false, RecordCodec.class.getClassLoader());
+          } catch (ClassNotFoundException e) {
+            throw new IOException("unknown record " + name, e);
+          }
+          if (!type.isRecord()) {
+            throw new IOException(name + " is not a record");
+          }
+          Shape shape = shape(type);
+          Object[] args = new Object[shape.components().length];
+          for (int i = 0; i < args.length; i++) {
+            args[i] = read(in);
+          }
+          try {
+            return shape.constructor().newInstance(args);
+          } catch (ReflectiveOperationException e) {
+            throw new IOException("cannot build " + name, e);
+          }
         }
-        Class<?> type;
-        try {
-          type = Class.forName(name, false, RecordCodec.class.getClassLoader());
-        } catch (ClassNotFoundException e) {
-          throw new IOException("unknown record " + name, e);
-        }
-        if (!type.isRecord()) {
-          throw new IOException(name + " is not a record");
-        }
-        Shape shape = shape(type);
-        Object[] args = new Object[shape.components().length];
-        for (int i = 0; i < args.length; i++) {
-          args[i] = read(in);
-        }
-        try {
-          return shape.constructor().newInstance(args);
-        } catch (ReflectiveOperationException e) {
-          throw new IOException("cannot build " + name, e);
-        }
-      }
       default:
         throw new IOException("unknown tag " + tag);
     }
   }
 
   private static Shape shape(Class<?> type) {
-    return SHAPES.computeIfAbsent(type, t -> {
-      RecordComponent[] components = t.getRecordComponents();
-      Class<?>[] types = new Class<?>[components.length];
-      for (int i = 0; i < components.length; i++) {
-        types[i] = components[i].getType();
-        components[i].getAccessor().setAccessible(true);
-      }
-      try {
-        Constructor<?> ctor = t.getDeclaredConstructor(types);
-        ctor.setAccessible(true);
-        return new Shape(components, ctor);
-      } catch (NoSuchMethodException e) {
-        throw new IllegalStateException("record without a canonical constructor: " + t, e);
-      }
-    });
+    return SHAPES.computeIfAbsent(
+        type,
+        t -> {
+          RecordComponent[] components = t.getRecordComponents();
+          Class<?>[] types = new Class<?>[components.length];
+          for (int i = 0; i < components.length; i++) {
+            types[i] = components[i].getType();
+            components[i].getAccessor().setAccessible(true);
+          }
+          try {
+            Constructor<?> ctor = t.getDeclaredConstructor(types);
+            ctor.setAccessible(true);
+            return new Shape(components, ctor);
+          } catch (NoSuchMethodException e) {
+            throw new IllegalStateException("record without a canonical constructor: " + t, e);
+          }
+        });
   }
 }

@@ -25,10 +25,13 @@ final class SenderStreams {
   /** What this node knows about one sender's stream. */
   private static final class Sender {
     final String id;
+
     /** The next sequence number to apply; -1 before the first message. */
     long expected = -1;
+
     final TreeMap<Long, SyncCodec.Envelope> held = new TreeMap<>();
     long gapTimer = -1;
+
     /** When the membership first missed this sender (ms, monotonic), or -1 while it is a member. */
     long missingSince = -1;
 
@@ -46,8 +49,13 @@ final class SenderStreams {
   private final Map<String, Sender> senders = new HashMap<>();
 
   /** Applies each sender's messages in order with {@code apply}; asks a sender for a digest with {@code askDigest}. */
-  SenderStreams(Vertx vertx, Duration gapTimeout, int holdLimit, PeerSyncStats stats,
-      Consumer<SyncCodec.Envelope> apply, Consumer<String> askDigest) {
+  SenderStreams(
+      Vertx vertx,
+      Duration gapTimeout,
+      int holdLimit,
+      PeerSyncStats stats,
+      Consumer<SyncCodec.Envelope> apply,
+      Consumer<String> askDigest) {
     this.vertx = vertx;
     this.gapTimeout = gapTimeout;
     this.holdLimit = holdLimit;
@@ -143,10 +151,13 @@ final class SenderStreams {
   }
 
   private void armGapTimer(Sender p) {
-    p.gapTimer = vertx.setTimer(gapTimeout.toMillis(), t -> {
-      p.gapTimer = -1;
-      skipGap(p);
-    });
+    p.gapTimer =
+        vertx.setTimer(
+            gapTimeout.toMillis(),
+            t -> {
+              p.gapTimer = -1;
+              skipGap(p);
+            });
   }
 
   private void cancelGapTimer(Sender p) {

@@ -56,8 +56,10 @@ public final class StalledHandshakeReaper {
 
   /** The limit unless {@value #LIMIT_PROPERTY} says otherwise, in milliseconds. */
   public static final long DEFAULT_LIMIT_MS = 1_000;
+
   /** System property overriding the limit (milliseconds; 0 turns the reaper off). */
   public static final String LIMIT_PROPERTY = "kvselect.cluster.handshake.limit.ms";
+
   /** How often the connections are looked at. */
   static final long SCAN_MS = 100;
 
@@ -67,14 +69,17 @@ public final class StalledHandshakeReaper {
   private final AtomicLong closed = new AtomicLong();
   private final ScheduledExecutorService scheduler;
 
-  StalledHandshakeReaper(Supplier<? extends Iterable<ServerConnection>> connections, long limitMillis) {
+  StalledHandshakeReaper(
+      Supplier<? extends Iterable<ServerConnection>> connections, long limitMillis) {
     this.connections = connections;
     this.limitMillis = limitMillis;
-    this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "kvselect-handshake-reaper");
-      t.setDaemon(true);
-      return t;
-    });
+    this.scheduler =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "kvselect-handshake-reaper");
+              t.setDaemon(true);
+              return t;
+            });
   }
 
   /**
@@ -85,7 +90,8 @@ public final class StalledHandshakeReaper {
   public static Optional<StalledHandshakeReaper> start(HazelcastInstance hz) {
     long limit = Long.getLong(LIMIT_PROPERTY, DEFAULT_LIMIT_MS);
     if (limit <= 0) {
-      LOG.info("cluster: unanswered member connections are not closed (-D{}={})", LIMIT_PROPERTY, limit);
+      LOG.info(
+          "cluster: unanswered member connections are not closed (-D{}={})", LIMIT_PROPERTY, limit);
       return Optional.empty();
     }
     return start(hz, limit);
@@ -95,20 +101,26 @@ public final class StalledHandshakeReaper {
   public static Optional<StalledHandshakeReaper> start(HazelcastInstance hz, long limitMillis) {
     ServerConnectionManager manager;
     try {
-      HazelcastInstanceImpl impl = hz instanceof HazelcastInstanceProxy p ? p.getOriginal() : (HazelcastInstanceImpl) hz;
+      HazelcastInstanceImpl impl =
+          hz instanceof HazelcastInstanceProxy p ? p.getOriginal() : (HazelcastInstanceImpl) hz;
       manager = impl.node.getServer().getConnectionManager(EndpointQualifier.MEMBER);
     } catch (RuntimeException e) {
-      LOG.warn("cluster: unanswered member connections are not closed: cannot reach the member's connections ({})",
+      LOG.warn(
+          "cluster: unanswered member connections are not closed: cannot reach the member's connections ({})",
           e.toString());
       return Optional.empty();
     }
-    StalledHandshakeReaper reaper = new StalledHandshakeReaper(manager::getConnections, limitMillis);
-    hz.getLifecycleService().addLifecycleListener(e -> {
-      if (e.getState() == LifecycleEvent.LifecycleState.SHUTTING_DOWN) {
-        reaper.stop();
-      }
-    });
-    reaper.scheduler.scheduleWithFixedDelay(reaper::scanSafely, SCAN_MS, SCAN_MS, TimeUnit.MILLISECONDS);
+    StalledHandshakeReaper reaper =
+        new StalledHandshakeReaper(manager::getConnections, limitMillis);
+    hz.getLifecycleService()
+        .addLifecycleListener(
+            e -> {
+              if (e.getState() == LifecycleEvent.LifecycleState.SHUTTING_DOWN) {
+                reaper.stop();
+              }
+            });
+    reaper.scheduler.scheduleWithFixedDelay(
+        reaper::scanSafely, SCAN_MS, SCAN_MS, TimeUnit.MILLISECONDS);
     return Optional.of(reaper);
   }
 
@@ -137,10 +149,14 @@ public final class StalledHandshakeReaper {
       long waited = TimeUnit.NANOSECONDS.toMillis(nowNanos - since);
       if (waited >= limitMillis) {
         closed.incrementAndGet();
-        LOG.info("cluster: closing the member connection to {}: the member has sent nothing for {} ms since"
-            + " this node connected (paused or hung); Hazelcast connects again when it needs it", c.getRemoteAddress(),
+        LOG.info(
+            "cluster: closing the member connection to {}: the member has sent nothing for {} ms since"
+                + " this node connected (paused or hung); Hazelcast connects again when it needs it",
+            c.getRemoteAddress(),
             waited);
-        c.close("the member sent nothing for " + waited + " ms after the connect (paused or hung?)", null);
+        c.close(
+            "the member sent nothing for " + waited + " ms after the connect (paused or hung?)",
+            null);
         present.remove(id);
       }
     }

@@ -2,8 +2,8 @@ package io.kvselect.server.cluster;
 
 import com.hazelcast.cluster.MembershipEvent;
 import com.hazelcast.cluster.MembershipListener;
-import com.hazelcast.core.LifecycleEvent;
 import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.core.LifecycleEvent;
 import io.vertx.core.Vertx;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import io.vertx.spi.cluster.hazelcast.impl.SubsMapHelper;
@@ -40,6 +40,7 @@ public final class SubscriptionRepair {
 
   /** When the registrations are put back after a member joins or this member merges. */
   static final long[] AFTER_JOIN_MS = {2_000, 8_000, 20_000};
+
   /** The periodic put-back, for a loss no membership event announces. */
   static final long PERIOD_MS = 30_000;
 
@@ -61,9 +62,11 @@ public final class SubscriptionRepair {
       if (helper instanceof SubsMapHelper s) {
         return Optional.of(new SubscriptionRepair(vertx, s));
       }
-      LOG.warn("cluster: event-bus registration repair off: the cluster manager has no subscription map yet");
+      LOG.warn(
+          "cluster: event-bus registration repair off: the cluster manager has no subscription map yet");
     } catch (ReflectiveOperationException | RuntimeException e) {
-      LOG.warn("cluster: event-bus registration repair off: this vertx-hazelcast keeps no subsMapHelper ({})",
+      LOG.warn(
+          "cluster: event-bus registration repair off: this vertx-hazelcast keeps no subsMapHelper ({})",
           e.toString());
     }
     return Optional.empty();
@@ -80,20 +83,24 @@ public final class SubscriptionRepair {
   }
 
   private void listen(HazelcastInstance hz) {
-    hz.getCluster().addMembershipListener(new MembershipListener() {
-      @Override
-      public void memberAdded(MembershipEvent e) {
-        soon();
-      }
+    hz.getCluster()
+        .addMembershipListener(
+            new MembershipListener() {
+              @Override
+              public void memberAdded(MembershipEvent e) {
+                soon();
+              }
 
-      @Override
-      public void memberRemoved(MembershipEvent e) {}
-    });
-    hz.getLifecycleService().addLifecycleListener(e -> {
-      if (e.getState() == LifecycleEvent.LifecycleState.MERGED) {
-        soon();
-      }
-    });
+              @Override
+              public void memberRemoved(MembershipEvent e) {}
+            });
+    hz.getLifecycleService()
+        .addLifecycleListener(
+            e -> {
+              if (e.getState() == LifecycleEvent.LifecycleState.MERGED) {
+                soon();
+              }
+            });
     vertx.setPeriodic(PERIOD_MS, id -> republishNow());
   }
 
@@ -105,11 +112,16 @@ public final class SubscriptionRepair {
 
   /** Puts this node's registrations back now, on a worker thread (the puts are blocking map calls). */
   public void republishNow() {
-    vertx.executeBlocking(() -> {
-      subs.republishOwnSubs();
-      republished.incrementAndGet();
-      return null;
-    }, false).onFailure(e -> LOG.debug("cluster: event-bus registration repair failed: {}", e.toString()));
+    vertx
+        .executeBlocking(
+            () -> {
+              subs.republishOwnSubs();
+              republished.incrementAndGet();
+              return null;
+            },
+            false)
+        .onFailure(
+            e -> LOG.debug("cluster: event-bus registration repair failed: {}", e.toString()));
   }
 
   /** How many times the registrations were put back. */

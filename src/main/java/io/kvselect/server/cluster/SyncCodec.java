@@ -38,8 +38,8 @@ public final class SyncCodec {
 
   public static final int VERSION = 1;
 
-  static final ObjectMapper JSON = new ObjectMapper()
-      .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
+  static final ObjectMapper JSON =
+      new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
 
   /** A document of a version this node does not speak. */
   public static final class UnknownVersion extends IOException {
@@ -65,7 +65,8 @@ public final class SyncCodec {
     } else if (body instanceof JsonObject j) {
       n = JSON.readTree(j.encode());
     } else {
-      throw new IOException("unsupported message body " + (body == null ? "null" : body.getClass().getSimpleName()));
+      throw new IOException(
+          "unsupported message body " + (body == null ? "null" : body.getClass().getSimpleName()));
     }
     if (!(n instanceof ObjectNode o)) {
       throw new IOException("a sync message must be a JSON object");
@@ -168,8 +169,11 @@ public final class SyncCodec {
    */
   public static Buffer loadEnvelope(LoadEvent e, String from, long seq) {
     try {
-      com.fasterxml.jackson.core.util.ByteArrayBuilder out = new com.fasterxml.jackson.core.util.ByteArrayBuilder(
-          e instanceof LoadEvent.Booked b && b.trackingHashes() != null ? 256 + 21 * b.trackingHashes().length : 256);
+      com.fasterxml.jackson.core.util.ByteArrayBuilder out =
+          new com.fasterxml.jackson.core.util.ByteArrayBuilder(
+              e instanceof LoadEvent.Booked b && b.trackingHashes() != null
+                  ? 256 + 21 * b.trackingHashes().length
+                  : 256);
       try (com.fasterxml.jackson.core.JsonGenerator g = JSON.getFactory().createGenerator(out)) {
         g.writeStartObject();
         g.writeNumberField("v", VERSION);
@@ -235,15 +239,23 @@ public final class SyncCodec {
       h[i] = integral(hashes.get(i), "hashes[" + i + "]");
     }
     JsonNode out = b.get("expected_output_tokens");
-    Integer expected = out == null || out.isNull() ? null : (int) integral(out, "expected_output_tokens");
+    Integer expected =
+        out == null || out.isNull() ? null : (int) integral(out, "expected_output_tokens");
     JsonNode track = b.get("track_prefill");
     if (track == null || !track.isBoolean()) {
       throw new IOException("missing boolean field `track_prefill`");
     }
-    return new LoadEvent.Booked(partition(b.get("partition")), text(b, "id"),
-        new WorkerRank(integral(b.get("worker"), "worker"), (int) integral(b.get("dp_rank"), "dp_rank")), h,
-        integral(b.get("isl"), "isl"), (int) integral(b.get("block_size"), "block_size"), expected,
-        track.asBoolean(), integral(b.get("prefill_tokens"), "prefill_tokens"));
+    return new LoadEvent.Booked(
+        partition(b.get("partition")),
+        text(b, "id"),
+        new WorkerRank(
+            integral(b.get("worker"), "worker"), (int) integral(b.get("dp_rank"), "dp_rank")),
+        h,
+        integral(b.get("isl"), "isl"),
+        (int) integral(b.get("block_size"), "block_size"),
+        expected,
+        track.asBoolean(),
+        integral(b.get("prefill_tokens"), "prefill_tokens"));
   }
 
   public static ObjectNode digest(LoadDigest d) {
@@ -290,8 +302,12 @@ public final class SyncCodec {
     if (v == null || v.isNull()) {
       return absent;
     }
-    if (!v.isArray() || v.size() != 2 || !v.get(0).canConvertToLong() || !v.get(1).canConvertToLong()
-        || !v.get(0).isIntegralNumber() || !v.get(1).isIntegralNumber()) {
+    if (!v.isArray()
+        || v.size() != 2
+        || !v.get(0).canConvertToLong()
+        || !v.get(1).canConvertToLong()
+        || !v.get(0).isIntegralNumber()
+        || !v.get(1).isIntegralNumber()) {
       throw new IOException("version must be [stamp, tie] integers");
     }
     return new CatalogVersion(v.get(0).asLong(), v.get(1).asLong());
@@ -301,9 +317,11 @@ public final class SyncCodec {
   public static CatalogSync.CatalogChange catalog(String kind, JsonNode body) throws IOException {
     switch (kind) {
       case "upserted":
-        return new CatalogSync.CatalogChange.Upserted(spec(body.get("spec")), version(body, CatalogVersion.ZERO));
+        return new CatalogSync.CatalogChange.Upserted(
+            spec(body.get("spec")), version(body, CatalogVersion.ZERO));
       case "removed":
-        return new CatalogSync.CatalogChange.Removed(integral(body.get("worker_id"), "worker_id"),
+        return new CatalogSync.CatalogChange.Removed(
+            integral(body.get("worker_id"), "worker_id"),
             version(body, new CatalogVersion(0, CatalogVersion.REMOVAL_TIE)));
       default:
         return null;

@@ -26,8 +26,10 @@ final class SyncStream {
   private final Vertx vertx;
   private final Context context;
   private final String nodeId;
+
   /** Immutable after construction: names this node in every message's header. */
   private final DeliveryOptions from;
+
   private long seq;
   final AtomicLong sent = new AtomicLong();
 
@@ -54,10 +56,11 @@ final class SyncStream {
     try {
       synchronized (this) {
         Buffer b = encode.apply(++seq);
-        context.runOnContext(v -> {
-          vertx.eventBus().publish(SyncAddresses.STREAM, b, from);
-          sent.incrementAndGet();
-        });
+        context.runOnContext(
+            v -> {
+              vertx.eventBus().publish(SyncAddresses.STREAM, b, from);
+              sent.incrementAndGet();
+            });
       }
       return CompletableFuture.completedFuture(null);
     } catch (RuntimeException e) {

@@ -20,7 +20,8 @@ public final class EnvironmentCheck {
   static final List<String> PREFIXES = List.of("DYN_ROUTER_", "KVSELECT_");
 
   /** The variables the launcher scripts read. */
-  static final List<String> SCRIPT_VARIABLES = List.of("KVSELECT_JAR", "KVSELECT_JAVA_OPTS", "KVSELECT_BASELINE_JAR");
+  static final List<String> SCRIPT_VARIABLES =
+      List.of("KVSELECT_JAR", "KVSELECT_JAVA_OPTS", "KVSELECT_BASELINE_JAR");
 
   private EnvironmentCheck() {}
 
@@ -57,8 +58,11 @@ public final class EnvironmentCheck {
     List<String> out = new ArrayList<>();
     for (String name : unknown(env)) {
       String near = closest(name);
-      out.add("unknown environment variable " + name + " is ignored"
-          + (near == null ? "" : " (did you mean " + near + "?)"));
+      out.add(
+          "unknown environment variable "
+              + name
+              + " is ignored"
+              + (near == null ? "" : " (did you mean " + near + "?)"));
     }
     return out;
   }
@@ -75,37 +79,85 @@ public final class EnvironmentCheck {
         lines.add("      " + v.note());
       }
     }
-    lines.add(String.format(Locale.ROOT, "  %-52s [%s]", SettingsDraft.QUEUE_TIMEOUT_ENV,
-        SettingsDraft.fromDefaults().build(false, false).routerQueueTimeoutSecs()));
+    lines.add(
+        String.format(
+            Locale.ROOT,
+            "  %-52s [%s]",
+            SettingsDraft.QUEUE_TIMEOUT_ENV,
+            SettingsDraft.fromDefaults().build(false, false).routerQueueTimeoutSecs()));
     Map<String, Object> ops = OperationsDraft.defaults().configJson();
     for (String name : OperationsDraft.VARIABLES) {
       String key = name.substring("KVSELECT_".length()).toLowerCase(Locale.ROOT);
       Object v = ops.get(key);
-      lines.add(String.format(Locale.ROOT, "  %-52s %s", name,
-          shown(v instanceof List<?> l ? String.join(",", l.stream().map(Object::toString).toList()) : v)));
+      lines.add(
+          String.format(
+              Locale.ROOT,
+              "  %-52s %s",
+              name,
+              shown(
+                  v instanceof List<?> l
+                      ? String.join(",", l.stream().map(Object::toString).toList())
+                      : v)));
     }
     Map<String, Object> epp = EppDraft.defaults().configJson();
     for (String name : EppDraft.VARIABLES) {
-      lines.add(String.format(Locale.ROOT, "  %-52s %s", name,
-          shown(epp.get(name.substring("KVSELECT_EPP_".length()).toLowerCase(Locale.ROOT)))));
+      lines.add(
+          String.format(
+              Locale.ROOT,
+              "  %-52s %s",
+              name,
+              shown(epp.get(name.substring("KVSELECT_EPP_".length()).toLowerCase(Locale.ROOT)))));
     }
-    io.kvselect.server.cluster.ClusterSettings cluster = SettingsDraft.fromDefaults().build(false, false).cluster();
-    lines.add(String.format(Locale.ROOT, "  %-52s [%s]", io.kvselect.server.cluster.ClusterSettings.NAME_ENV,
-        cluster.name()));
-    lines.add(String.format(Locale.ROOT, "  %-52s [%s]", io.kvselect.server.cluster.ClusterSettings.MEMBERS_ENV,
-        String.join(",", cluster.members())));
-    lines.add(String.format(Locale.ROOT, "  %-52s [%s]", io.kvselect.server.cluster.ClusterSettings.PORT_ENV,
-        cluster.port()));
-    lines.add(String.format(Locale.ROOT, "  %-52s [%s]", io.kvselect.server.cluster.ClusterSettings.HOST_ENV,
-        cluster.host()));
-    lines.add(String.format(Locale.ROOT, "  %-52s [%s]", io.kvselect.server.cluster.ClusterSettings.BUS_PORT_ENV,
-        cluster.busPort()));
-    lines.add(String.format(Locale.ROOT, "  %-52s [%s]", io.kvselect.server.cluster.ClusterSettings.RECONCILE_ENV,
-        cluster.reconcileIntervalSecs()));
-    lines.add(String.format(Locale.ROOT, "  %-52s [%s]", io.kvselect.server.cluster.ClusterSettings.CALL_BUDGET_ENV,
-        cluster.callBudgetMillis()));
-    lines.add(String.format(Locale.ROOT, "  %-52s [%s]",
-        io.kvselect.server.cluster.ClusterSettings.FAILURE_TIMEOUT_ENV, cluster.failureTimeoutSecs()));
+    io.kvselect.server.cluster.ClusterSettings cluster =
+        SettingsDraft.fromDefaults().build(false, false).cluster();
+    lines.add(
+        String.format(
+            Locale.ROOT,
+            "  %-52s [%s]",
+            io.kvselect.server.cluster.ClusterSettings.NAME_ENV,
+            cluster.name()));
+    lines.add(
+        String.format(
+            Locale.ROOT,
+            "  %-52s [%s]",
+            io.kvselect.server.cluster.ClusterSettings.MEMBERS_ENV,
+            String.join(",", cluster.members())));
+    lines.add(
+        String.format(
+            Locale.ROOT,
+            "  %-52s [%s]",
+            io.kvselect.server.cluster.ClusterSettings.PORT_ENV,
+            cluster.port()));
+    lines.add(
+        String.format(
+            Locale.ROOT,
+            "  %-52s [%s]",
+            io.kvselect.server.cluster.ClusterSettings.HOST_ENV,
+            cluster.host()));
+    lines.add(
+        String.format(
+            Locale.ROOT,
+            "  %-52s [%s]",
+            io.kvselect.server.cluster.ClusterSettings.BUS_PORT_ENV,
+            cluster.busPort()));
+    lines.add(
+        String.format(
+            Locale.ROOT,
+            "  %-52s [%s]",
+            io.kvselect.server.cluster.ClusterSettings.RECONCILE_ENV,
+            cluster.reconcileIntervalSecs()));
+    lines.add(
+        String.format(
+            Locale.ROOT,
+            "  %-52s [%s]",
+            io.kvselect.server.cluster.ClusterSettings.CALL_BUDGET_ENV,
+            cluster.callBudgetMillis()));
+    lines.add(
+        String.format(
+            Locale.ROOT,
+            "  %-52s [%s]",
+            io.kvselect.server.cluster.ClusterSettings.FAILURE_TIMEOUT_ENV,
+            cluster.failureTimeoutSecs()));
     lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_JAVA_OPTS", "[none] JVM options"));
     lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_JAR", "[built jar]"));
     lines.add(String.format(Locale.ROOT, "  %-52s %s", "KVSELECT_BASELINE_JAR", "[none]"));

@@ -25,14 +25,32 @@ final class EppDraft {
   static final String INJECT_ENV = "KVSELECT_EPP_INJECT_TOKEN_IDS";
 
   /** Every variable read here, in {@code --help} order. */
-  static final List<String> VARIABLES = List.of(PORT_ENV, RENDER_URL_ENV, RENDER_TIMEOUT_ENV,
-      ROUTING_GROUP_HEADER_ENV, SESSION_HEADER_ENV, FALLBACKS_ENV, MAX_BODY_ENV, INJECT_ENV);
+  static final List<String> VARIABLES =
+      List.of(
+          PORT_ENV,
+          RENDER_URL_ENV,
+          RENDER_TIMEOUT_ENV,
+          ROUTING_GROUP_HEADER_ENV,
+          SESSION_HEADER_ENV,
+          FALLBACKS_ENV,
+          MAX_BODY_ENV,
+          INJECT_ENV);
 
   static final String SECTION = "epp";
-  private static final Set<String> KEYS = Set.of("port", "render_url", "render_timeout_secs",
-      "routing_group_header", "session_header", "fallbacks", "max_body_bytes", "inject_token_ids");
+  private static final Set<String> KEYS =
+      Set.of(
+          "port",
+          "render_url",
+          "render_timeout_secs",
+          "routing_group_header",
+          "session_header",
+          "fallbacks",
+          "max_body_bytes",
+          "inject_token_ids");
+
   /** An HTTP field name (RFC 9110 token), stored lower case as HTTP/2 carries it. */
   private static final Pattern HEADER = Pattern.compile("[!#$%&'*+.^_`|~0-9a-z-]+");
+
   private static final double MAX_TIMEOUT_SECS = 3600.0;
   private static final int MIN_BODY = 1024;
   private static final int MAX_BODY = 256 << 20;
@@ -72,17 +90,26 @@ final class EppDraft {
       renderTimeoutSecs = timeout(field("render_timeout_secs"), n.doubleValue());
     }
     if (section.containsKey("routing_group_header")) {
-      routingGroupHeader = header(field("routing_group_header"), section.get("routing_group_header"));
+      routingGroupHeader =
+          header(field("routing_group_header"), section.get("routing_group_header"));
     }
     if (section.containsKey("session_header")) {
       sessionHeader = header(field("session_header"), section.get("session_header"));
     }
     if (section.containsKey("fallbacks")) {
-      fallbacks = (int) range(field("fallbacks"), integer(field("fallbacks"), section.get("fallbacks")), 0, 8);
+      fallbacks =
+          (int)
+              range(
+                  field("fallbacks"), integer(field("fallbacks"), section.get("fallbacks")), 0, 8);
     }
     if (section.containsKey("max_body_bytes")) {
-      maxBodyBytes = (int) range(field("max_body_bytes"), integer(field("max_body_bytes"),
-          section.get("max_body_bytes")), MIN_BODY, MAX_BODY);
+      maxBodyBytes =
+          (int)
+              range(
+                  field("max_body_bytes"),
+                  integer(field("max_body_bytes"), section.get("max_body_bytes")),
+                  MIN_BODY,
+                  MAX_BODY);
     }
     if (section.containsKey("inject_token_ids")) {
       if (!(section.get("inject_token_ids") instanceof Boolean b)) {
@@ -105,7 +132,8 @@ final class EppDraft {
       try {
         renderTimeoutSecs = timeout(RENDER_TIMEOUT_ENV, Double.parseDouble(v));
       } catch (NumberFormatException e) {
-        throw new CliException(RENDER_TIMEOUT_ENV + " must be a number of seconds, got '" + v + "'");
+        throw new CliException(
+            RENDER_TIMEOUT_ENV + " must be a number of seconds, got '" + v + "'");
       }
     }
     if ((v = value(env, ROUTING_GROUP_HEADER_ENV)) != null) {
@@ -157,8 +185,15 @@ final class EppDraft {
   }
 
   EppSettings build() {
-    return new EppSettings(port, renderUrl, renderTimeoutSecs, routingGroupHeader, sessionHeader, fallbacks,
-        maxBodyBytes, injectTokenIds);
+    return new EppSettings(
+        port,
+        renderUrl,
+        renderTimeoutSecs,
+        routingGroupHeader,
+        sessionHeader,
+        fallbacks,
+        maxBodyBytes,
+        injectTokenIds);
   }
 
   /** The built-in defaults, for {@code --help}. */
@@ -199,7 +234,8 @@ final class EppDraft {
 
   private static double timeout(String label, double v) {
     if (!(v > 0.0) || v > MAX_TIMEOUT_SECS) {
-      throw new CliException(label + " must be > 0 and <= " + (long) MAX_TIMEOUT_SECS + " seconds, got " + v);
+      throw new CliException(
+          label + " must be > 0 and <= " + (long) MAX_TIMEOUT_SECS + " seconds, got " + v);
     }
     return v;
   }
@@ -213,9 +249,12 @@ final class EppDraft {
     } catch (URISyntaxException e) {
       uri = null;
     }
-    if (uri == null || uri.getHost() == null || !("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))
+    if (uri == null
+        || uri.getHost() == null
+        || !("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))
         || uri.getRawQuery() != null) {
-      throw new CliException(label + " '" + raw + "' is not an http(s) base URL (such as http://renderer:8000)");
+      throw new CliException(
+          label + " '" + raw + "' is not an http(s) base URL (such as http://renderer:8000)");
     }
     while (s.endsWith("/")) {
       s = s.substring(0, s.length() - 1);

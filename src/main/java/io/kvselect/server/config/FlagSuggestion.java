@@ -15,15 +15,20 @@ public final class FlagSuggestion {
 
   /** picocli's message (its first line), with " (did you mean --x?)" when an unknown flag is near a known one. */
   public static String oneLine(CommandLine.ParameterException e) {
-    String msg = e.getMessage() == null ? "invalid command line" : e.getMessage().lines().findFirst().orElse("").strip();
+    String msg =
+        e.getMessage() == null
+            ? "invalid command line"
+            : e.getMessage().lines().findFirst().orElse("").strip();
     String near = e instanceof CommandLine.UnmatchedArgumentException u ? nearest(u) : null;
     return near == null ? msg : msg + " (did you mean " + near + "?)";
   }
 
   /** The known long flag nearest to the first unknown flag, or null. */
   static String nearest(CommandLine.UnmatchedArgumentException e) {
-    List<String> flags = e.getCommandLine().getCommandSpec().optionsMap().keySet().stream()
-        .filter(n -> n.startsWith("--")).toList();
+    List<String> flags =
+        e.getCommandLine().getCommandSpec().optionsMap().keySet().stream()
+            .filter(n -> n.startsWith("--"))
+            .toList();
     for (String arg : e.getUnmatched()) {
       if (arg.startsWith("--")) {
         int eq = arg.indexOf('=');

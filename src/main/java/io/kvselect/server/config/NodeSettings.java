@@ -109,8 +109,15 @@ public record NodeSettings(
     Map<String, Object> root = new java.util.LinkedHashMap<>();
     root.put("http", ordered("host", host, "port", port));
     root.put("index", ordered("threads", threads));
-    root.put("selection_cache", ordered("ttl_secs", selectionCacheTtlSecs, "max_entries", selectionCacheMaxEntries,
-        "max_bytes", selectionCacheMaxBytes));
+    root.put(
+        "selection_cache",
+        ordered(
+            "ttl_secs",
+            selectionCacheTtlSecs,
+            "max_entries",
+            selectionCacheMaxEntries,
+            "max_bytes",
+            selectionCacheMaxBytes));
     root.put("session_affinity", ordered("ttl_secs", sessionAffinityTtlSecs));
     root.put("router_queue", ordered("timeout_secs", routerQueueTimeoutSecs));
     root.put("router", io.kvselect.core.config.RouterConfigLoader.routerJson(router));

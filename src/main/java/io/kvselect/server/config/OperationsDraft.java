@@ -30,13 +30,30 @@ final class OperationsDraft {
   static final String LIVENESS_GRACE_ENV = "KVSELECT_LIVENESS_GRACE_SECS";
 
   /** Every variable read here, in {@code --help} order. */
-  static final List<String> VARIABLES = List.of(AUTH_TOKEN_FILE_ENV, AUTH_OPEN_ENV, TLS_CERT_ENV,
-      TLS_KEY_ENV, WORKERS_FILE_ENV, WORKERS_FILE_POLL_ENV, DRAIN_TIMEOUT_ENV, LIVENESS_GRACE_ENV);
+  static final List<String> VARIABLES =
+      List.of(
+          AUTH_TOKEN_FILE_ENV,
+          AUTH_OPEN_ENV,
+          TLS_CERT_ENV,
+          TLS_KEY_ENV,
+          WORKERS_FILE_ENV,
+          WORKERS_FILE_POLL_ENV,
+          DRAIN_TIMEOUT_ENV,
+          LIVENESS_GRACE_ENV);
 
   static final String SECTION = "operations";
-  private static final Set<String> KEYS = Set.of("auth_token_file", "auth_open", "tls_cert", "tls_key",
-      "workers_file", "workers_file_poll_secs", "drain_timeout_secs", "liveness_grace_secs");
+  private static final Set<String> KEYS =
+      Set.of(
+          "auth_token_file",
+          "auth_open",
+          "tls_cert",
+          "tls_key",
+          "workers_file",
+          "workers_file_poll_secs",
+          "drain_timeout_secs",
+          "liveness_grace_secs");
   private static final Pattern ROUTE = Pattern.compile("[a-z0-9_.-]+");
+
   /** Longer than any real grace or timeout, short enough to stay a valid {@code Duration} in nanoseconds. */
   private static final double MAX_SECS = 86_400.0;
 
@@ -73,16 +90,22 @@ final class OperationsDraft {
       workersFile = optionalPath(field("workers_file"), section.get("workers_file"));
     }
     if (section.containsKey("workers_file_poll_secs")) {
-      workersFilePollSecs = positive(field("workers_file_poll_secs"),
-          number(field("workers_file_poll_secs"), section.get("workers_file_poll_secs")));
+      workersFilePollSecs =
+          positive(
+              field("workers_file_poll_secs"),
+              number(field("workers_file_poll_secs"), section.get("workers_file_poll_secs")));
     }
     if (section.containsKey("drain_timeout_secs")) {
-      drainTimeoutSecs = positive(field("drain_timeout_secs"),
-          number(field("drain_timeout_secs"), section.get("drain_timeout_secs")));
+      drainTimeoutSecs =
+          positive(
+              field("drain_timeout_secs"),
+              number(field("drain_timeout_secs"), section.get("drain_timeout_secs")));
     }
     if (section.containsKey("liveness_grace_secs")) {
-      livenessGraceSecs = nonNegative(field("liveness_grace_secs"),
-          number(field("liveness_grace_secs"), section.get("liveness_grace_secs")));
+      livenessGraceSecs =
+          nonNegative(
+              field("liveness_grace_secs"),
+              number(field("liveness_grace_secs"), section.get("liveness_grace_secs")));
     }
   }
 
@@ -149,13 +172,16 @@ final class OperationsDraft {
     if (authTokenFile != null) {
       String token = read("--auth-token-file", authTokenFile).strip();
       if (token.isEmpty()) {
-        throw new CliException("--auth-token-file " + authTokenFile + " is empty (the token is its trimmed content)");
+        throw new CliException(
+            "--auth-token-file " + authTokenFile + " is empty (the token is its trimmed content)");
       }
       authToken = token;
     }
     if ((tlsCert == null) != (tlsKey == null)) {
-      throw new CliException("--tls-cert and --tls-key must be given together (got only "
-          + (tlsCert != null ? "--tls-cert" : "--tls-key") + ")");
+      throw new CliException(
+          "--tls-cert and --tls-key must be given together (got only "
+              + (tlsCert != null ? "--tls-cert" : "--tls-key")
+              + ")");
     }
     if (tlsCert != null) {
       readable("--tls-cert", tlsCert);
@@ -163,17 +189,28 @@ final class OperationsDraft {
     }
     if (workersFile != null) {
       readable("--workers-file", workersFile);
-      String name = workersFile.getFileName() == null ? "" : workersFile.getFileName().toString()
-          .toLowerCase(Locale.ROOT);
+      String name =
+          workersFile.getFileName() == null
+              ? ""
+              : workersFile.getFileName().toString().toLowerCase(Locale.ROOT);
       if (!(name.endsWith(".json") || name.endsWith(".yaml") || name.endsWith(".yml"))) {
-        throw new CliException("--workers-file " + workersFile + " must end in .json, .yaml or .yml");
+        throw new CliException(
+            "--workers-file " + workersFile + " must end in .json, .yaml or .yml");
       }
     }
   }
 
   OperationsSettings build() {
-    return new OperationsSettings(authTokenFile, authToken, authOpen, tlsCert, tlsKey, workersFile,
-        workersFilePollSecs, drainTimeoutSecs, livenessGraceSecs);
+    return new OperationsSettings(
+        authTokenFile,
+        authToken,
+        authOpen,
+        tlsCert,
+        tlsKey,
+        workersFile,
+        workersFilePollSecs,
+        drainTimeoutSecs,
+        livenessGraceSecs);
   }
 
   /** The built-in defaults, for {@code --help}. */
@@ -232,8 +269,12 @@ final class OperationsDraft {
         return List.of();
       }
       if (!ROUTE.matcher(s).matches()) {
-        throw new CliException(label + " entry '" + r + "' is not a route name (such as health, ready, metrics)"
-            + " or 'none'");
+        throw new CliException(
+            label
+                + " entry '"
+                + r
+                + "' is not a route name (such as health, ready, metrics)"
+                + " or 'none'");
       }
       if (!out.contains(s)) {
         out.add(s);
@@ -259,14 +300,16 @@ final class OperationsDraft {
 
   private static double positive(String label, double v) {
     if (!(v > 0.0) || v > MAX_SECS) {
-      throw new CliException(label + " must be > 0 and <= " + (long) MAX_SECS + " seconds, got " + v);
+      throw new CliException(
+          label + " must be > 0 and <= " + (long) MAX_SECS + " seconds, got " + v);
     }
     return v;
   }
 
   private static double nonNegative(String label, double v) {
     if (!(v >= 0.0) || v > MAX_SECS) {
-      throw new CliException(label + " must be between 0 (off) and " + (long) MAX_SECS + " seconds, got " + v);
+      throw new CliException(
+          label + " must be between 0 (off) and " + (long) MAX_SECS + " seconds, got " + v);
     }
     return v;
   }
@@ -282,7 +325,8 @@ final class OperationsDraft {
     try {
       return Files.readString(p, StandardCharsets.UTF_8);
     } catch (IOException e) {
-      throw new CliException(label + " " + p + " cannot be read (" + e.getClass().getSimpleName() + ")");
+      throw new CliException(
+          label + " " + p + " cannot be read (" + e.getClass().getSimpleName() + ")");
     }
   }
 }

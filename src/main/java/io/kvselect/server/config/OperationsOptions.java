@@ -11,34 +11,51 @@ import picocli.CommandLine.Option;
  */
 public final class OperationsOptions {
 
-  @Option(names = "--auth-token-file", paramLabel = "FILE",
-      description = "Require 'Authorization: Bearer <token>'; the token is the file's trimmed content.")
+  @Option(
+      names = "--auth-token-file",
+      paramLabel = "FILE",
+      description =
+          "Require 'Authorization: Bearer <token>'; the token is the file's trimmed content.")
   Path authTokenFile;
 
-  @Option(names = "--auth-open", paramLabel = "ROUTE", split = ",",
+  @Option(
+      names = "--auth-open",
+      paramLabel = "ROUTE",
+      split = ",",
       description = "Routes answered without the token, or 'none' (health,ready).")
   List<String> authOpen;
 
-  @Option(names = "--tls-cert", paramLabel = "PEM",
+  @Option(
+      names = "--tls-cert",
+      paramLabel = "PEM",
       description = "Serve HTTPS with this PEM certificate chain; needs --tls-key.")
   Path tlsCert;
 
   @Option(names = "--tls-key", paramLabel = "PEM", description = "PEM private key for --tls-cert.")
   Path tlsKey;
 
-  @Option(names = "--workers-file", paramLabel = "FILE",
+  @Option(
+      names = "--workers-file",
+      paramLabel = "FILE",
       description = "JSON or YAML list of POST /workers bodies, applied at start and on change.")
   Path workersFile;
 
-  @Option(names = "--workers-file-poll-secs", paramLabel = "SECS",
+  @Option(
+      names = "--workers-file-poll-secs",
+      paramLabel = "SECS",
       description = "How often the workers file is checked for changes, > 0 (2).")
   Double workersFilePollSecs;
 
-  @Option(names = "--drain-timeout-secs", paramLabel = "SECS",
+  @Option(
+      names = "--drain-timeout-secs",
+      paramLabel = "SECS",
       description = "Longest wait for in-flight requests on SIGTERM, > 0 (10).")
   Double drainTimeoutSecs;
 
-  @Option(names = "--liveness-grace-secs", paramLabel = "SECS",
-      description = "Make a worker unschedulable once an event connection stayed down this long; 0 = off (0).")
+  @Option(
+      names = "--liveness-grace-secs",
+      paramLabel = "SECS",
+      description =
+          "Make a worker unschedulable once an event connection stayed down this long; 0 = off (0).")
   Double livenessGraceSecs;
 }

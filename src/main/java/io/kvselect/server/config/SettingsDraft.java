@@ -1,4 +1,5 @@
-// Over 400 lines: the one layered accumulator of every node flag, variable and config field (file, environment, flags), each a short checked setter.
+// Over 400 lines: the one layered accumulator of every node flag, variable and config field (file,
+// environment, flags), each a short checked setter.
 package io.kvselect.server.config;
 
 import com.fasterxml.jackson.core.JsonParser;
@@ -40,13 +41,14 @@ final class SettingsDraft {
   private static final int KEY_BYTES = 32;
   private static final ObjectMapper JSON =
       new ObjectMapper().enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
-  private static final Map<String, Set<String>> SECTIONS = Map.of(
-      "http", Set.of("host", "port"),
-      "index", Set.of("threads"),
-      "selection_cache", Set.of("ttl_secs", "max_entries", "max_bytes"),
-      "session_affinity", Set.of("ttl_secs"),
-      "router_queue", Set.of("timeout_secs"),
-      "replica_sync", Set.of("port", "peers"));
+  private static final Map<String, Set<String>> SECTIONS =
+      Map.of(
+          "http", Set.of("host", "port"),
+          "index", Set.of("threads"),
+          "selection_cache", Set.of("ttl_secs", "max_entries", "max_bytes"),
+          "session_affinity", Set.of("ttl_secs"),
+          "router_queue", Set.of("timeout_secs"),
+          "replica_sync", Set.of("port", "peers"));
 
   private String host;
   private int port;
@@ -69,8 +71,8 @@ final class SettingsDraft {
   /** A draft holding the classpath defaults. */
   static SettingsDraft fromDefaults() {
     SettingsDraft draft = new SettingsDraft();
-    try (InputStream in = SettingsDraft.class.getClassLoader()
-        .getResourceAsStream(NodeSettings.DEFAULTS_RESOURCE)) {
+    try (InputStream in =
+        SettingsDraft.class.getClassLoader().getResourceAsStream(NodeSettings.DEFAULTS_RESOURCE)) {
       if (in == null) {
         throw new IllegalStateException(NodeSettings.DEFAULTS_RESOURCE + " missing from classpath");
       }
@@ -97,9 +99,13 @@ final class SettingsDraft {
     } catch (JsonProcessingException e) {
       throw new CliException("--config " + file + ": " + jsonError(e));
     } catch (IOException e) {
-      throw new CliException("--config " + file + " cannot be read ("
-          + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage())
-          + ")");
+      throw new CliException(
+          "--config "
+              + file
+              + " cannot be read ("
+              + e.getClass().getSimpleName()
+              + (e.getMessage() == null ? "" : ": " + e.getMessage())
+              + ")");
     }
     if (root == null) {
       throw new CliException("--config " + file + " is not a JSON object");
@@ -113,15 +119,21 @@ final class SettingsDraft {
    */
   static String jsonError(JsonProcessingException e) {
     String what = e.getOriginalMessage() == null ? "invalid JSON" : e.getOriginalMessage();
-    what = what.lines().findFirst().orElse("")
-        .replaceAll("\\(('.+?') \\(code \\d+\\)\\)", "$1")
-        .replaceAll("\\(CTRL-CHAR, code (\\d+)\\)", "(control character $1)")
-        .replaceAll("\\(start marker at \\[Source: .*?; line: (\\d+), column: (\\d+)\\]\\)",
-            "(opened at line $1, column $2)")
-        .strip();
-    what = what.isEmpty() ? "invalid JSON" : Character.toLowerCase(what.charAt(0)) + what.substring(1);
+    what =
+        what.lines()
+            .findFirst()
+            .orElse("")
+            .replaceAll("\\(('.+?') \\(code \\d+\\)\\)", "$1")
+            .replaceAll("\\(CTRL-CHAR, code (\\d+)\\)", "(control character $1)")
+            .replaceAll(
+                "\\(start marker at \\[Source: .*?; line: (\\d+), column: (\\d+)\\]\\)",
+                "(opened at line $1, column $2)")
+            .strip();
+    what =
+        what.isEmpty() ? "invalid JSON" : Character.toLowerCase(what.charAt(0)) + what.substring(1);
     var at = e.getLocation();
-    return at == null || at.getLineNr() < 1 ? what
+    return at == null || at.getLineNr() < 1
+        ? what
         : "line " + at.getLineNr() + ", column " + at.getColumnNr() + ": " + what;
   }
 
@@ -144,32 +156,54 @@ final class SettingsDraft {
       host = host("config field http.host", http.get("host"));
     }
     if (http.containsKey("port")) {
-      port = (int) range("config field http.port", integer("config field http.port",
-          http.get("port")), 0, 65535);
+      port =
+          (int)
+              range(
+                  "config field http.port",
+                  integer("config field http.port", http.get("port")),
+                  0,
+                  65535);
     }
     Map<String, Object> index = section(root, "index");
     if (index.containsKey("threads")) {
-      threads = (int) range("config field index.threads",
-          integer("config field index.threads", index.get("threads")), 1, Integer.MAX_VALUE);
+      threads =
+          (int)
+              range(
+                  "config field index.threads",
+                  integer("config field index.threads", index.get("threads")),
+                  1,
+                  Integer.MAX_VALUE);
     }
     Map<String, Object> queue = section(root, "router_queue");
     if (queue.containsKey("timeout_secs")) {
-      queueTimeoutSecs = ttl("config field router_queue.timeout_secs", number(
-          "config field router_queue.timeout_secs", queue.get("timeout_secs")));
+      queueTimeoutSecs =
+          ttl(
+              "config field router_queue.timeout_secs",
+              number("config field router_queue.timeout_secs", queue.get("timeout_secs")));
     }
     Map<String, Object> cache = section(root, "selection_cache");
     if (cache.containsKey("ttl_secs")) {
-      cacheTtlSecs = ttl("config field selection_cache.ttl_secs", number(
-          "config field selection_cache.ttl_secs", cache.get("ttl_secs")));
+      cacheTtlSecs =
+          ttl(
+              "config field selection_cache.ttl_secs",
+              number("config field selection_cache.ttl_secs", cache.get("ttl_secs")));
     }
     if (cache.containsKey("max_entries")) {
-      cacheMaxEntries = (int) range("config field selection_cache.max_entries", integer(
-          "config field selection_cache.max_entries", cache.get("max_entries")), 1,
-          Integer.MAX_VALUE);
+      cacheMaxEntries =
+          (int)
+              range(
+                  "config field selection_cache.max_entries",
+                  integer("config field selection_cache.max_entries", cache.get("max_entries")),
+                  1,
+                  Integer.MAX_VALUE);
     }
     if (cache.containsKey("max_bytes")) {
-      cacheMaxBytes = range("config field selection_cache.max_bytes", integer(
-          "config field selection_cache.max_bytes", cache.get("max_bytes")), 1, Long.MAX_VALUE);
+      cacheMaxBytes =
+          range(
+              "config field selection_cache.max_bytes",
+              integer("config field selection_cache.max_bytes", cache.get("max_bytes")),
+              1,
+              Long.MAX_VALUE);
     }
     Map<String, Object> affinity = section(root, "session_affinity");
     if (affinity.containsKey("ttl_secs")) {
@@ -185,8 +219,10 @@ final class SettingsDraft {
       throw new CliException(e.getMessage());
     }
     if (root.containsKey("indexer_peers")) {
-      indexerPeers = httpUrls("config field indexer_peers",
-          strings("config field indexer_peers", root.get("indexer_peers")));
+      indexerPeers =
+          httpUrls(
+              "config field indexer_peers",
+              strings("config field indexer_peers", root.get("indexer_peers")));
     }
     Map<String, Object> sync = section(root, "replica_sync");
     if (sync.containsKey("port")) {
@@ -195,8 +231,10 @@ final class SettingsDraft {
       replicaSyncPort = v == null ? null : (int) range(label, integer(label, v), 0, 65535);
     }
     if (sync.containsKey("peers")) {
-      replicaSyncPeers = tcpEndpoints("config field replica_sync.peers",
-          strings("config field replica_sync.peers", sync.get("peers")));
+      replicaSyncPeers =
+          tcpEndpoints(
+              "config field replica_sync.peers",
+              strings("config field replica_sync.peers", sync.get("peers")));
     }
     operations.applyJson(section(root, OperationsDraft.SECTION));
     epp.applyJson(section(root, EppDraft.SECTION));
@@ -215,7 +253,8 @@ final class SettingsDraft {
       try {
         queueTimeoutSecs = ttl(QUEUE_TIMEOUT_ENV, Double.parseDouble(timeout.trim()));
       } catch (NumberFormatException e) {
-        throw new CliException(QUEUE_TIMEOUT_ENV + " must be a number of seconds, got '" + timeout + "'");
+        throw new CliException(
+            QUEUE_TIMEOUT_ENV + " must be a number of seconds, got '" + timeout + "'");
       }
     }
     operations.applyEnv(env);
@@ -261,38 +300,52 @@ final class SettingsDraft {
       cacheTtlSecs = ttl("--selection-cache-ttl-secs", c.selectionCacheTtlSecs);
     }
     if (c.selectionCacheMaxEntries != null) {
-      cacheMaxEntries = (int) range("--selection-cache-max-entries", c.selectionCacheMaxEntries,
-          1, Integer.MAX_VALUE);
+      cacheMaxEntries =
+          (int)
+              range(
+                  "--selection-cache-max-entries",
+                  c.selectionCacheMaxEntries,
+                  1,
+                  Integer.MAX_VALUE);
     }
     if (c.selectionCacheMaxBytes != null) {
-      cacheMaxBytes = range("--selection-cache-max-bytes", c.selectionCacheMaxBytes, 1,
-          Long.MAX_VALUE);
+      cacheMaxBytes =
+          range("--selection-cache-max-bytes", c.selectionCacheMaxBytes, 1, Long.MAX_VALUE);
     }
     if (c.policy != null) {
       if (!PolicySettings.NAMES.contains(c.policy)) {
-        throw new CliException("--policy must be one of " + String.join(", ", PolicySettings.NAMES)
-            + ", got '" + c.policy + "'");
+        throw new CliException(
+            "--policy must be one of "
+                + String.join(", ", PolicySettings.NAMES)
+                + ", got '"
+                + c.policy
+                + "'");
       }
       router = router.withSelectionPolicy(router.selectionPolicy().withName(c.policy));
     }
     if (c.routerAssumeKvReuse != null) {
-      router = router.with(
-          new RouterConfigOverride(null, null, null, c.routerAssumeKvReuse, null, null, null));
+      router =
+          router.with(
+              new RouterConfigOverride(null, null, null, c.routerAssumeKvReuse, null, null, null));
     }
-    if (c.routerTrackingHash != null && !Set.of("public-xxh3-v1", KEYED)
-        .contains(c.routerTrackingHash)) {
-      throw new CliException("--router-tracking-hash must be one of public-xxh3-v1, " + KEYED
-          + ", got '" + c.routerTrackingHash + "'");
+    if (c.routerTrackingHash != null
+        && !Set.of("public-xxh3-v1", KEYED).contains(c.routerTrackingHash)) {
+      throw new CliException(
+          "--router-tracking-hash must be one of public-xxh3-v1, "
+              + KEYED
+              + ", got '"
+              + c.routerTrackingHash
+              + "'");
     }
     if (c.routerTrackingKeyId != null && c.routerTrackingKeyId.isBlank()) {
       throw new CliException("--router-tracking-key-id must not be empty");
     }
-    router = router.withTracking(
-        c.routerTrackingHash, c.routerTrackingKeyFile, c.routerTrackingKeyId);
+    router =
+        router.withTracking(c.routerTrackingHash, c.routerTrackingKeyFile, c.routerTrackingKeyId);
     operations.applyFlags(c.operations);
     epp.applyFlags(c.epp);
-    cluster.applyFlags(c.cluster, c.clusterName, c.clusterMembers, c.clusterPort, c.clusterHost,
-        c.clusterBusPort);
+    cluster.applyFlags(
+        c.cluster, c.clusterName, c.clusterMembers, c.clusterPort, c.clusterHost, c.clusterBusPort);
     cluster.applyReconcileFlag(c.clusterReconcileSecs);
     cluster.applyTimeoutFlags(c.clusterCallBudgetMs, c.clusterFailureTimeoutSecs);
     cluster.applySecurityFlags(c.clusterTlsKeystore, c.clusterInsecure);
@@ -313,8 +366,10 @@ final class SettingsDraft {
     if (KEYED.equals(router.tracking().hash())) {
       String file = router.tracking().keyFile();
       if (file == null) {
-        throw new CliException("--router-tracking-hash " + KEYED
-            + " requires --router-tracking-key-file (or DYN_ROUTER_TRACKING_KEY_FILE)");
+        throw new CliException(
+            "--router-tracking-hash "
+                + KEYED
+                + " requires --router-tracking-key-file (or DYN_ROUTER_TRACKING_KEY_FILE)");
       }
       Path path = Path.of(file);
       long size;
@@ -327,21 +382,44 @@ final class SettingsDraft {
         throw new CliException("--router-tracking-key-file " + file + " is not a readable file");
       }
       if (size != KEY_BYTES) {
-        throw new CliException("--router-tracking-key-file " + file + " must hold exactly "
-            + KEY_BYTES + " bytes, got " + size);
+        throw new CliException(
+            "--router-tracking-key-file "
+                + file
+                + " must hold exactly "
+                + KEY_BYTES
+                + " bytes, got "
+                + size);
       }
       if (router.tracking().keyId() == null) {
-        throw new CliException("--router-tracking-hash " + KEYED
-            + " requires --router-tracking-key-id (or DYN_ROUTER_TRACKING_KEY_ID)");
+        throw new CliException(
+            "--router-tracking-hash "
+                + KEYED
+                + " requires --router-tracking-key-id (or DYN_ROUTER_TRACKING_KEY_ID)");
       }
     }
   }
 
   /** Freezes the draft; {@code help} only records that {@code --help} was asked for. */
   NodeSettings build(boolean help, boolean version) {
-    return new NodeSettings(host, port, threads, indexerPeers, replicaSyncPort, replicaSyncPeers,
-        sessionAffinityTtlSecs, cacheTtlSecs, cacheMaxEntries, cacheMaxBytes, queueTimeoutSecs, configFile, router,
-        help, version, operations.build(), cluster.build(), epp.build());
+    return new NodeSettings(
+        host,
+        port,
+        threads,
+        indexerPeers,
+        replicaSyncPort,
+        replicaSyncPeers,
+        sessionAffinityTtlSecs,
+        cacheTtlSecs,
+        cacheMaxEntries,
+        cacheMaxBytes,
+        queueTimeoutSecs,
+        configFile,
+        router,
+        help,
+        version,
+        operations.build(),
+        cluster.build(),
+        epp.build());
   }
 
   /** The named object of {@code root}, empty when absent; non-objects are rejected. */
@@ -412,7 +490,8 @@ final class SettingsDraft {
     List<String> out = new ArrayList<>(values.size());
     for (String raw : values) {
       URI uri = uri(raw);
-      if (uri == null || uri.getHost() == null
+      if (uri == null
+          || uri.getHost() == null
           || !("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))) {
         throw new CliException(label + " entry '" + raw + "' is not an http(s) URL");
       }
@@ -426,8 +505,11 @@ final class SettingsDraft {
     List<String> out = new ArrayList<>(values.size());
     for (String raw : values) {
       URI uri = uri(raw);
-      if (uri == null || !"tcp".equals(uri.getScheme()) || uri.getHost() == null
-          || uri.getPort() < 1 || uri.getPort() > 65535
+      if (uri == null
+          || !"tcp".equals(uri.getScheme())
+          || uri.getHost() == null
+          || uri.getPort() < 1
+          || uri.getPort() > 65535
           || !(uri.getRawPath() == null || uri.getRawPath().isEmpty())) {
         throw new CliException(label + " entry '" + raw + "' is not a tcp://host:port endpoint");
       }

@@ -24,11 +24,12 @@ public final class RequestGate implements Handler<RoutingContext> {
   @Override
   public void handle(RoutingContext ctx) {
     inFlight.incrementAndGet();
-    ctx.addEndHandler(v -> {
-      if (inFlight.decrementAndGet() == 0 && closing) {
-        idle.complete(null);
-      }
-    });
+    ctx.addEndHandler(
+        v -> {
+          if (inFlight.decrementAndGet() == 0 && closing) {
+            idle.complete(null);
+          }
+        });
     ctx.next();
   }
 

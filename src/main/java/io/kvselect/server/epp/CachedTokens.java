@@ -17,6 +17,7 @@ public final class CachedTokens {
 
   /** Bytes of the response's tail kept for the usage lookup. */
   static final int WINDOW = 64 * 1024;
+
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private byte[] tail = new byte[0];
@@ -57,7 +58,8 @@ public final class CachedTokens {
 
   private static Long read(String json) {
     try {
-      JsonNode n = JSON.readTree(json).path("usage").path("prompt_tokens_details").path("cached_tokens");
+      JsonNode n =
+          JSON.readTree(json).path("usage").path("prompt_tokens_details").path("cached_tokens");
       return n.isIntegralNumber() ? n.asLong() : null;
     } catch (IOException | RuntimeException e) {
       return null;

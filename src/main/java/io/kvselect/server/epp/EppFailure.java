@@ -61,8 +61,13 @@ public final class EppFailure extends RuntimeException {
       return f;
     }
     if (e instanceof SelectionException s) {
-      int status = s.code() == ErrorCode.NOT_READY || s.code() == ErrorCode.OVERLOADED
-          || s.code() == ErrorCode.PAYLOAD_TOO_LARGE || s.code() == ErrorCode.INTERNAL ? s.code().httpStatus() : 400;
+      int status =
+          s.code() == ErrorCode.NOT_READY
+                  || s.code() == ErrorCode.OVERLOADED
+                  || s.code() == ErrorCode.PAYLOAD_TOO_LARGE
+                  || s.code() == ErrorCode.INTERNAL
+              ? s.code().httpStatus()
+              : 400;
       return new EppFailure(status, s.getMessage(), s.details());
     }
     return new EppFailure(500, "endpoint picker failed: " + e);

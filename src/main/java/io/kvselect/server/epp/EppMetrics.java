@@ -31,26 +31,49 @@ public final class EppMetrics {
 
   public EppMetrics(MeterRegistry registry) {
     this.registry = registry;
-    this.decision = Timer.builder("kvselect_epp_decision").description("ext_proc decision time, body end to answer")
-        .publishPercentileHistogram().register(registry);
-    this.render = Timer.builder("kvselect_epp_render").description("time spent rendering prompts to token ids")
-        .publishPercentileHistogram().register(registry);
-    this.predictionError = DistributionSummary.builder("kvselect_epp_cached_tokens_error")
-        .description("|observed cached_tokens - predicted overlap| per response").baseUnit("tokens")
-        .publishPercentileHistogram().register(registry);
-    this.over = Counter.builder("kvselect_epp_cached_tokens_mispredictions").tag("direction", "over")
-        .description("responses whose cached_tokens differed from the prediction").register(registry);
-    this.under = Counter.builder("kvselect_epp_cached_tokens_mispredictions").tag("direction", "under")
-        .description("responses whose cached_tokens differed from the prediction").register(registry);
-    this.exact = Counter.builder("kvselect_epp_cached_tokens_matches")
-        .description("responses whose cached_tokens equalled the prediction").register(registry);
+    this.decision =
+        Timer.builder("kvselect_epp_decision")
+            .description("ext_proc decision time, body end to answer")
+            .publishPercentileHistogram()
+            .register(registry);
+    this.render =
+        Timer.builder("kvselect_epp_render")
+            .description("time spent rendering prompts to token ids")
+            .publishPercentileHistogram()
+            .register(registry);
+    this.predictionError =
+        DistributionSummary.builder("kvselect_epp_cached_tokens_error")
+            .description("|observed cached_tokens - predicted overlap| per response")
+            .baseUnit("tokens")
+            .publishPercentileHistogram()
+            .register(registry);
+    this.over =
+        Counter.builder("kvselect_epp_cached_tokens_mispredictions")
+            .tag("direction", "over")
+            .description("responses whose cached_tokens differed from the prediction")
+            .register(registry);
+    this.under =
+        Counter.builder("kvselect_epp_cached_tokens_mispredictions")
+            .tag("direction", "under")
+            .description("responses whose cached_tokens differed from the prediction")
+            .register(registry);
+    this.exact =
+        Counter.builder("kvselect_epp_cached_tokens_matches")
+            .description("responses whose cached_tokens equalled the prediction")
+            .register(registry);
     registry.gauge("kvselect_epp_streams_open", open);
   }
 
   /** A decision answered with {@code status} after {@code nanos}, {@code renderNanos} of it rendering. */
   public void decision(int status, long nanos, long renderNanos) {
-    decisions.computeIfAbsent(status, s -> Counter.builder("kvselect_epp_decisions").tag("status",
-        Integer.toString(s)).register(registry)).increment();
+    decisions
+        .computeIfAbsent(
+            status,
+            s ->
+                Counter.builder("kvselect_epp_decisions")
+                    .tag("status", Integer.toString(s))
+                    .register(registry))
+        .increment();
     decision.record(nanos, TimeUnit.NANOSECONDS);
     if (renderNanos > 0) {
       render.record(renderNanos, TimeUnit.NANOSECONDS);
@@ -82,19 +105,33 @@ public final class EppMetrics {
    * immediate responses by status, the mean decision time, and the engines' cached tokens against
    * the prediction (matches, over- and under-predictions, the mean absolute error). Immutable.
    */
-  public record Summary(long streamsOpen, long picks, java.util.SortedMap<Integer, Long> immediate,
-      double decisionMeanMillis, long matches, long over, long under, double meanErrorTokens) {}
+  public record Summary(
+      long streamsOpen,
+      long picks,
+      java.util.SortedMap<Integer, Long> immediate,
+      double decisionMeanMillis,
+      long matches,
+      long over,
+      long under,
+      double meanErrorTokens) {}
 
   /** The figures now; counters read one by one, so two of them may straddle a decision. */
   public Summary summary() {
     java.util.TreeMap<Integer, Long> immediate = new java.util.TreeMap<>();
-    decisions.forEach((status, c) -> {
-      if (status != 200) {
-        immediate.put(status, (long) c.count());
-      }
-    });
-    return new Summary(open.get(), decisions(200), java.util.Collections.unmodifiableSortedMap(immediate),
-        decision.mean(TimeUnit.MILLISECONDS), (long) exact.count(), (long) over.count(), (long) under.count(),
+    decisions.forEach(
+        (status, c) -> {
+          if (status != 200) {
+            immediate.put(status, (long) c.count());
+          }
+        });
+    return new Summary(
+        open.get(),
+        decisions(200),
+        java.util.Collections.unmodifiableSortedMap(immediate),
+        decision.mean(TimeUnit.MILLISECONDS),
+        (long) exact.count(),
+        (long) over.count(),
+        (long) under.count(),
         predictionError.count() == 0 ? 0 : predictionError.mean());
   }
 

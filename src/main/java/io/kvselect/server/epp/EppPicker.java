@@ -39,8 +39,16 @@ public final class EppPicker {
    * rendering (0 when none), for a prefill/decode split the prefill worker's {@code host:port},
    * and the body to forward when it was rewritten (token ids injected), else null.
    */
-  public record Pick(String selectionId, List<String> destinations, long workerId, int dpRank,
-      long predictedCachedTokens, long renderNanos, String prefiller, PartitionKey partition, int[] tokenIds,
+  public record Pick(
+      String selectionId,
+      List<String> destinations,
+      long workerId,
+      int dpRank,
+      long predictedCachedTokens,
+      long renderNanos,
+      String prefiller,
+      PartitionKey partition,
+      int[] tokenIds,
       byte[] rewrittenBody) {
 
     /** Whether the pick booked anything (a conformance-test pick does not). */
@@ -72,30 +80,59 @@ public final class EppPicker {
     try {
       InferenceApi api = InferenceApi.ofPath(p.path());
       if (api == null) {
-        throw new EppFailure(404, "path " + p.path() + " is not an inference route (/v1/chat/completions,"
-            + " /v1/completions, /v1/messages)");
+        throw new EppFailure(
+            404,
+            "path "
+                + p.path()
+                + " is not an inference route (/v1/chat/completions,"
+                + " /v1/completions, /v1/messages)");
       }
       InferenceRequest req = InferenceRequest.parse(api, p.body());
       String forced = p.headers().get(CONFORMANCE_SELECTION);
       if (forced != null) {
         return CompletableFuture.completedFuture(conformancePick(forced, p.subset()));
       }
-      PartitionKey partition = new PartitionKey(req.model(), p.headers().get(settings.routingGroupHeader()));
+      PartitionKey partition =
+          new PartitionKey(req.model(), p.headers().get(settings.routingGroupHeader()));
       List<WorkerRecord> eligible = eligible(partition, p.subset());
       String session = p.headers().get(settings.sessionHeader());
-      long[] allowed = p.subset().present() ? eligible.stream().mapToLong(WorkerRecord::workerId).toArray() : null;
+      long[] allowed =
+          p.subset().present()
+              ? eligible.stream().mapToLong(WorkerRecord::workerId).toArray()
+              : null;
       long renderStart = System.nanoTime();
-      CompletionStage<int[]> tokens = req.tokenIds() != null ? CompletableFuture.completedFuture(req.tokenIds())
-          : renderer.render(renderBase(eligible), api, req.renderBody());
-      return tokens.thenCompose(ids -> {
-        long renderNanos = req.tokenIds() != null ? 0 : System.nanoTime() - renderStart;
-        SelectRequest sel = new SelectRequest(partition, null, PromptInput.tokens(ids), null, null,
-            session == null || session.isBlank() ? null : session, null, null, null, allowed, null, null, false);
-        byte[] rewritten = settings.injectTokenIds() && api == InferenceApi.COMPLETIONS && req.tokenIds() == null
-            ? InferenceRequest.withTokenPrompt(p.body(), ids) : null;
-        return service.select(sel, true, gone).thenApply(s -> pick(s, eligible, p.subset(), renderNanos, ids,
-            rewritten));
-      });
+      CompletionStage<int[]> tokens =
+          req.tokenIds() != null
+              ? CompletableFuture.completedFuture(req.tokenIds())
+              : renderer.render(renderBase(eligible), api, req.renderBody());
+      return tokens.thenCompose(
+          ids -> {
+            long renderNanos = req.tokenIds() != null ? 0 : System.nanoTime() - renderStart;
+            SelectRequest sel =
+                new SelectRequest(
+                    partition,
+                    null,
+                    PromptInput.tokens(ids),
+                    null,
+                    null,
+                    session == null || session.isBlank() ? null : session,
+                    null,
+                    null,
+                    null,
+                    allowed,
+                    null,
+                    null,
+                    false);
+            byte[] rewritten =
+                settings.injectTokenIds()
+                        && api == InferenceApi.COMPLETIONS
+                        && req.tokenIds() == null
+                    ? InferenceRequest.withTokenPrompt(p.body(), ids)
+                    : null;
+            return service
+                .select(sel, true, gone)
+                .thenApply(s -> pick(s, eligible, p.subset(), renderNanos, ids, rewritten));
+          });
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -110,9 +147,11 @@ public final class EppPicker {
       }
     }
     if (out.isEmpty()) {
-      throw new EppFailure(503, subset.present()
-          ? "no worker of " + partition + " is inside the gateway's subset " + subset
-          : "no worker ready for " + partition);
+      throw new EppFailure(
+          503,
+          subset.present()
+              ? "no worker of " + partition + " is inside the gateway's subset " + subset
+              : "no worker ready for " + partition);
     }
     return out;
   }
@@ -131,19 +170,27 @@ public final class EppPicker {
     String endpoint = eligible.get(0).spec().endpoint();
     String scheme = endpoint != null && endpoint.strip().startsWith("https://") ? "https" : "http";
     if (d == null) {
-      throw new EppFailure(503, "no render URL: set --epp-render-url or register worker endpoints as URLs");
+      throw new EppFailure(
+          503, "no render URL: set --epp-render-url or register worker endpoints as URLs");
     }
     return scheme + "://" + d;
   }
 
-  private Pick pick(Selection s, List<WorkerRecord> eligible, SubsetHint subset, long renderNanos, int[] ids,
+  private Pick pick(
+      Selection s,
+      List<WorkerRecord> eligible,
+      SubsetHint subset,
+      long renderNanos,
+      int[] ids,
       byte[] rewritten) {
     List<String> dests = new ArrayList<>();
     WorkerRecord chosen = service.worker(s.workerId());
-    String first = chosen == null ? Destinations.of(s.endpoint(), 0) : destination(chosen, s.dpRank());
+    String first =
+        chosen == null ? Destinations.of(s.endpoint(), 0) : destination(chosen, s.dpRank());
     if (first == null) {
       service.free(s.selectionId());
-      throw new EppFailure(503, "worker " + Long.toUnsignedString(s.workerId()) + " has no routable endpoint");
+      throw new EppFailure(
+          503, "worker " + Long.toUnsignedString(s.workerId()) + " has no routable endpoint");
     }
     dests.add(first);
     fallbacks(s, eligible, subset, dests);
@@ -152,8 +199,17 @@ public final class EppPicker {
       prefiller = Destinations.of(s.kvc().prefill().endpoint(), 0);
     }
     long predicted = s.overlap() == null ? 0 : s.overlap().gpu();
-    return new Pick(s.selectionId(), List.copyOf(dests), s.workerId(), s.dpRank(), predicted, renderNanos, prefiller,
-        s.partition(), ids, rewritten);
+    return new Pick(
+        s.selectionId(),
+        List.copyOf(dests),
+        s.workerId(),
+        s.dpRank(),
+        predicted,
+        renderNanos,
+        prefiller,
+        s.partition(),
+        ids,
+        rewritten);
   }
 
   /**
@@ -163,7 +219,8 @@ public final class EppPicker {
    * inside the subset; then, for workers the selection's filters left out (a session's bound
    * worker, a pinned one), the remaining eligible workers in catalog order.
    */
-  private void fallbacks(Selection s, List<WorkerRecord> eligible, SubsetHint subset, List<String> dests) {
+  private void fallbacks(
+      Selection s, List<WorkerRecord> eligible, SubsetHint subset, List<String> dests) {
     Set<Long> listed = new HashSet<>();
     listed.add(s.workerId());
     for (WorkerRank r : s.alternatives()) {
@@ -181,8 +238,12 @@ public final class EppPicker {
       if (dests.size() > settings.fallbacks()) {
         return;
       }
-      String d = w.ranks().stream().map(r -> destination(w, r.dpRank())).filter(x -> x != null && subset.admits(x))
-          .findFirst().orElse(null);
+      String d =
+          w.ranks().stream()
+              .map(r -> destination(w, r.dpRank()))
+              .filter(x -> x != null && subset.admits(x))
+              .findFirst()
+              .orElse(null);
       if (d != null && !listed.contains(w.workerId()) && !dests.contains(d)) {
         listed.add(w.workerId());
         dests.add(d);
@@ -200,7 +261,8 @@ public final class EppPicker {
       }
     }
     if (dests.isEmpty()) {
-      throw new EppFailure(503, "no endpoint of " + CONFORMANCE_SELECTION + " is inside the subset " + subset);
+      throw new EppFailure(
+          503, "no endpoint of " + CONFORMANCE_SELECTION + " is inside the subset " + subset);
     }
     return new Pick(null, List.copyOf(dests), 0, 0, 0, 0, null, null, null, null);
   }
@@ -214,12 +276,24 @@ public final class EppPicker {
     if (!p.booked() || p.destinations().get(0).equals(served)) {
       return CompletableFuture.completedFuture(null);
     }
-    for (WorkerRecord w : service.listWorkers(p.partition().modelName(), p.partition().routingGroup())) {
+    for (WorkerRecord w :
+        service.listWorkers(p.partition().modelName(), p.partition().routingGroup())) {
       for (WorkerRank r : w.ranks()) {
         if (served.equals(destination(w, r.dpRank()))) {
           String id = p.selectionId() + ".served";
-          return service.reserve(new ReservationRequest(p.partition(), id, w.workerId(), r.dpRank(),
-              PromptInput.tokens(p.tokenIds()), null, null, null, null)).thenApply(x -> id);
+          return service
+              .reserve(
+                  new ReservationRequest(
+                      p.partition(),
+                      id,
+                      w.workerId(),
+                      r.dpRank(),
+                      PromptInput.tokens(p.tokenIds()),
+                      null,
+                      null,
+                      null,
+                      null))
+              .thenApply(x -> id);
         }
       }
     }

@@ -36,6 +36,7 @@ public final class EppVerticle extends VerticleBase {
 
   private static final Logger LOG = LoggerFactory.getLogger(EppVerticle.class);
   static final String EXT_PROC_SERVICE = "envoy.service.ext_proc.v3.ExternalProcessor";
+
   /** How often readiness is refreshed. */
   static final long HEALTH_PERIOD_MS = 1_000;
 
@@ -53,8 +54,13 @@ public final class EppVerticle extends VerticleBase {
    * A picker over {@code service} listening on {@code host} and {@code settings.port()}, ready
    * while {@code ready} holds; the port bound is reported to {@code boundPort}.
    */
-  public EppVerticle(SelectionService service, EppSettings settings, String host, BooleanSupplier ready,
-      EppMetrics metrics, IntConsumer boundPort) {
+  public EppVerticle(
+      SelectionService service,
+      EppSettings settings,
+      String host,
+      BooleanSupplier ready,
+      EppMetrics metrics,
+      IntConsumer boundPort) {
     this.service = service;
     this.settings = settings;
     this.host = host;
@@ -66,59 +72,86 @@ public final class EppVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     EppPicker picker = new EppPicker(service, new RenderClient(settings.renderTimeout()), settings);
-    StreamBooking.Lifecycle lifecycle = new StreamBooking.Lifecycle() {
-      @Override
-      public void prefillComplete(String id) {
-        service.prefillComplete(id).exceptionally(e -> {
-          LOG.debug("prefill_complete {} failed: {}", id, e.toString());
-          return null;
-        });
-      }
-
-      @Override
-      public void free(String id) {
-        service.free(id).exceptionally(e -> {
-          LOG.debug("free {} failed: {}", id, e.toString());
-          return null;
-        });
-      }
-    };
-    ExternalProcessorGrpc.ExternalProcessorImplBase extProc = new ExternalProcessorGrpc.ExternalProcessorImplBase() {
-      @Override
-      public StreamObserver<ProcessingRequest> process(StreamObserver<ProcessingResponse> out) {
-        // a fresh event-loop context per stream (the next loop in turn): every callback of the stream
-        // runs there, in order; getOrCreateContext() on a gRPC thread would hand every stream of
-        // that thread one sticky context
-        metrics.streamOpened();
-        ExtProcStream stream = new ExtProcStream(((VertxInternal) vertx).createEventLoopContext(), out, picker,
-            metrics, settings.maxBodyBytes(), lifecycle) {
+    StreamBooking.Lifecycle lifecycle =
+        new StreamBooking.Lifecycle() {
           @Override
-          void closed() {
-            metrics.streamClosed();
+          public void prefillComplete(String id) {
+            service
+                .prefillComplete(id)
+                .exceptionally(
+                    e -> {
+                      LOG.debug("prefill_complete {} failed: {}", id, e.toString());
+                      return null;
+                    });
+          }
+
+          @Override
+          public void free(String id) {
+            service
+                .free(id)
+                .exceptionally(
+                    e -> {
+                      LOG.debug("free {} failed: {}", id, e.toString());
+                      return null;
+                    });
           }
         };
-        // with a cancel handler a send after the reset is dropped instead of thrown
-        ((ServerCallStreamObserver<ProcessingResponse>) out).setOnCancelHandler(stream::cancelled);
-        return stream;
-      }
-    };
+    ExternalProcessorGrpc.ExternalProcessorImplBase extProc =
+        new ExternalProcessorGrpc.ExternalProcessorImplBase() {
+          @Override
+          public StreamObserver<ProcessingRequest> process(StreamObserver<ProcessingResponse> out) {
+            // a fresh event-loop context per stream (the next loop in turn): every callback of the
+            // stream
+            // runs there, in order; getOrCreateContext() on a gRPC thread would hand every stream
+            // of
+            // that thread one sticky context
+            metrics.streamOpened();
+            ExtProcStream stream =
+                new ExtProcStream(
+                    ((VertxInternal) vertx).createEventLoopContext(),
+                    out,
+                    picker,
+                    metrics,
+                    settings.maxBodyBytes(),
+                    lifecycle) {
+                  @Override
+                  void closed() {
+                    metrics.streamClosed();
+                  }
+                };
+            // with a cancel handler a send after the reset is dropped instead of thrown
+            ((ServerCallStreamObserver<ProcessingResponse>) out)
+                .setOnCancelHandler(stream::cancelled);
+            return stream;
+          }
+        };
     refreshHealth();
-    return vertx.executeBlocking(() -> {
-      Server s = NettyServerBuilder.forAddress(new InetSocketAddress(host, settings.port()))
-          .directExecutor()
-          .permitKeepAliveTime(10, TimeUnit.SECONDS)
-          .permitKeepAliveWithoutCalls(true)
-          .addService(extProc)
-          .addService(health.getHealthService())
-          .build().start();
-      return s;
-    }, false).map(s -> {
-      server = s;
-      boundPort.accept(s.getPort());
-      timer = vertx.setPeriodic(HEALTH_PERIOD_MS, id -> refreshHealth());
-      LOG.info("endpoint picker (Envoy ext_proc, gRPC health) listening on {}:{}", host, s.getPort());
-      return s;
-    });
+    return vertx
+        .executeBlocking(
+            () -> {
+              Server s =
+                  NettyServerBuilder.forAddress(new InetSocketAddress(host, settings.port()))
+                      .directExecutor()
+                      .permitKeepAliveTime(10, TimeUnit.SECONDS)
+                      .permitKeepAliveWithoutCalls(true)
+                      .addService(extProc)
+                      .addService(health.getHealthService())
+                      .build()
+                      .start();
+              return s;
+            },
+            false)
+        .map(
+            s -> {
+              server = s;
+              boundPort.accept(s.getPort());
+              timer = vertx.setPeriodic(HEALTH_PERIOD_MS, id -> refreshHealth());
+              LOG.info(
+                  "endpoint picker (Envoy ext_proc, gRPC health) listening on {}:{}",
+                  host,
+                  s.getPort());
+              return s;
+            });
   }
 
   /** Liveness always serves; readiness and the ext_proc service follow the node's readiness. */
@@ -140,12 +173,14 @@ public final class EppVerticle extends VerticleBase {
       return Future.succeededFuture();
     }
     health.enterTerminalState();
-    return vertx.executeBlocking(() -> {
-      s.shutdown();
-      if (!s.awaitTermination(2, TimeUnit.SECONDS)) {
-        s.shutdownNow();
-      }
-      return null;
-    }, false);
+    return vertx.executeBlocking(
+        () -> {
+          s.shutdown();
+          if (!s.awaitTermination(2, TimeUnit.SECONDS)) {
+            s.shutdownNow();
+          }
+          return null;
+        },
+        false);
   }
 }

@@ -1,3 +1,5 @@
+// Over 400 lines: one ext_proc stream's state machine (headers, buffered body, pick, responses,
+// errors), its states sharing the held request.
 package io.kvselect.server.epp;
 
 import com.google.protobuf.ByteString;
@@ -45,10 +47,13 @@ class ExtProcStream implements StreamObserver<ProcessingRequest> {
   static final String SUBSET_NAMESPACE = "envoy.lb.subset_hint";
   static final String SUBSET_KEY = "x-gateway-destination-endpoint-subset";
   static final String PREFILLER = "x-prefiller-host-port";
+
   /** Where the gateway reports the endpoint that served (namespace {@link #LB_NAMESPACE}). */
   static final String SERVED = "x-gateway-destination-endpoint-served";
+
   /** The conformance suite's response header naming the endpoint that served. */
   static final String CONFORMANCE_SERVED = "x-conformance-test-served-endpoint";
+
   /** Largest body chunk sent back in one message (Envoy's gRPC client takes 4 MiB by default). */
   private static final int CHUNK = 1 << 20;
 
@@ -64,17 +69,26 @@ class ExtProcStream implements StreamObserver<ProcessingRequest> {
   private SubsetHint subset = SubsetHint.ANY;
   private ByteArrayOutputStream body = new ByteArrayOutputStream();
   private boolean picking;
+
   /** Whether request trailers arrived; their answer follows the body's. */
   private boolean requestTrailers;
+
   private boolean closed;
+
   /** Whether the response side was completed (nothing more may be sent). */
   private boolean outDone;
+
   private final CachedTokens usage = new CachedTokens();
   private EppPicker.Pick pick;
   private boolean usageSeen;
 
-  ExtProcStream(Context context, StreamObserver<ProcessingResponse> out, EppPicker picker, EppMetrics metrics,
-      int maxBody, StreamBooking.Lifecycle lifecycle) {
+  ExtProcStream(
+      Context context,
+      StreamObserver<ProcessingResponse> out,
+      EppPicker picker,
+      EppMetrics metrics,
+      int maxBody,
+      StreamBooking.Lifecycle lifecycle) {
     this.context = context;
     this.out = out;
     this.picker = picker;
@@ -95,10 +109,11 @@ class ExtProcStream implements StreamObserver<ProcessingRequest> {
 
   @Override
   public void onCompleted() {
-    context.runOnContext(v -> {
-      end();
-      finish();
-    });
+    context.runOnContext(
+        v -> {
+          end();
+          finish();
+        });
   }
 
   private void handle(ProcessingRequest req) {
@@ -110,7 +125,9 @@ class ExtProcStream implements StreamObserver<ProcessingRequest> {
         readHeaders(req.getRequestHeaders(), headers);
         subset = subset(req);
         if (req.getRequestHeaders().getEndOfStream()) {
-          fail(new EppFailure(400, "request body is required (an inference request is a JSON POST)"));
+          fail(
+              new EppFailure(
+                  400, "request body is required (an inference request is a JSON POST)"));
         }
       }
       case REQUEST_BODY -> {
@@ -122,7 +139,7 @@ class ExtProcStream implements StreamObserver<ProcessingRequest> {
           fail(new EppFailure(413, "request body exceeds " + maxBody + " bytes"));
           return;
         }
-        body.writeBytes(chunk.toByteArray());  // one copy: ByteString keeps its bytes private
+        body.writeBytes(chunk.toByteArray()); // one copy: ByteString keeps its bytes private
         if (req.getRequestBody().getEndOfStream()) {
           startPick();
         }
@@ -147,8 +164,11 @@ class ExtProcStream implements StreamObserver<ProcessingRequest> {
         }
         HeadersResponse.Builder ack = HeadersResponse.newBuilder();
         if (served != null && headers.containsKey(EppPicker.CONFORMANCE_SELECTION)) {
-          ack.setResponse(CommonResponse.newBuilder().setHeaderMutation(HeaderMutation.newBuilder()
-              .addSetHeaders(header(CONFORMANCE_SERVED, served))));
+          ack.setResponse(
+              CommonResponse.newBuilder()
+                  .setHeaderMutation(
+                      HeaderMutation.newBuilder()
+                          .addSetHeaders(header(CONFORMANCE_SERVED, served))));
         }
         send(ProcessingResponse.newBuilder().setResponseHeaders(ack).build());
       }
@@ -160,16 +180,29 @@ class ExtProcStream implements StreamObserver<ProcessingRequest> {
         if (eos) {
           observeUsage();
         }
-        send(ProcessingResponse.newBuilder().setResponseBody(BodyResponse.newBuilder().setResponse(
-            CommonResponse.newBuilder().setBodyMutation(BodyMutation.newBuilder().setStreamedResponse(
-                StreamedBodyResponse.newBuilder().setBody(chunk).setEndOfStream(eos))))).build());
+        send(
+            ProcessingResponse.newBuilder()
+                .setResponseBody(
+                    BodyResponse.newBuilder()
+                        .setResponse(
+                            CommonResponse.newBuilder()
+                                .setBodyMutation(
+                                    BodyMutation.newBuilder()
+                                        .setStreamedResponse(
+                                            StreamedBodyResponse.newBuilder()
+                                                .setBody(chunk)
+                                                .setEndOfStream(eos)))))
+                .build());
       }
       case RESPONSE_TRAILERS -> {
         booking.end();
         observeUsage();
-        send(ProcessingResponse.newBuilder().setResponseTrailers(TrailersResponse.getDefaultInstance()).build());
+        send(
+            ProcessingResponse.newBuilder()
+                .setResponseTrailers(TrailersResponse.getDefaultInstance())
+                .build());
       }
-      default -> { }
+      default -> {}
     }
   }
 
@@ -178,52 +211,78 @@ class ExtProcStream implements StreamObserver<ProcessingRequest> {
     byte[] bytes = body.toByteArray();
     body = null;
     long started = System.nanoTime();
-    picker.pick(new EppPicker.Proxied(headers.getOrDefault(":path", ""), headers, bytes, subset), gone)
-        .whenComplete((p, e) -> context.runOnContext(v -> {
-          if (e != null) {
-            metrics.decision(EppFailure.of(e).status(), System.nanoTime() - started, 0);
-            fail(EppFailure.of(e));
-            return;
-          }
-          metrics.decision(200, System.nanoTime() - started, p.renderNanos());
-          if (p.booked()) {
-            booking.booked(p.selectionId());
-          }
-          if (!closed) {
-            pick = p;
-            answer(p, p.rewrittenBody() != null ? p.rewrittenBody() : bytes);
-          }
-        }));
+    picker
+        .pick(
+            new EppPicker.Proxied(headers.getOrDefault(":path", ""), headers, bytes, subset), gone)
+        .whenComplete(
+            (p, e) ->
+                context.runOnContext(
+                    v -> {
+                      if (e != null) {
+                        metrics.decision(EppFailure.of(e).status(), System.nanoTime() - started, 0);
+                        fail(EppFailure.of(e));
+                        return;
+                      }
+                      metrics.decision(200, System.nanoTime() - started, p.renderNanos());
+                      if (p.booked()) {
+                        booking.booked(p.selectionId());
+                      }
+                      if (!closed) {
+                        pick = p;
+                        answer(p, p.rewrittenBody() != null ? p.rewrittenBody() : bytes);
+                      }
+                    }));
   }
 
   /** The headers and the body of a routed request. */
   private void answer(EppPicker.Pick p, byte[] bytes) {
-    HeaderMutation.Builder mutation = HeaderMutation.newBuilder()
-        .addSetHeaders(header(DESTINATION, p.destinationValue()))
-        .addSetHeaders(header("content-length", Integer.toString(bytes.length)));
+    HeaderMutation.Builder mutation =
+        HeaderMutation.newBuilder()
+            .addSetHeaders(header(DESTINATION, p.destinationValue()))
+            .addSetHeaders(header("content-length", Integer.toString(bytes.length)));
     if (p.prefiller() != null) {
       mutation.addSetHeaders(header(PREFILLER, p.prefiller()));
     }
-    Struct lb = Struct.newBuilder().putFields(DESTINATION, Value.newBuilder().setStringValue(p.destinationValue())
-        .build()).build();
-    send(ProcessingResponse.newBuilder()
-        .setRequestHeaders(HeadersResponse.newBuilder().setResponse(CommonResponse.newBuilder()
-            .setHeaderMutation(mutation).setClearRouteCache(true)))
-        .setDynamicMetadata(Struct.newBuilder().putFields(LB_NAMESPACE,
-            Value.newBuilder().setStructValue(lb).build()))
-        .build());
+    Struct lb =
+        Struct.newBuilder()
+            .putFields(DESTINATION, Value.newBuilder().setStringValue(p.destinationValue()).build())
+            .build();
+    send(
+        ProcessingResponse.newBuilder()
+            .setRequestHeaders(
+                HeadersResponse.newBuilder()
+                    .setResponse(
+                        CommonResponse.newBuilder()
+                            .setHeaderMutation(mutation)
+                            .setClearRouteCache(true)))
+            .setDynamicMetadata(
+                Struct.newBuilder()
+                    .putFields(LB_NAMESPACE, Value.newBuilder().setStructValue(lb).build()))
+            .build());
     int off = 0;
     do {
       int n = Math.min(CHUNK, bytes.length - off);
       boolean last = off + n >= bytes.length;
-      send(ProcessingResponse.newBuilder().setRequestBody(BodyResponse.newBuilder().setResponse(
-          CommonResponse.newBuilder().setBodyMutation(BodyMutation.newBuilder().setStreamedResponse(
-              StreamedBodyResponse.newBuilder().setBody(ByteString.copyFrom(bytes, off, n)).setEndOfStream(last)))))
-          .build());
+      send(
+          ProcessingResponse.newBuilder()
+              .setRequestBody(
+                  BodyResponse.newBuilder()
+                      .setResponse(
+                          CommonResponse.newBuilder()
+                              .setBodyMutation(
+                                  BodyMutation.newBuilder()
+                                      .setStreamedResponse(
+                                          StreamedBodyResponse.newBuilder()
+                                              .setBody(ByteString.copyFrom(bytes, off, n))
+                                              .setEndOfStream(last)))))
+              .build());
       off += n;
     } while (off < bytes.length);
     if (requestTrailers) {
-      send(ProcessingResponse.newBuilder().setRequestTrailers(TrailersResponse.getDefaultInstance()).build());
+      send(
+          ProcessingResponse.newBuilder()
+              .setRequestTrailers(TrailersResponse.getDefaultInstance())
+              .build());
     }
   }
 
@@ -232,11 +291,17 @@ class ExtProcStream implements StreamObserver<ProcessingRequest> {
     if (closed) {
       return;
     }
-    send(ProcessingResponse.newBuilder().setImmediateResponse(ImmediateResponse.newBuilder()
-        .setStatus(HttpStatus.newBuilder().setCodeValue(f.status()))
-        .setHeaders(HeaderMutation.newBuilder().addSetHeaders(header("content-type", "application/json")))
-        .setBody(ByteString.copyFrom(f.body()))
-        .setDetails("kvselect_epp_" + f.status())).build());
+    send(
+        ProcessingResponse.newBuilder()
+            .setImmediateResponse(
+                ImmediateResponse.newBuilder()
+                    .setStatus(HttpStatus.newBuilder().setCodeValue(f.status()))
+                    .setHeaders(
+                        HeaderMutation.newBuilder()
+                            .addSetHeaders(header("content-type", "application/json")))
+                    .setBody(ByteString.copyFrom(f.body()))
+                    .setDetails("kvselect_epp_" + f.status()))
+            .build());
     closed = true;
     end();
     finish();
@@ -244,10 +309,11 @@ class ExtProcStream implements StreamObserver<ProcessingRequest> {
 
   /** The gateway cancelled or reset the stream: nothing more is sent and the booking ends. */
   void cancelled() {
-    context.runOnContext(v -> {
-      outDone = true;
-      end();
-    });
+    context.runOnContext(
+        v -> {
+          outDone = true;
+          end();
+        });
   }
 
   private void finish() {
@@ -259,11 +325,16 @@ class ExtProcStream implements StreamObserver<ProcessingRequest> {
 
   /** Moves the booking when the endpoint that served is not the pick (a gateway retry). */
   private void follow(EppPicker.Pick p, String served) {
-    picker.moveTo(p, served).whenComplete((id, e) -> context.runOnContext(v -> {
-      if (id != null) {
-        booking.moved(id);
-      }
-    }));
+    picker
+        .moveTo(p, served)
+        .whenComplete(
+            (id, e) ->
+                context.runOnContext(
+                    v -> {
+                      if (id != null) {
+                        booking.moved(id);
+                      }
+                    }));
   }
 
   /** The endpoint that served, from the response path's metadata context, or null. */
@@ -303,8 +374,12 @@ class ExtProcStream implements StreamObserver<ProcessingRequest> {
   }
 
   private static HeaderValueOption header(String key, String value) {
-    return HeaderValueOption.newBuilder().setHeader(HeaderValue.newBuilder().setKey(key)
-        .setRawValue(ByteString.copyFrom(value, StandardCharsets.UTF_8))).build();
+    return HeaderValueOption.newBuilder()
+        .setHeader(
+            HeaderValue.newBuilder()
+                .setKey(key)
+                .setRawValue(ByteString.copyFrom(value, StandardCharsets.UTF_8)))
+        .build();
   }
 
   /** Headers by lower-case name; Envoy sends {@code raw_value}, older senders {@code value}. */

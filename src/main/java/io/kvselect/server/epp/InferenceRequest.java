@@ -26,8 +26,8 @@ import java.io.IOException;
  */
 public record InferenceRequest(InferenceApi api, String model, byte[] renderBody, int[] tokenIds) {
 
-  private static final ObjectMapper JSON = new ObjectMapper()
-      .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+  private static final ObjectMapper JSON =
+      new ObjectMapper().enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
 
   /** Parses {@code body} sent to {@code api}'s path; 400 naming the field when it is malformed. */
   public static InferenceRequest parse(InferenceApi api, byte[] body) {
@@ -94,7 +94,9 @@ public record InferenceRequest(InferenceApi api, String model, byte[] renderBody
     if (prompt.isTextual()) {
       return null;
     }
-    if (prompt.isArray() && prompt.size() == 1 && (prompt.get(0).isTextual() || prompt.get(0).isArray())) {
+    if (prompt.isArray()
+        && prompt.size() == 1
+        && (prompt.get(0).isTextual() || prompt.get(0).isArray())) {
       return tokenPrompt(prompt.get(0));
     }
     if (prompt.isArray() && !prompt.isEmpty()) {
@@ -108,7 +110,8 @@ public record InferenceRequest(InferenceApi api, String model, byte[] renderBody
       }
       return ids;
     }
-    throw bad("field `prompt` must be a string or a non-empty array of token ids (one prompt per request)");
+    throw bad(
+        "field `prompt` must be a string or a non-empty array of token ids (one prompt per request)");
   }
 
   /**
@@ -126,8 +129,9 @@ public record InferenceRequest(InferenceApi api, String model, byte[] renderBody
     }
     for (int i = 0; i < messages.size(); i++) {
       JsonNode msg = messages.get(i);
-      out.addObject().put("role", msg.get("role").asText()).put("content",
-          text(msg.get("content"), "messages[" + i + "].content"));
+      out.addObject()
+          .put("role", msg.get("role").asText())
+          .put("content", text(msg.get("content"), "messages[" + i + "].content"));
     }
     try {
       return JSON.writeValueAsBytes(chat);

@@ -31,27 +31,36 @@ public final class RenderClient {
 
   public RenderClient(Duration timeout) {
     this.timeout = timeout;
-    this.client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(timeout).build();
+    this.client =
+        HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(timeout)
+            .build();
   }
 
   /** The token ids of {@code body} rendered at {@code baseUrl + api.renderPath()}. */
   public CompletionStage<int[]> render(String baseUrl, InferenceApi api, byte[] body) {
     HttpRequest req;
     try {
-      req = HttpRequest.newBuilder(URI.create(baseUrl + api.renderPath())).timeout(timeout)
-          .header("content-type", "application/json")
-          .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
+      req =
+          HttpRequest.newBuilder(URI.create(baseUrl + api.renderPath()))
+              .timeout(timeout)
+              .header("content-type", "application/json")
+              .POST(HttpRequest.BodyPublishers.ofByteArray(body))
+              .build();
     } catch (IllegalArgumentException e) {
-      return CompletableFuture.failedFuture(new EppFailure(503, "render URL " + baseUrl + " is not usable: "
-          + e.getMessage()));
+      return CompletableFuture.failedFuture(
+          new EppFailure(503, "render URL " + baseUrl + " is not usable: " + e.getMessage()));
     }
-    return client.sendAsync(req, HttpResponse.BodyHandlers.ofByteArray())
-        .handle((r, e) -> {
-          if (e != null) {
-            throw failure(baseUrl, e);
-          }
-          return tokenIds(baseUrl, r.statusCode(), r.body());
-        });
+    return client
+        .sendAsync(req, HttpResponse.BodyHandlers.ofByteArray())
+        .handle(
+            (r, e) -> {
+              if (e != null) {
+                throw failure(baseUrl, e);
+              }
+              return tokenIds(baseUrl, r.statusCode(), r.body());
+            });
   }
 
   /** The failure of a call that got no answer. */
@@ -61,7 +70,8 @@ public final class RenderClient {
       return new EppFailure(504, "renderer " + baseUrl + " did not answer in time");
     }
     if (c instanceof IOException) {
-      return new EppFailure(503, "renderer " + baseUrl + " is unreachable: " + c.getClass().getSimpleName());
+      return new EppFailure(
+          503, "renderer " + baseUrl + " is unreachable: " + c.getClass().getSimpleName());
     }
     return new EppFailure(502, "renderer " + baseUrl + " failed: " + c);
   }
@@ -87,7 +97,8 @@ public final class RenderClient {
     for (int i = 0; i < out.length; i++) {
       JsonNode t = ids.get(i);
       if (!t.canConvertToInt() || !t.isIntegralNumber()) {
-        throw new EppFailure(502, "renderer " + baseUrl + " answered a token id that is not an integer");
+        throw new EppFailure(
+            502, "renderer " + baseUrl + " answered a token id that is not an integer");
       }
       out[i] = t.asInt();
     }

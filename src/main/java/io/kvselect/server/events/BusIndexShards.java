@@ -62,10 +62,12 @@ public final class BusIndexShards implements IndexShards {
 
   @Override
   public CompletionStage<OverlapScores> findMatches(PartitionKey partition, long[] blockHashes) {
-    BlockIndex index = blockHashes == null || blockHashes.length == 0 ? null : indexOf.apply(partition);
+    BlockIndex index =
+        blockHashes == null || blockHashes.length == 0 ? null : indexOf.apply(partition);
     ShardedBlockIndex sharded = index == null ? null : index.sharded();
     if (sharded == null) {
-      return CompletableFuture.completedFuture(index == null ? null : index.findMatches(blockHashes));
+      return CompletableFuture.completedFuture(
+          index == null ? null : index.findMatches(blockHashes));
     }
     int n = sharded.shardCount();
     OverlapScores[] parts = new OverlapScores[n];
@@ -75,17 +77,21 @@ public final class BusIndexShards implements IndexShards {
     DeliveryOptions o = LocalCodec.options().setSendTimeout(TIMEOUT_MS);
     for (int s = 0; s < n; s++) {
       int shard = s;
-      vertx.eventBus().<OverlapScores>request(LocalAddresses.indexRead(shard), read, o).onComplete(ar -> {
-        if (ar.succeeded()) {
-          parts[shard] = ar.result().body();
-        } else {
-          fallbacks.incrementAndGet();
-          parts[shard] = sharded.findMatchesInShard(shard, blockHashes);
-        }
-        if (left.decrementAndGet() == 0) {
-          out.complete(ShardedBlockIndex.merge(parts));
-        }
-      });
+      vertx
+          .eventBus()
+          .<OverlapScores>request(LocalAddresses.indexRead(shard), read, o)
+          .onComplete(
+              ar -> {
+                if (ar.succeeded()) {
+                  parts[shard] = ar.result().body();
+                } else {
+                  fallbacks.incrementAndGet();
+                  parts[shard] = sharded.findMatchesInShard(shard, blockHashes);
+                }
+                if (left.decrementAndGet() == 0) {
+                  out.complete(ShardedBlockIndex.merge(parts));
+                }
+              });
     }
     return out;
   }
@@ -95,8 +101,10 @@ public final class BusIndexShards implements IndexShards {
     ShardRead r = m.body();
     BlockIndex index = indexOf.apply(r.partition());
     ShardedBlockIndex sharded = index == null ? null : index.sharded();
-    OverlapScores part = sharded != null && shard < sharded.shardCount()
-        ? sharded.findMatchesInShard(shard, r.blockHashes()) : OverlapScores.EMPTY;
+    OverlapScores part =
+        sharded != null && shard < sharded.shardCount()
+            ? sharded.findMatchesInShard(shard, r.blockHashes())
+            : OverlapScores.EMPTY;
     m.reply(part, LocalCodec.options());
   }
 }

@@ -25,13 +25,16 @@ public final class IndexShardVerticle extends VerticleBase {
   private final ShardWriters writers;
   private final int shard;
   private final Function<PartitionKey, BlockIndex> indexOf;
+
   /** This verticle's context. */
   private MessageConsumer<ShardCommand.Round> rounds;
+
   /** This verticle's context. */
   private MessageConsumer<BusIndexShards.ShardRead> reads;
 
   /** {@code indexOf}: a partition's event index (null: none), for the reads of this shard. */
-  public IndexShardVerticle(ShardWriters writers, int shard, Function<PartitionKey, BlockIndex> indexOf) {
+  public IndexShardVerticle(
+      ShardWriters writers, int shard, Function<PartitionKey, BlockIndex> indexOf) {
     this.writers = writers;
     this.shard = shard;
     this.indexOf = indexOf;
@@ -45,8 +48,15 @@ public final class IndexShardVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     LocalCodec.register(vertx);
-    rounds = vertx.eventBus().localConsumer(LocalAddresses.indexShard(shard), m -> writers.apply(m.body()));
-    reads = vertx.eventBus().localConsumer(LocalAddresses.indexRead(shard), m -> BusIndexShards.answer(m, shard, indexOf));
+    rounds =
+        vertx
+            .eventBus()
+            .localConsumer(LocalAddresses.indexShard(shard), m -> writers.apply(m.body()));
+    reads =
+        vertx
+            .eventBus()
+            .localConsumer(
+                LocalAddresses.indexRead(shard), m -> BusIndexShards.answer(m, shard, indexOf));
     return rounds.completion().compose(v -> reads.completion());
   }
 

@@ -63,21 +63,26 @@ public final class KvEventIngest implements AutoCloseable {
 
   /** Starts the threads. */
   public KvEventIngest(KvEventIngestOptions options, BatchSink sink, Clock clock) {
-    this(options, sink, clock, poller -> { });
+    this(options, sink, clock, poller -> {});
   }
 
   /**
    * Starts the threads; each poller calls {@code afterRound} with its number on its own thread at
    * the end of every poll round (after the round's batches were delivered to their sinks).
    */
-  public KvEventIngest(KvEventIngestOptions options, BatchSink sink, Clock clock, java.util.function.IntConsumer afterRound) {
+  public KvEventIngest(
+      KvEventIngestOptions options,
+      BatchSink sink,
+      Clock clock,
+      java.util.function.IntConsumer afterRound) {
     Objects.requireNonNull(afterRound, "afterRound");
     this.sink = Objects.requireNonNull(sink, "sink");
     this.context = ZMQ.context(options.ioThreads());
     this.replays = new ReplayLoop(context, options);
-    this.loops = IntStream.range(0, options.pollerThreads())
-        .mapToObj(i -> new PollerLoop(i, context, options, replays, clock, afterRound))
-        .toArray(PollerLoop[]::new);
+    this.loops =
+        IntStream.range(0, options.pollerThreads())
+            .mapToObj(i -> new PollerLoop(i, context, options, replays, clock, afterRound))
+            .toArray(PollerLoop[]::new);
     replays.start();
     for (PollerLoop loop : loops) {
       loop.start();
@@ -107,8 +112,8 @@ public final class KvEventIngest implements AutoCloseable {
    * @throws IllegalArgumentException for a malformed endpoint ({@link EndpointSyntax})
    * @throws IllegalStateException after {@link #close()}
    */
-  public void subscribe(WorkerRank rank, int shard, String endpoint, String replayEndpoint,
-      BatchSink sink) {
+  public void subscribe(
+      WorkerRank rank, int shard, String endpoint, String replayEndpoint, BatchSink sink) {
     Objects.requireNonNull(rank, "rank");
     Objects.requireNonNull(sink, "sink");
     checkEndpoint(endpoint, "endpoint");
@@ -179,12 +184,13 @@ public final class KvEventIngest implements AutoCloseable {
   public Map<WorkerRank, Long> unreachableSince() {
     Map<WorkerRank, Long> out = new TreeMap<>();
     for (PollerLoop loop : loops) {
-      loop.sessions.forEach((rank, session) -> {
-        long since = session.downSinceNanos();
-        if (since != 0) {
-          out.put(rank, since);
-        }
-      });
+      loop.sessions.forEach(
+          (rank, session) -> {
+            long since = session.downSinceNanos();
+            if (since != 0) {
+              out.put(rank, since);
+            }
+          });
     }
     return out;
   }
@@ -217,7 +223,8 @@ public final class KvEventIngest implements AutoCloseable {
       context.close();
       LOG.info("KV-event ingest closed");
     } else {
-      LOG.error("KV-event ingest threads did not stop in time (a blocked sink?); context left open");
+      LOG.error(
+          "KV-event ingest threads did not stop in time (a blocked sink?); context left open");
     }
   }
 

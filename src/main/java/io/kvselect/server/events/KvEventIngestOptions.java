@@ -34,9 +34,11 @@ public record KvEventIngestOptions(
 
   /** Dynamo's socket options (§3.1): reconnect 100 ms .. 5 s, heartbeat 5 s, timeout/TTL 15 s. */
   static final int RECONNECT_IVL_MS = 100;
+
   static final int RECONNECT_IVL_MAX_MS = 5_000;
   static final int HEARTBEAT_IVL_MS = 5_000;
   static final int HEARTBEAT_TIMEOUT_MS = 15_000;
+
   /**
    * Not in Dynamo's list: JeroMQ 0.6.0 leaves about 1-6 % of fresh outgoing connections with the
    * TCP connect done but the ZMTP handshake never started (its I/O poller can keep a cancelled
@@ -49,15 +51,22 @@ public record KvEventIngestOptions(
   public static final int HANDSHAKE_IVL_MS = 1_000;
 
   public KvEventIngestOptions {
-    if (pollerThreads < 1 || ioThreads < 1 || rcvHwm < 0 || maxConcurrentReplays < 1
-        || replayBufferLimit < 0 || staleWindow < 0) {
+    if (pollerThreads < 1
+        || ioThreads < 1
+        || rcvHwm < 0
+        || maxConcurrentReplays < 1
+        || replayBufferLimit < 0
+        || staleWindow < 0) {
       throw new IllegalArgumentException("invalid ingest options: " + this);
     }
     if (replayTimeout.isNegative() || replayTimeout.isZero()) {
       throw new IllegalArgumentException("replayTimeout must be positive: " + replayTimeout);
     }
-    if (retryInitial.isNegative() || retryInitial.isZero() || retryMax.compareTo(retryInitial) < 0) {
-      throw new IllegalArgumentException("need 0 < retryInitial <= retryMax: " + retryInitial + ", " + retryMax);
+    if (retryInitial.isNegative()
+        || retryInitial.isZero()
+        || retryMax.compareTo(retryInitial) < 0) {
+      throw new IllegalArgumentException(
+          "need 0 < retryInitial <= retryMax: " + retryInitial + ", " + retryMax);
     }
     Objects.requireNonNull(resolver, "resolver");
   }
@@ -67,37 +76,91 @@ public record KvEventIngestOptions(
    * connect retries from 100 ms doubling to 5 s (Dynamo's reconnect interval), the system resolver.
    */
   public static KvEventIngestOptions defaults() {
-    return new KvEventIngestOptions(4, 1, 100_000, Duration.ofSeconds(2), 64, 100_000, 64,
-        Duration.ofMillis(RECONNECT_IVL_MS), Duration.ofMillis(RECONNECT_IVL_MAX_MS), HostResolver.SYSTEM);
+    return new KvEventIngestOptions(
+        4,
+        1,
+        100_000,
+        Duration.ofSeconds(2),
+        64,
+        100_000,
+        64,
+        Duration.ofMillis(RECONNECT_IVL_MS),
+        Duration.ofMillis(RECONNECT_IVL_MAX_MS),
+        HostResolver.SYSTEM);
   }
 
   /** A copy with {@code n} poller threads. */
   public KvEventIngestOptions withPollerThreads(int n) {
-    return new KvEventIngestOptions(n, ioThreads, rcvHwm, replayTimeout, maxConcurrentReplays,
-        replayBufferLimit, staleWindow, retryInitial, retryMax, resolver);
+    return new KvEventIngestOptions(
+        n,
+        ioThreads,
+        rcvHwm,
+        replayTimeout,
+        maxConcurrentReplays,
+        replayBufferLimit,
+        staleWindow,
+        retryInitial,
+        retryMax,
+        resolver);
   }
 
   /** A copy with another replay timeout. */
   public KvEventIngestOptions withReplayTimeout(Duration timeout) {
-    return new KvEventIngestOptions(pollerThreads, ioThreads, rcvHwm, timeout, maxConcurrentReplays,
-        replayBufferLimit, staleWindow, retryInitial, retryMax, resolver);
+    return new KvEventIngestOptions(
+        pollerThreads,
+        ioThreads,
+        rcvHwm,
+        timeout,
+        maxConcurrentReplays,
+        replayBufferLimit,
+        staleWindow,
+        retryInitial,
+        retryMax,
+        resolver);
   }
 
   /** A copy with another per-rank buffer limit during replays. */
   public KvEventIngestOptions withReplayBufferLimit(int limit) {
-    return new KvEventIngestOptions(pollerThreads, ioThreads, rcvHwm, replayTimeout,
-        maxConcurrentReplays, limit, staleWindow, retryInitial, retryMax, resolver);
+    return new KvEventIngestOptions(
+        pollerThreads,
+        ioThreads,
+        rcvHwm,
+        replayTimeout,
+        maxConcurrentReplays,
+        limit,
+        staleWindow,
+        retryInitial,
+        retryMax,
+        resolver);
   }
 
   /** A copy whose connect retries start at {@code initial} and double up to {@code max}. */
   public KvEventIngestOptions withRetryBackoff(Duration initial, Duration max) {
-    return new KvEventIngestOptions(pollerThreads, ioThreads, rcvHwm, replayTimeout,
-        maxConcurrentReplays, replayBufferLimit, staleWindow, initial, max, resolver);
+    return new KvEventIngestOptions(
+        pollerThreads,
+        ioThreads,
+        rcvHwm,
+        replayTimeout,
+        maxConcurrentReplays,
+        replayBufferLimit,
+        staleWindow,
+        initial,
+        max,
+        resolver);
   }
 
   /** A copy with another host resolver. */
   public KvEventIngestOptions withResolver(HostResolver r) {
-    return new KvEventIngestOptions(pollerThreads, ioThreads, rcvHwm, replayTimeout,
-        maxConcurrentReplays, replayBufferLimit, staleWindow, retryInitial, retryMax, r);
+    return new KvEventIngestOptions(
+        pollerThreads,
+        ioThreads,
+        rcvHwm,
+        replayTimeout,
+        maxConcurrentReplays,
+        replayBufferLimit,
+        staleWindow,
+        retryInitial,
+        retryMax,
+        r);
   }
 }

@@ -17,11 +17,12 @@ public final class KvEventIngestVerticle extends VerticleBase {
   private volatile KvEventIngest ingest;
 
   public KvEventIngestVerticle(KvEventIngestOptions options, BatchSink sink) {
-    this(options, sink, poller -> { });
+    this(options, sink, poller -> {});
   }
 
   /** With {@code afterRound} called by each poller at the end of every round ({@link KvEventIngest}). */
-  public KvEventIngestVerticle(KvEventIngestOptions options, BatchSink sink, java.util.function.IntConsumer afterRound) {
+  public KvEventIngestVerticle(
+      KvEventIngestOptions options, BatchSink sink, java.util.function.IntConsumer afterRound) {
     this.options = options;
     this.sink = sink;
     this.afterRound = afterRound;
@@ -39,10 +40,12 @@ public final class KvEventIngestVerticle extends VerticleBase {
     if (running == null) {
       return Future.succeededFuture();
     }
-    return vertx.executeBlocking(() -> {
-      running.close();
-      return null;
-    }, false);
+    return vertx.executeBlocking(
+        () -> {
+          running.close();
+          return null;
+        },
+        false);
   }
 
   /** The running ingest; null before the verticle started. */

@@ -1,9 +1,11 @@
+// Over 400 lines: one reconciliation of subscriptions against the catalog (add, retire, hold,
+// release, restart), every step under the same ordering rule.
 package io.kvselect.server.events;
 
+import io.kvselect.core.catalog.CatalogListener;
 import io.kvselect.core.catalog.WorkerRecord;
 import io.kvselect.core.index.ShardedBlockIndex;
 import io.kvselect.core.index.WorkerRank;
-import io.kvselect.core.catalog.CatalogListener;
 import io.kvselect.core.service.SelectionService;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -57,26 +59,31 @@ public final class KvEventsCoordinator implements CatalogListener {
    * The default sink of the {@link KvEventIngest} a coordinator subscribes through: deliveries for a
    * subscription opened without a writer of its own. The coordinator opens none, so this only logs.
    */
-  public static final BatchSink UNSUBSCRIBED = new BatchSink() {
-    @Override
-    public void onBatch(WorkerRank rank, long seq, byte[] payload) {
-      LOG.warn("batch {} of {} has no writer; dropped", seq, rank);
-    }
+  public static final BatchSink UNSUBSCRIBED =
+      new BatchSink() {
+        @Override
+        public void onBatch(WorkerRank rank, long seq, byte[] payload) {
+          LOG.warn("batch {} of {} has no writer; dropped", seq, rank);
+        }
 
-    @Override
-    public void onReset(WorkerRank rank, String reason) {
-      LOG.warn("reset of {} has no writer; ignored", rank);
-    }
-  };
+        @Override
+        public void onReset(WorkerRank rank, String reason) {
+          LOG.warn("reset of {} has no writer; ignored", rank);
+        }
+      };
 
   private final SelectionService service;
   private final KvEventIngest ingest;
+
   /** Where the owner pollers hand the shards their writes. */
   private final ShardWriters shards;
+
   /** Catalog thread. */
   private final Map<Long, RankTarget> targets = new ConcurrentHashMap<>();
+
   /** Put by the catalog thread when a subscription opens; removed by the rank's owner when closed. */
   private final Map<WorkerRank, RankWriter> writers = new ConcurrentHashMap<>();
+
   private final Map<Long, CompletableFuture<Void>> stopping = new ConcurrentHashMap<>();
   private final Map<WorkerRank, AtomicLong> malformed = new ConcurrentHashMap<>();
   private final LongAdder appliedBlocks = new LongAdder();
@@ -86,10 +93,14 @@ public final class KvEventsCoordinator implements CatalogListener {
    * Payload bytes held in all writers at most: an eighth of the heap, 256 MiB at most; deliveries
    * past it are dropped and counted.
    */
-  public static final long HOLD_LIMIT_BYTES = Math.min(256L << 20, Runtime.getRuntime().maxMemory() / 8);
+  public static final long HOLD_LIMIT_BYTES =
+      Math.min(256L << 20, Runtime.getRuntime().maxMemory() / 8);
+
   private final Object holdLock = new Object();
+
   /** Guarded by {@link #holdLock}. */
   private boolean holding;
+
   private final AtomicLong heldBytes = new AtomicLong();
   private final AtomicLong heldDropped = new AtomicLong();
 
@@ -160,22 +171,27 @@ public final class KvEventsCoordinator implements CatalogListener {
     RankWriter writer = writers.get(rank);
     int shard = old.shardOf(rank);
     CompletableFuture<Void> removed = new CompletableFuture<>();
-    CompletableFuture<Void> closed = ingest.unsubscribe(rank, shard, () -> {
-      if (writer != null) {
-        writer.open = false;
-        writers.remove(rank, writer);
-      }
-      if (old.index() == null) {
-        removed.complete(null);
-      } else if (ingest.isOwnerThread(shard)) {
-        // after every batch the closed socket had delivered: the shard applies them first
-        shards.submit(shard, new ShardCommand.RemoveRank(old.index(), rank));
-        shards.barrier(shard).whenComplete((v, e) -> removed.complete(null));
-      } else {
-        old.index().removeRank(rank); // the poller has stopped: nothing is delivered any more
-        removed.complete(null);
-      }
-    });
+    CompletableFuture<Void> closed =
+        ingest.unsubscribe(
+            rank,
+            shard,
+            () -> {
+              if (writer != null) {
+                writer.open = false;
+                writers.remove(rank, writer);
+              }
+              if (old.index() == null) {
+                removed.complete(null);
+              } else if (ingest.isOwnerThread(shard)) {
+                // after every batch the closed socket had delivered: the shard applies them first
+                shards.submit(shard, new ShardCommand.RemoveRank(old.index(), rank));
+                shards.barrier(shard).whenComplete((v, e) -> removed.complete(null));
+              } else {
+                old.index()
+                    .removeRank(rank); // the poller has stopped: nothing is delivered any more
+                removed.complete(null);
+              }
+            });
     return closed.thenCompose(v -> removed);
   }
 
@@ -221,11 +237,12 @@ public final class KvEventsCoordinator implements CatalogListener {
     if (w == null || w.target.index() != from.index()) {
       return false;
     }
-    Runnable guarded = () -> {
-      if (w.open) {
-        task.accept(w);
-      }
-    };
+    Runnable guarded =
+        () -> {
+          if (w.open) {
+            task.accept(w);
+          }
+        };
     if (ingest.isOwnerThread(w.shard)) {
       guarded.run();
       return true;
@@ -251,11 +268,13 @@ public final class KvEventsCoordinator implements CatalogListener {
     for (RankWriter w : ws) {
       CompletableFuture<Void> f = new CompletableFuture<>();
       done.add(f);
-      if (!runOnOwner(w, () -> {
-        w.startHolding();
-        // complete once the shard has applied what was handed to it before the hold
-        shards.barrier(w.shard).whenComplete((v, e) -> f.complete(null));
-      })) {
+      if (!runOnOwner(
+          w,
+          () -> {
+            w.startHolding();
+            // complete once the shard has applied what was handed to it before the hold
+            shards.barrier(w.shard).whenComplete((v, e) -> f.complete(null));
+          })) {
         f.complete(null);
       }
     }
@@ -280,22 +299,25 @@ public final class KvEventsCoordinator implements CatalogListener {
     for (RankWriter w : ws) {
       CompletableFuture<Void> f = new CompletableFuture<>();
       done.add(f);
-      if (!runOnOwner(w, () -> {
-        try {
-          applied.add(w.release());
-        } finally {
-          // complete once the shard has applied the released deliveries
-          shards.barrier(w.shard).whenComplete((v, e) -> f.complete(null));
-        }
-      })) {
+      if (!runOnOwner(
+          w,
+          () -> {
+            try {
+              applied.add(w.release());
+            } finally {
+              // complete once the shard has applied the released deliveries
+              shards.barrier(w.shard).whenComplete((v, e) -> f.complete(null));
+            }
+          })) {
         f.complete(null);
       }
     }
     return CompletableFuture.allOf(done.toArray(CompletableFuture[]::new))
-        .thenApply(v -> {
-          heldBytes.set(0); // a writer retired while holding took its share with it
-          return new HoldOutcome(applied.sum(), heldDropped.get());
-        });
+        .thenApply(
+            v -> {
+              heldBytes.set(0); // a writer retired while holding took its share with it
+              return new HoldOutcome(applied.sum(), heldDropped.get());
+            });
   }
 
   /**
@@ -335,8 +357,10 @@ public final class KvEventsCoordinator implements CatalogListener {
     if (heldBytes.addAndGet(bytes) > HOLD_LIMIT_BYTES) {
       heldBytes.addAndGet(-bytes);
       if (heldDropped.incrementAndGet() == 1) {
-        LOG.warn("more than {} MiB of KV events held while copying a peer's index; dropping the rest "
-            + "(those events are lost on this node, as without holding)", HOLD_LIMIT_BYTES >> 20);
+        LOG.warn(
+            "more than {} MiB of KV events held while copying a peer's index; dropping the rest "
+                + "(those events are lost on this node, as without holding)",
+            HOLD_LIMIT_BYTES >> 20);
       }
       return false;
     }
@@ -370,8 +394,15 @@ public final class KvEventsCoordinator implements CatalogListener {
     for (WorkerRank r : w.ranks()) {
       endpoints.put(r.dpRank(), s.kvEventsEndpointFor(r.dpRank()));
     }
-    return new RankTarget(w.workerId(), service.eventIndex(s.partition()), s.blockSize(), s.isEagle(),
-        s.dataParallelStartRank(), s.dataParallelSize(), Map.copyOf(endpoints), s.replayEndpoint());
+    return new RankTarget(
+        w.workerId(),
+        service.eventIndex(s.partition()),
+        s.blockSize(),
+        s.isEagle(),
+        s.dataParallelStartRank(),
+        s.dataParallelSize(),
+        Map.copyOf(endpoints),
+        s.replayEndpoint());
   }
 
   /** Per-rank listener state, ordered by rank. */

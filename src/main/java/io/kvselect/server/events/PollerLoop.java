@@ -57,13 +57,20 @@ final class PollerLoop implements Runnable {
   private final Set<RankSession> hot = new LinkedHashSet<>();
   private final Set<RankSession> waiting = new LinkedHashSet<>();
   private ZMQ.Poller poller;
+
   /** This loop's number ({@code kvselect-zmq-<index>}). */
   private final int index;
+
   /** Called on this thread with {@link #index} after every round (the shards' hand-off sends the round's writes). */
   private final java.util.function.IntConsumer afterRound;
 
-  PollerLoop(int index, ZMQ.Context context, KvEventIngestOptions options, ReplayLoop replays,
-      Clock clock, java.util.function.IntConsumer afterRound) {
+  PollerLoop(
+      int index,
+      ZMQ.Context context,
+      KvEventIngestOptions options,
+      ReplayLoop replays,
+      Clock clock,
+      java.util.function.IntConsumer afterRound) {
     this.index = index;
     this.afterRound = afterRound;
     this.context = context;
@@ -106,20 +113,22 @@ final class PollerLoop implements Runnable {
    */
   CompletableFuture<Void> unsubscribe(WorkerRank rank, Runnable afterClose) {
     CompletableFuture<Void> done = new CompletableFuture<>();
-    boolean posted = post(() -> {
-      try {
-        RankSession s = sessions.get(rank);
-        if (s != null && !s.isClosed()) {
-          sessions.remove(rank);
-          closeSession(s);
-        }
-        if (afterClose != null) {
-          afterClose.run();
-        }
-      } finally {
-        done.complete(null);
-      }
-    });
+    boolean posted =
+        post(
+            () -> {
+              try {
+                RankSession s = sessions.get(rank);
+                if (s != null && !s.isClosed()) {
+                  sessions.remove(rank);
+                  closeSession(s);
+                }
+                if (afterClose != null) {
+                  afterClose.run();
+                }
+              } finally {
+                done.complete(null);
+              }
+            });
     if (!posted) {
       try {
         if (afterClose != null) {
@@ -134,8 +143,12 @@ final class PollerLoop implements Runnable {
 
   /** Called by a session on this thread; the outcome comes back through the command queue. */
   void requestReplay(RankSession session, long from, long to) {
-    replays.submit(new ReplayLoop.Request(session.replayEndpoint, from, to,
-        outcome -> post(() -> session.onReplayDone(outcome))));
+    replays.submit(
+        new ReplayLoop.Request(
+            session.replayEndpoint,
+            from,
+            to,
+            outcome -> post(() -> session.onReplayDone(outcome))));
   }
 
   /** Any thread: stop and wait up to {@code millis}; true if the thread has ended. */
@@ -158,7 +171,8 @@ final class PollerLoop implements Runnable {
         retryDue();
         for (int i = 0; i < poller.getSize(); i++) {
           ZMQ.PollItem item = poller.getItem(i);
-          RankSession s = item == null || item.getSocket() == null ? null : bySocket.get(item.getSocket());
+          RankSession s =
+              item == null || item.getSocket() == null ? null : bySocket.get(item.getSocket());
           if (s != null && item.isReadable()) {
             readSafely(s);
           }
@@ -261,7 +275,8 @@ final class PollerLoop implements Runnable {
     }
     RankSession old = sessions.get(rank);
     if (old != null) {
-      if (old.endpoint.equals(endpoint) && Objects.equals(old.replayEndpoint, replayEndpoint)
+      if (old.endpoint.equals(endpoint)
+          && Objects.equals(old.replayEndpoint, replayEndpoint)
           && old.sink == sink) {
         return; // unchanged: keep the socket, the cursor and the indexed blocks
       }
@@ -290,7 +305,11 @@ final class PollerLoop implements Runnable {
         s.attach(socket);
         bySocket.put(socket, s);
         poller.register(socket, ZMQ.Poller.POLLIN);
-        LOG.debug("rank {}: subscribed to {} (replay {}) on {}", s.rank, s.endpoint, s.replayEndpoint,
+        LOG.debug(
+            "rank {}: subscribed to {} (replay {}) on {}",
+            s.rank,
+            s.endpoint,
+            s.replayEndpoint,
             thread.getName());
         return;
       } catch (RuntimeException e) {
@@ -320,8 +339,8 @@ final class PollerLoop implements Runnable {
     socket.setHeartbeatTtl(KvEventIngestOptions.HEARTBEAT_TIMEOUT_MS);
     socket.setRcvHWM(options.rcvHwm());
     socket.setIPv6(s.endpoint.startsWith("tcp://["));
-    socket.setEventHook(s::onLinkEvent,
-        ZMQ.EVENT_CONNECTED | ZMQ.EVENT_CONNECT_RETRIED | ZMQ.EVENT_DISCONNECTED);
+    socket.setEventHook(
+        s::onLinkEvent, ZMQ.EVENT_CONNECTED | ZMQ.EVENT_CONNECT_RETRIED | ZMQ.EVENT_DISCONNECTED);
     socket.subscribe(new byte[0]);
     return socket;
   }

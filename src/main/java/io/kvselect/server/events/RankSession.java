@@ -46,8 +46,10 @@ final class RankSession {
   private ZMQ.Socket socket;
   private Batch held;
   private boolean replaying;
+
   /** Whether the replay in flight is the first batch's catch-up {@code [0, seq)} (see onReplayDone). */
   private boolean initialReplay;
+
   private boolean closed;
   private long retryDelayNanos;
   private long nextAttemptNanos;
@@ -65,6 +67,7 @@ final class RankSession {
   private volatile long droppedFrames;
   private volatile long stale;
   private volatile long lastEventAt;
+
   /**
    * {@link System#nanoTime()} since which the rank has had no TCP connection to its publisher (set
    * at creation, on a failed or lost connection if not set yet), 0 while connected. Written by
@@ -72,8 +75,14 @@ final class RankSession {
    */
   private volatile long downSinceNanos = System.nanoTime();
 
-  RankSession(WorkerRank rank, String endpoint, String replayEndpoint, BatchSink sink,
-      PollerLoop owner, Clock clock, KvEventIngestOptions options) {
+  RankSession(
+      WorkerRank rank,
+      String endpoint,
+      String replayEndpoint,
+      BatchSink sink,
+      PollerLoop owner,
+      Clock clock,
+      KvEventIngestOptions options) {
     this.rank = rank;
     this.endpoint = endpoint;
     this.replayEndpoint = replayEndpoint;
@@ -104,7 +113,8 @@ final class RankSession {
    * first failure, doubling up to {@code retryMax}.
    */
   void connectFailed(String error, long nowNanos) {
-    retryDelayNanos = retryDelayNanos == 0 ? retryInitialNanos : Math.min(retryMaxNanos, retryDelayNanos * 2);
+    retryDelayNanos =
+        retryDelayNanos == 0 ? retryInitialNanos : Math.min(retryMaxNanos, retryDelayNanos * 2);
     nextAttemptNanos = nowNanos + retryDelayNanos;
     retries.incrementAndGet();
     lastError = error + "; retrying in " + retryDelayNanos / 1_000_000 + " ms";
@@ -133,15 +143,18 @@ final class RankSession {
         linkDown = true;
         markDown();
         Object next = event.getValue();
-        lastError = "cannot connect to " + endpoint + " (refused or unreachable); retrying"
-            + (next instanceof java.time.Duration d ? " in " + d.toMillis() + " ms" : "");
+        lastError =
+            "cannot connect to "
+                + endpoint
+                + " (refused or unreachable); retrying"
+                + (next instanceof java.time.Duration d ? " in " + d.toMillis() + " ms" : "");
       }
       case DISCONNECTED -> {
         linkDown = true;
         markDown();
         lastError = "disconnected from " + endpoint;
       }
-      default -> { }
+      default -> {}
     }
   }
 
@@ -234,7 +247,10 @@ final class RankSession {
         // what the rank's index holds came from a peer's snapshot (a joiner) or nowhere; dropping
         // it would wipe a joiner's copied blocks whenever the engine's replay ring no longer
         // reaches 0. Keep it and apply the recovered tail (Dynamo: best-effort, logged)
-        LOG.warn("rank {}: catch-up replay incomplete ({}); keeping the rank's blocks", rank, outcome.reason());
+        LOG.warn(
+            "rank {}: catch-up replay incomplete ({}); keeping the rank's blocks",
+            rank,
+            outcome.reason());
       } else {
         reset(outcome.reason());
       }
@@ -301,7 +317,17 @@ final class RankSession {
     if ((s == State.CONNECTING || s == State.LIVE) && (waitingToRetry || linkDown)) {
       s = State.RETRYING;
     }
-    return new RankStats(s, lastSeq, batches, gaps, replays, resets, droppedFrames, stale,
-        lastEventAt, retries.get(), lastError);
+    return new RankStats(
+        s,
+        lastSeq,
+        batches,
+        gaps,
+        replays,
+        resets,
+        droppedFrames,
+        stale,
+        lastEventAt,
+        retries.get(),
+        lastError);
   }
 }

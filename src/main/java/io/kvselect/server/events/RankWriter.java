@@ -39,10 +39,13 @@ final class RankWriter implements BatchSink {
   final RankTarget target;
   final WorkerRank rank;
   final int shard;
+
   /** Owner thread; true from construction (before the writer is published) until closed. */
   boolean open = true;
+
   private final KvEventsCoordinator coordinator;
   private final BlockIndex scoped = new OwnerScoped();
+
   /**
    * Owner thread: the deliveries held, in order, while the node copies a peer's index
    * ({@link KvEventsCoordinator#hold}); null when not holding. Set at construction (before the
@@ -123,8 +126,9 @@ final class RankWriter implements BatchSink {
       coordinator.countMalformed(rank);
       return;
     }
-    boolean handed = coordinator.onOwner(new WorkerRank(rank.workerId(), stamped), target,
-        other -> other.apply(batch));
+    boolean handed =
+        coordinator.onOwner(
+            new WorkerRank(rank.workerId(), stamped), target, other -> other.apply(batch));
     if (!handed) {
       coordinator.countMalformed(rank);
     }
@@ -168,9 +172,16 @@ final class RankWriter implements BatchSink {
   private final class OwnerScoped implements BlockIndex {
 
     @Override
-    public boolean store(WorkerRank r, StorageTier tier, boolean hasParent, long parentExternalHash,
-        long[] externalHashes, long[] localHashes) {
-      return target.index().store(r, tier, hasParent, parentExternalHash, externalHashes, localHashes);
+    public boolean store(
+        WorkerRank r,
+        StorageTier tier,
+        boolean hasParent,
+        long parentExternalHash,
+        long[] externalHashes,
+        long[] localHashes) {
+      return target
+          .index()
+          .store(r, tier, hasParent, parentExternalHash, externalHashes, localHashes);
     }
 
     @Override

@@ -137,8 +137,9 @@ final class ReplayLoop implements Runnable {
     poller.register(socket, ZMQ.Poller.POLLIN);
     try {
       socket.connect(r.endpoint());
-      boolean sent = socket.sendMore(new byte[0])
-          && socket.send(ByteBuffer.allocate(8).putLong(r.from()).array(), ZMQ.DONTWAIT);
+      boolean sent =
+          socket.sendMore(new byte[0])
+              && socket.send(ByteBuffer.allocate(8).putLong(r.from()).array(), ZMQ.DONTWAIT);
       if (!sent) {
         finish(poller, a, "request could not be sent");
       }
@@ -160,7 +161,8 @@ final class ReplayLoop implements Runnable {
         frames.add(a.socket.recv(0));
       }
       int n = frames.size();
-      boolean shaped = frames.get(0).length == 0 && (n == 3 || n == 4) && frames.get(n - 2).length == 8;
+      boolean shaped =
+          frames.get(0).length == 0 && (n == 3 || n == 4) && frames.get(n - 2).length == 8;
       if (!shaped) {
         finish(poller, a, "malformed reply of " + n + " frames");
         return;

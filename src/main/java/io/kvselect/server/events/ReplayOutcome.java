@@ -30,7 +30,8 @@ record ReplayOutcome(boolean complete, String reason, List<Batch> deliverable) {
     String range = "[" + from + ", " + to + ")";
     String suffix = stopCause == null ? "" : " (" + stopCause + ")";
     if (ordered.isEmpty()) {
-      return new ReplayOutcome(false, "replay of " + range + " returned nothing" + suffix, List.of());
+      return new ReplayOutcome(
+          false, "replay of " + range + " returned nothing" + suffix, List.of());
     }
     long first = ordered.get(0).seq();
     long last = ordered.get(ordered.size() - 1).seq();

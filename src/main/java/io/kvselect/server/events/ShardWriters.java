@@ -44,8 +44,10 @@ public final class ShardWriters {
   private final int pollers;
   private final List<ShardCommand>[] pending;
   private final AtomicInteger[] inFlight;
+
   /** Barriers submitted and not yet reached: completed by {@link #close} if the node stops first. */
   private final Set<CompletableFuture<Void>> barriers = ConcurrentHashMap.newKeySet();
+
   private volatile boolean closed;
 
   /** Hand-offs to {@code shards} shards, owned by {@code pollers} pollers (shard s by poller s mod pollers). */
@@ -107,7 +109,8 @@ public final class ShardWriters {
         continue;
       }
       inFlight[s].incrementAndGet();
-      bus.send(LocalAddresses.indexShard(s), new ShardCommand.Round(s, round), LocalCodec.options());
+      bus.send(
+          LocalAddresses.indexShard(s), new ShardCommand.Round(s, round), LocalCodec.options());
     }
   }
 

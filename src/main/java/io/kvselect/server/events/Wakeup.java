@@ -14,8 +14,10 @@ import java.nio.channels.Pipe;
 public final class Wakeup implements AutoCloseable {
 
   private final Pipe pipe;
+
   /** Guarded by itself (signalling threads). */
   private final ByteBuffer one = ByteBuffer.allocate(1);
+
   /** Owner thread only. */
   private final ByteBuffer drain = ByteBuffer.allocate(256);
 

@@ -38,7 +38,11 @@ public final class HttpAdmissionClient implements AdmissionClient {
 
   public HttpAdmissionClient(Duration timeout) {
     this.timeout = timeout;
-    this.http = HttpClient.newBuilder().connectTimeout(timeout).version(HttpClient.Version.HTTP_1_1).build();
+    this.http =
+        HttpClient.newBuilder()
+            .connectTimeout(timeout)
+            .version(HttpClient.Version.HTTP_1_1)
+            .build();
   }
 
   @Override
@@ -46,24 +50,43 @@ public final class HttpAdmissionClient implements AdmissionClient {
     byte[] body;
     HttpRequest req;
     try {
-      body = JSON.writeValueAsBytes(java.util.Map.of("session_id", r.sessionId(), "turn", r.turn(),
-          "input_tokens", r.inputTokens(), "append_tokens", r.appendTokens()));
-      req = HttpRequest.newBuilder(URI.create(endpoint)).timeout(timeout)
-          .header("Content-Type", "application/json")
-          .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
+      body =
+          JSON.writeValueAsBytes(
+              java.util.Map.of(
+                  "session_id",
+                  r.sessionId(),
+                  "turn",
+                  r.turn(),
+                  "input_tokens",
+                  r.inputTokens(),
+                  "append_tokens",
+                  r.appendTokens()));
+      req =
+          HttpRequest.newBuilder(URI.create(endpoint))
+              .timeout(timeout)
+              .header("Content-Type", "application/json")
+              .POST(HttpRequest.BodyPublishers.ofByteArray(body))
+              .build();
     } catch (Exception e) {
       return CompletableFuture.completedFuture(AdmitDecision.reject(AdmitDecision.RPC_ERROR));
     }
     return http.sendAsync(req, HttpResponse.BodyHandlers.ofByteArray())
         .orTimeout(timeout.toMillis() * 2, java.util.concurrent.TimeUnit.MILLISECONDS)
-        .handle((resp, err) -> {
-          if (err != null) {
-            Throwable t = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
-            return AdmitDecision.reject(t instanceof HttpTimeoutException
-                || t instanceof java.util.concurrent.TimeoutException ? AdmitDecision.TIMEOUT : AdmitDecision.RPC_ERROR);
-          }
-          return decode(resp.statusCode(), resp.body(), r);
-        });
+        .handle(
+            (resp, err) -> {
+              if (err != null) {
+                Throwable t =
+                    err instanceof CompletionException && err.getCause() != null
+                        ? err.getCause()
+                        : err;
+                return AdmitDecision.reject(
+                    t instanceof HttpTimeoutException
+                            || t instanceof java.util.concurrent.TimeoutException
+                        ? AdmitDecision.TIMEOUT
+                        : AdmitDecision.RPC_ERROR);
+              }
+              return decode(resp.statusCode(), resp.body(), r);
+            });
   }
 
   /** Reads a worker's answer; anything unreadable is an {@code admission-error} reject. */
@@ -80,13 +103,15 @@ public final class HttpAdmissionClient implements AdmissionClient {
         String reason = n.path("reason").isTextual() ? n.get("reason").textValue() : "rejected";
         return AdmitDecision.reject(reason);
       }
-      String mode = n.path("mode").isTextual() ? n.get("mode").textValue().toLowerCase(Locale.ROOT) : "";
-      return AdmitDecision.admit(switch (mode) {
-        case "direct" -> KvcMode.DIRECT;
-        case "seed" -> KvcMode.SEED;
-        case "reseed" -> KvcMode.RESEED;
-        default -> AdmissionClient.modeFor(r);
-      });
+      String mode =
+          n.path("mode").isTextual() ? n.get("mode").textValue().toLowerCase(Locale.ROOT) : "";
+      return AdmitDecision.admit(
+          switch (mode) {
+            case "direct" -> KvcMode.DIRECT;
+            case "seed" -> KvcMode.SEED;
+            case "reseed" -> KvcMode.RESEED;
+            default -> AdmissionClient.modeFor(r);
+          });
     } catch (java.io.IOException e) {
       return AdmitDecision.reject(AdmitDecision.RPC_ERROR);
     }

@@ -44,8 +44,10 @@ public final class LivenessVerticle extends VerticleBase {
   private final Duration grace;
   private long timer = -1;
   private io.vertx.core.http.HttpClient http;
+
   /** Worker id -> {@code nanoTime} of the first failed probe of its health URL since the last success. */
   private final Map<Long, Long> failingSince = new java.util.HashMap<>();
+
   /** Workers whose health URL has a probe in flight. */
   private final java.util.Set<Long> probing = new java.util.HashSet<>();
 
@@ -68,8 +70,11 @@ public final class LivenessVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    http = vertx.createHttpClient(new io.vertx.core.http.HttpClientOptions()
-        .setConnectTimeout((int) probeTimeoutMillis(grace)).setKeepAlive(false));
+    http =
+        vertx.createHttpClient(
+            new io.vertx.core.http.HttpClientOptions()
+                .setConnectTimeout((int) probeTimeoutMillis(grace))
+                .setKeepAlive(false));
     timer = vertx.setPeriodic(periodMillis(grace), id -> check(System.nanoTime()));
     return Future.succeededFuture();
   }
@@ -103,15 +108,21 @@ public final class LivenessVerticle extends VerticleBase {
         continue;
       }
       String id = Long.toUnsignedString(w.workerId());
-      service.setUnreachable(w.workerId(), reason).whenComplete((r, e) -> {
-        if (e != null) {
-          LOG.warn("worker {}: liveness change failed: {}", id, e.toString());
-        } else if (reason != null) {
-          LOG.warn("worker {} is unschedulable: {}", id, reason);
-        } else {
-          LOG.info("worker {} is reachable again: {}", id, r == null ? "removed" : r.lifecycle().wireName());
-        }
-      });
+      service
+          .setUnreachable(w.workerId(), reason)
+          .whenComplete(
+              (r, e) -> {
+                if (e != null) {
+                  LOG.warn("worker {}: liveness change failed: {}", id, e.toString());
+                } else if (reason != null) {
+                  LOG.warn("worker {} is unschedulable: {}", id, reason);
+                } else {
+                  LOG.info(
+                      "worker {} is reachable again: {}",
+                      id,
+                      r == null ? "removed" : r.lifecycle().wireName());
+                }
+              });
     }
   }
 
@@ -121,18 +132,22 @@ public final class LivenessVerticle extends VerticleBase {
       return;
     }
     long started = System.nanoTime();
-    http.request(new io.vertx.core.http.RequestOptions().setAbsoluteURI(url)
-            .setMethod(io.vertx.core.http.HttpMethod.GET).setTimeout(probeTimeoutMillis(grace)))
+    http.request(
+            new io.vertx.core.http.RequestOptions()
+                .setAbsoluteURI(url)
+                .setMethod(io.vertx.core.http.HttpMethod.GET)
+                .setTimeout(probeTimeoutMillis(grace)))
         .compose(req -> req.send())
         .compose(resp -> resp.body().map(b -> resp.statusCode()))
-        .onComplete(ar -> {
-          probing.remove(workerId);
-          if (ar.succeeded() && ar.result() >= 200 && ar.result() < 300) {
-            failingSince.remove(workerId);
-          } else {
-            failingSince.putIfAbsent(workerId, started);
-          }
-        });
+        .onComplete(
+            ar -> {
+              probing.remove(workerId);
+              if (ar.succeeded() && ar.result() >= 200 && ar.result() < 300) {
+                failingSince.remove(workerId);
+              } else {
+                failingSince.putIfAbsent(workerId, started);
+              }
+            });
   }
 
   /** Why {@code w} is unreachable now, or null; the text is stable while the cause lasts. */
@@ -140,19 +155,29 @@ public final class LivenessVerticle extends VerticleBase {
     for (WorkerRank r : w.ranks()) {
       Long since = down.get(r);
       if (since != null && now - since >= grace.toNanos()) {
-        return String.format(Locale.ROOT, "unreachable: no connection to the kv events endpoint %s of dp_rank %d"
-            + " for more than %s s", w.spec().kvEventsEndpointFor(r.dpRank()), r.dpRank(), seconds(grace));
+        return String.format(
+            Locale.ROOT,
+            "unreachable: no connection to the kv events endpoint %s of dp_rank %d"
+                + " for more than %s s",
+            w.spec().kvEventsEndpointFor(r.dpRank()),
+            r.dpRank(),
+            seconds(grace));
       }
     }
     Long failing = failingSince.get(w.workerId());
     if (failing != null && now - failing >= grace.toNanos()) {
-      return String.format(Locale.ROOT, "unreachable: health check %s failing for more than %s s",
-          w.spec().healthUrl(), seconds(grace));
+      return String.format(
+          Locale.ROOT,
+          "unreachable: health check %s failing for more than %s s",
+          w.spec().healthUrl(),
+          seconds(grace));
     }
     return null;
   }
 
   private static String seconds(Duration d) {
-    return d.toMillis() % 1000 == 0 ? Long.toString(d.toSeconds()) : Double.toString(d.toMillis() / 1000.0);
+    return d.toMillis() % 1000 == 0
+        ? Long.toString(d.toSeconds())
+        : Double.toString(d.toMillis() / 1000.0);
   }
 }

@@ -40,8 +40,15 @@ public final class RetryingListenerWatch {
   public record Warning(long workerId, int dpRank, long retryingMillis, String lastError) {
 
     public String message() {
-      return "worker " + Long.toUnsignedString(workerId) + " is schedulable but its KV-event listener (rank " + dpRank
-          + ") has been retrying for " + retryingMillis / 1000 + " s (" + lastError + "): it still receives"
+      return "worker "
+          + Long.toUnsignedString(workerId)
+          + " is schedulable but its KV-event listener (rank "
+          + dpRank
+          + ") has been retrying for "
+          + retryingMillis / 1000
+          + " s ("
+          + lastError
+          + "): it still receives"
           + " selections; --liveness-grace-secs takes such a worker out";
     }
   }
@@ -58,8 +65,12 @@ public final class RetryingListenerWatch {
    * {@code unreachableSince} gives the {@code nanoTime} since which each rank has had no
    * connection (as {@code KvEventsCoordinator#unreachableSince}), read with {@code nanoTime}.
    */
-  public RetryingListenerWatch(Supplier<List<WorkerRecord>> workers, Supplier<Map<WorkerRank, RankStats>> stats,
-      Supplier<Map<WorkerRank, Long>> unreachableSince, LongSupplier nanoTime, Duration grace) {
+  public RetryingListenerWatch(
+      Supplier<List<WorkerRecord>> workers,
+      Supplier<Map<WorkerRank, RankStats>> stats,
+      Supplier<Map<WorkerRank, Long>> unreachableSince,
+      LongSupplier nanoTime,
+      Duration grace) {
     this.workers = workers;
     this.stats = stats;
     this.unreachableSince = unreachableSince;
@@ -80,7 +91,10 @@ public final class RetryingListenerWatch {
       for (WorkerRank r : w.ranks()) {
         RankStats s = st.get(r);
         Long since = down.get(r);
-        if (s != null && s.state() == RankStats.State.RETRYING && since != null && now - since >= graceNanos) {
+        if (s != null
+            && s.state() == RankStats.State.RETRYING
+            && since != null
+            && now - since >= graceNanos) {
           out.add(new Warning(w.workerId(), r.dpRank(), (now - since) / 1_000_000, s.lastError()));
           break;
         }
@@ -93,11 +107,12 @@ public final class RetryingListenerWatch {
         LOG.warn(x.message());
       }
     }
-    for (var it = warned.iterator(); it.hasNext();) {
+    for (var it = warned.iterator(); it.hasNext(); ) {
       long id = it.next();
       if (!now2.contains(id)) {
         it.remove();
-        LOG.info("worker {}: its KV-event listener no longer warrants a warning (connected, removed or unschedulable)",
+        LOG.info(
+            "worker {}: its KV-event listener no longer warrants a warning (connected, removed or unschedulable)",
             Long.toUnsignedString(id));
       }
     }

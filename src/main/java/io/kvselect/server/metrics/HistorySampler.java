@@ -28,6 +28,7 @@ public final class HistorySampler implements BookingListener {
 
   /** Sampling period. */
   public static final long PERIOD_MS = 2_000;
+
   /** How far back the history reaches. */
   public static final long WINDOW_MS = 300_000;
 
@@ -35,12 +36,18 @@ public final class HistorySampler implements BookingListener {
    * One sample. {@code cachedShare} is NaN and {@code p99Nanos} -1 when no booking, resp. no
    * selection, fell in the interval; {@code eventAgeMs} maps worker ids (unsigned decimal) to ages.
    */
-  public record Sample(long atMs, double selectionsPerSec, double cachedShare, long p99Nanos, int queueDepth,
+  public record Sample(
+      long atMs,
+      double selectionsPerSec,
+      double cachedShare,
+      long p99Nanos,
+      int queueDepth,
       Map<String, Long> eventAgeMs) {}
 
   private final SelectionService service;
   private final Clock clock;
-  private final IntervalRecorder recorder = new IntervalRecorder(4096, new java.util.SplittableRandom(16));
+  private final IntervalRecorder recorder =
+      new IntervalRecorder(4096, new java.util.SplittableRandom(16));
   private final SampleRing<Sample> ring = new SampleRing<>((int) (WINDOW_MS / PERIOD_MS));
   private volatile KvEventsCoordinator events;
   private long lastMs;
@@ -75,19 +82,27 @@ public final class HistorySampler implements BookingListener {
     long elapsed = Math.max(1, now - lastMs);
     lastMs = now;
     IntervalRecorder.Interval in = recorder.drain();
-    int queued = service.inspection().queueDepths().values().stream().mapToInt(Integer::intValue).sum();
+    int queued =
+        service.inspection().queueDepths().values().stream().mapToInt(Integer::intValue).sum();
     Map<String, Long> ages = new TreeMap<>();
     KvEventsCoordinator ev = events;
     if (ev != null) {
       for (Map.Entry<WorkerRank, RankStats> e : ev.stats().entrySet()) {
         long at = e.getValue().lastEventAt();
         if (at > 0) {
-          ages.merge(Long.toUnsignedString(e.getKey().workerId()), Math.max(0, now - at), Math::max);
+          ages.merge(
+              Long.toUnsignedString(e.getKey().workerId()), Math.max(0, now - at), Math::max);
         }
       }
     }
-    ring.add(new Sample(now, in.selections() * 1000.0 / elapsed, in.cachedShare(), in.p99Nanos(), queued,
-        Map.copyOf(ages)));
+    ring.add(
+        new Sample(
+            now,
+            in.selections() * 1000.0 / elapsed,
+            in.cachedShare(),
+            in.p99Nanos(),
+            queued,
+            Map.copyOf(ages)));
   }
 
   /** The samples held, oldest first. */

@@ -23,9 +23,12 @@ public final class VertxGaugeWarningFilter extends TurboFilter {
   static final String VERTX_GAUGE = "This Gauge has been already registered (MeterId{name='vertx.";
 
   @Override
-  public FilterReply decide(Marker marker, Logger logger, Level level, String format, Object[] params,
-      Throwable t) {
-    if (format != null && logger != null && LOGGER.equals(logger.getName()) && format.startsWith(VERTX_GAUGE)) {
+  public FilterReply decide(
+      Marker marker, Logger logger, Level level, String format, Object[] params, Throwable t) {
+    if (format != null
+        && logger != null
+        && LOGGER.equals(logger.getName())
+        && format.startsWith(VERTX_GAUGE)) {
       return FilterReply.DENY;
     }
     return FilterReply.NEUTRAL;

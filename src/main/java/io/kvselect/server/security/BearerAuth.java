@@ -44,7 +44,8 @@ public final class BearerAuth implements Handler<RoutingContext> {
     if (header == null) {
       reject(ctx, "missing bearer token (send 'Authorization: Bearer <token>')");
     } else if (!header.regionMatches(true, 0, SCHEME, 0, SCHEME.length())
-        || !MessageDigest.isEqual(token, header.substring(SCHEME.length()).strip().getBytes(StandardCharsets.UTF_8))) {
+        || !MessageDigest.isEqual(
+            token, header.substring(SCHEME.length()).strip().getBytes(StandardCharsets.UTF_8))) {
       reject(ctx, "invalid bearer token");
     } else {
       ctx.next();
@@ -71,7 +72,8 @@ public final class BearerAuth implements Handler<RoutingContext> {
   }
 
   private static void reject(RoutingContext ctx, String message) {
-    ctx.response().setStatusCode(401)
+    ctx.response()
+        .setStatusCode(401)
         .putHeader("www-authenticate", "Bearer realm=\"kvselect\"")
         .putHeader("content-type", "application/json")
         .end(new JsonObject().put("error", message).encode());

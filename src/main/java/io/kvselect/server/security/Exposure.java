@@ -17,8 +17,11 @@ public final class Exposure {
     if (authEnabled || isLoopback(host)) {
       return Optional.empty();
     }
-    return Optional.of("listening on " + host + " (not loopback) without --auth-token-file: any host that"
-        + " reaches this port can register workers and route requests");
+    return Optional.of(
+        "listening on "
+            + host
+            + " (not loopback) without --auth-token-file: any host that"
+            + " reaches this port can register workers and route requests");
   }
 
   static boolean isLoopback(String host) {
@@ -26,7 +29,9 @@ public final class Exposure {
     if (h.startsWith("[") && h.endsWith("]")) {
       h = h.substring(1, h.length() - 1);
     }
-    return h.equals("localhost") || h.startsWith("127.") || h.equals("::1")
+    return h.equals("localhost")
+        || h.startsWith("127.")
+        || h.equals("::1")
         || h.equals("0:0:0:0:0:0:0:1");
   }
 }

@@ -23,9 +23,12 @@ public record HttpGuards(RequestGate gate, BearerAuth auth, PemKeyCertOptions tl
   /** The guards {@code s} asks for, around {@code gate}. */
   public static HttpGuards of(OperationsSettings s, RequestGate gate) {
     BearerAuth auth = s.authEnabled() ? new BearerAuth(s.authToken(), s.authOpen()) : null;
-    PemKeyCertOptions tls = s.tlsEnabled()
-        ? new PemKeyCertOptions().setCertPath(s.tlsCert().toString()).setKeyPath(s.tlsKey().toString())
-        : null;
+    PemKeyCertOptions tls =
+        s.tlsEnabled()
+            ? new PemKeyCertOptions()
+                .setCertPath(s.tlsCert().toString())
+                .setKeyPath(s.tlsKey().toString())
+            : null;
     return new HttpGuards(gate, auth, tls);
   }
 

@@ -67,8 +67,8 @@ public final class BusSessionAffinity implements SessionAffinity {
 
   /** Inline, see {@link #lookup}. */
   @Override
-  public CompletionStage<WorkerRank> bindAndLease(String partition, String sessionId, WorkerRank expected,
-      WorkerRank target, String leaseId) {
+  public CompletionStage<WorkerRank> bindAndLease(
+      String partition, String sessionId, WorkerRank expected, WorkerRank target, String leaseId) {
     return owned.bindAndLease(partition, sessionId, expected, target, leaseId);
   }
 
@@ -98,24 +98,28 @@ public final class BusSessionAffinity implements SessionAffinity {
   private <T> CompletionStage<T> call(SessionCommand c) {
     CompletableFuture<T> out = new CompletableFuture<>();
     DeliveryOptions options = LocalCodec.options().setSendTimeout(SEND_TIMEOUT_MS);
-    bus.request(LocalAddresses.SESSION_AFFINITY, c, options).onComplete(ar -> {
-      if (ar.failed()) {
-        out.completeExceptionally(hopFailure(ar.cause()));
-      } else if (ar.result().body() instanceof SessionCommand.Failed f) {
-        out.completeExceptionally(f.cause());
-      } else {
-        out.complete((T) ar.result().body());
-      }
-    });
+    bus.request(LocalAddresses.SESSION_AFFINITY, c, options)
+        .onComplete(
+            ar -> {
+              if (ar.failed()) {
+                out.completeExceptionally(hopFailure(ar.cause()));
+              } else if (ar.result().body() instanceof SessionCommand.Failed f) {
+                out.completeExceptionally(f.cause());
+              } else {
+                out.complete((T) ar.result().body());
+              }
+            });
     return out;
   }
 
   private static Throwable hopFailure(Throwable t) {
     if (t instanceof ReplyException re && re.failureType() == ReplyFailure.TIMEOUT) {
-      return SelectionException.notReady("the session table did not answer within " + SEND_TIMEOUT_MS + " ms");
+      return SelectionException.notReady(
+          "the session table did not answer within " + SEND_TIMEOUT_MS + " ms");
     }
     if (t instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS) {
-      return SelectionException.notReady("the session table is not running (node starting or stopping)");
+      return SelectionException.notReady(
+          "the session table is not running (node starting or stopping)");
     }
     return SelectionException.notReady("the session table failed: " + t.getMessage());
   }

@@ -28,6 +28,7 @@ import java.util.concurrent.CompletionStage;
 public final class SessionAffinityVerticle extends VerticleBase {
 
   private final SessionAffinity table;
+
   /** This verticle's context. */
   private MessageConsumer<SessionCommand> calls;
 
@@ -56,7 +57,9 @@ public final class SessionAffinityVerticle extends VerticleBase {
       m.reply(new SessionCommand.Failed(e), LocalCodec.options());
       return;
     }
-    result.whenComplete((v, e) -> m.reply(e == null ? v : new SessionCommand.Failed(unwrap(e)), LocalCodec.options()));
+    result.whenComplete(
+        (v, e) ->
+            m.reply(e == null ? v : new SessionCommand.Failed(unwrap(e)), LocalCodec.options()));
   }
 
   private CompletionStage<?> call(SessionCommand c) {
@@ -69,6 +72,8 @@ public final class SessionAffinityVerticle extends VerticleBase {
   }
 
   private static Throwable unwrap(Throwable e) {
-    return e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
+    return e instanceof java.util.concurrent.CompletionException && e.getCause() != null
+        ? e.getCause()
+        : e;
   }
 }

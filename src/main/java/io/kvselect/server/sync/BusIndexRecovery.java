@@ -77,7 +77,11 @@ public final class BusIndexRecovery {
   /**
    * @param serving whether this node may serve snapshots (false while it is recovering itself)
    */
-  public BusIndexRecovery(Vertx vertx, SelectionService service, int chunkBlocks, Duration timeout,
+  public BusIndexRecovery(
+      Vertx vertx,
+      SelectionService service,
+      int chunkBlocks,
+      Duration timeout,
       BooleanSupplier serving) {
     this.vertx = vertx;
     this.service = service;
@@ -111,30 +115,33 @@ public final class BusIndexRecovery {
       m.fail(503, "this node is recovering");
       return;
     }
-    vertx.executeBlocking(this::snapshot, false).onComplete(ar -> {
-      if (ar.failed()) {
-        m.fail(500, String.valueOf(ar.cause()));
-        return;
-      }
-      String id = UUID.randomUUID().toString();
-      long timer = vertx.setTimer(SNAPSHOT_TTL_MS, t -> snapshots.remove(id));
-      Snapshot s = new Snapshot(ar.result().workers(), ar.result().chunks(), timer);
-      snapshots.put(id, s);
-      ObjectNode reply = SyncCodec.doc("snapshot");
-      reply.put("id", id);
-      ArrayNode ws = reply.putArray("workers");
-      for (WorkerSpec w : s.workers()) {
-        ws.add(SyncCodec.spec(w));
-      }
-      ArrayNode cs = reply.putArray("chunks");
-      for (Chunk c : s.chunks()) {
-        ObjectNode o = cs.addObject();
-        o.put("partition", c.partition().toString());
-        o.put("block_size", c.blockSize());
-        o.put("count", c.blocks().size());
-      }
-      m.reply(SyncCodec.buffer(reply));
-    });
+    vertx
+        .executeBlocking(this::snapshot, false)
+        .onComplete(
+            ar -> {
+              if (ar.failed()) {
+                m.fail(500, String.valueOf(ar.cause()));
+                return;
+              }
+              String id = UUID.randomUUID().toString();
+              long timer = vertx.setTimer(SNAPSHOT_TTL_MS, t -> snapshots.remove(id));
+              Snapshot s = new Snapshot(ar.result().workers(), ar.result().chunks(), timer);
+              snapshots.put(id, s);
+              ObjectNode reply = SyncCodec.doc("snapshot");
+              reply.put("id", id);
+              ArrayNode ws = reply.putArray("workers");
+              for (WorkerSpec w : s.workers()) {
+                ws.add(SyncCodec.spec(w));
+              }
+              ArrayNode cs = reply.putArray("chunks");
+              for (Chunk c : s.chunks()) {
+                ObjectNode o = cs.addObject();
+                o.put("partition", c.partition().toString());
+                o.put("block_size", c.blockSize());
+                o.put("count", c.blocks().size());
+              }
+              m.reply(SyncCodec.buffer(reply));
+            });
   }
 
   private Snapshot snapshot() {
@@ -152,7 +159,11 @@ public final class BusIndexRecovery {
         chunks.add(new Chunk(d.partition(), d.blockSize(), List.of()));
       }
       for (int i = 0; i < all.size(); i += chunkBlocks) {
-        chunks.add(new Chunk(d.partition(), d.blockSize(), all.subList(i, Math.min(all.size(), i + chunkBlocks))));
+        chunks.add(
+            new Chunk(
+                d.partition(),
+                d.blockSize(),
+                all.subList(i, Math.min(all.size(), i + chunkBlocks))));
       }
     }
     return new Snapshot(workers, chunks, -1);
@@ -171,8 +182,13 @@ public final class BusIndexRecovery {
     reply.put("block_size", c.blockSize());
     ArrayNode a = reply.putArray("blocks");
     for (StoredBlock b : c.blocks()) {
-      a.add(b.rank().workerId()).add(b.rank().dpRank()).add(b.tier().ordinal()).add(b.hasParent() ? 1 : 0)
-          .add(b.parentExternalHash()).add(b.externalHash()).add(b.localHash());
+      a.add(b.rank().workerId())
+          .add(b.rank().dpRank())
+          .add(b.tier().ordinal())
+          .add(b.hasParent() ? 1 : 0)
+          .add(b.parentExternalHash())
+          .add(b.externalHash())
+          .add(b.localHash());
     }
     m.reply(SyncCodec.buffer(reply));
   }
@@ -196,10 +212,12 @@ public final class BusIndexRecovery {
       return Future.succeededFuture(new Outcome("failed", null, 0, 0, lastError));
     }
     String peer = peers.get(i);
-    return from(peer).recover(err -> {
-      LOG.info("index recovery from {} did not succeed: {}", peer, err.getMessage());
-      return tryPeer(peers, i + 1, peer + ": " + err.getMessage());
-    });
+    return from(peer)
+        .recover(
+            err -> {
+              LOG.info("index recovery from {} did not succeed: {}", peer, err.getMessage());
+              return tryPeer(peers, i + 1, peer + ": " + err.getMessage());
+            });
   }
 
   private DeliveryOptions options() {
@@ -208,35 +226,48 @@ public final class BusIndexRecovery {
 
   private Future<Outcome> from(String peer) {
     String address = SyncAddresses.node(peer);
-    return vertx.eventBus().request(address, SyncCodec.buffer(SyncCodec.doc("snapshot_open")), options())
-        .compose(reply -> {
-          ObjectNode manifest;
-          List<WorkerSpec> workers = new ArrayList<>();
-          try {
-            manifest = SyncCodec.document(reply.body());
-            for (JsonNode w : manifest.path("workers")) {
-              workers.add(SyncCodec.spec(w));
-            }
-          } catch (IOException e) {
-            return Future.failedFuture(e);
-          }
-          String id = manifest.path("id").asText();
-          int chunks = manifest.path("chunks").size();
-          Promise<Long> blocks = Promise.promise();
-          fetch(address, id, 0, chunks, 0L, blocks);
-          return blocks.future().compose(n -> {
-            ObjectNode close = SyncCodec.doc("snapshot_close");
-            close.put("id", id);
-            vertx.eventBus().send(address, SyncCodec.buffer(close));
-            return applyCatalog(workers, 0).map(w -> {
-              LOG.info("recovered {} index entries and {} workers from peer {}", n, w, peer);
-              return new Outcome("done", peer, n, w, null);
+    return vertx
+        .eventBus()
+        .request(address, SyncCodec.buffer(SyncCodec.doc("snapshot_open")), options())
+        .compose(
+            reply -> {
+              ObjectNode manifest;
+              List<WorkerSpec> workers = new ArrayList<>();
+              try {
+                manifest = SyncCodec.document(reply.body());
+                for (JsonNode w : manifest.path("workers")) {
+                  workers.add(SyncCodec.spec(w));
+                }
+              } catch (IOException e) {
+                return Future.failedFuture(e);
+              }
+              String id = manifest.path("id").asText();
+              int chunks = manifest.path("chunks").size();
+              Promise<Long> blocks = Promise.promise();
+              fetch(address, id, 0, chunks, 0L, blocks);
+              return blocks
+                  .future()
+                  .compose(
+                      n -> {
+                        ObjectNode close = SyncCodec.doc("snapshot_close");
+                        close.put("id", id);
+                        vertx.eventBus().send(address, SyncCodec.buffer(close));
+                        return applyCatalog(workers, 0)
+                            .map(
+                                w -> {
+                                  LOG.info(
+                                      "recovered {} index entries and {} workers from peer {}",
+                                      n,
+                                      w,
+                                      peer);
+                                  return new Outcome("done", peer, n, w, null);
+                                });
+                      });
             });
-          });
-        });
   }
 
-  private void fetch(String address, String id, int i, int chunks, long stored, Promise<Long> done) {
+  private void fetch(
+      String address, String id, int i, int chunks, long stored, Promise<Long> done) {
     if (i >= chunks) {
       done.complete(stored);
       return;
@@ -244,7 +275,9 @@ public final class BusIndexRecovery {
     ObjectNode req = SyncCodec.doc("snapshot_chunk");
     req.put("id", id);
     req.put("index", i);
-    vertx.eventBus().request(address, SyncCodec.buffer(req), options())
+    vertx
+        .eventBus()
+        .request(address, SyncCodec.buffer(req), options())
         .compose(reply -> vertx.executeBlocking(() -> restore(reply.body())))
         .onSuccess(n -> fetch(address, id, i + 1, chunks, stored + n, done))
         .onFailure(done::fail);
@@ -263,9 +296,14 @@ public final class BusIndexRecovery {
     StorageTier[] tiers = StorageTier.values();
     for (int j = 0; j < a.size(); j += 7) {
       int tier = a.get(j + 2).asInt();
-      blocks.add(new StoredBlock(new WorkerRank(a.get(j).asLong(), a.get(j + 1).asInt()),
-          tier >= 0 && tier < tiers.length ? tiers[tier] : StorageTier.DEVICE, a.get(j + 3).asInt() == 1,
-          a.get(j + 4).asLong(), a.get(j + 5).asLong(), a.get(j + 6).asLong()));
+      blocks.add(
+          new StoredBlock(
+              new WorkerRank(a.get(j).asLong(), a.get(j + 1).asInt()),
+              tier >= 0 && tier < tiers.length ? tiers[tier] : StorageTier.DEVICE,
+              a.get(j + 3).asInt() == 1,
+              a.get(j + 4).asLong(),
+              a.get(j + 5).asLong(),
+              a.get(j + 6).asLong()));
     }
     long n = service.restoreIndex(key, blockSize, blocks);
     return Math.max(0, n);
@@ -277,12 +315,17 @@ public final class BusIndexRecovery {
     }
     WorkerSpec w = workers.get(0);
     List<WorkerSpec> rest = workers.subList(1, workers.size());
-    return Future.fromCompletionStage(service.applyPeerCatalog(new CatalogSync.CatalogChange.Upserted(w)))
+    return Future.fromCompletionStage(
+            service.applyPeerCatalog(new CatalogSync.CatalogChange.Upserted(w)))
         .map(changed -> applied + 1)
-        .recover(err -> {
-          LOG.warn("recovered worker {} was refused: {}", Long.toUnsignedString(w.workerId()), err.toString());
-          return Future.succeededFuture(applied);
-        })
+        .recover(
+            err -> {
+              LOG.warn(
+                  "recovered worker {} was refused: {}",
+                  Long.toUnsignedString(w.workerId()),
+                  err.toString());
+              return Future.succeededFuture(applied);
+            })
         .compose(n -> applyCatalog(rest, n));
   }
 }

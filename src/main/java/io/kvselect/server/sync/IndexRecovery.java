@@ -50,8 +50,13 @@ public final class IndexRecovery {
     for (String peer : peers) {
       String url = peer.endsWith("/") ? peer + "dump" : peer + "/dump";
       try {
-        HttpResponse<InputStream> r = client.send(HttpRequest.newBuilder(URI.create(url))
-            .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofInputStream());
+        HttpResponse<InputStream> r =
+            client.send(
+                HttpRequest.newBuilder(URI.create(url))
+                    .timeout(Duration.ofSeconds(10))
+                    .GET()
+                    .build(),
+                HttpResponse.BodyHandlers.ofInputStream());
         try (InputStream in = r.body()) {
           if (r.statusCode() != 200) {
             lastError = url + " answered " + r.statusCode();
@@ -98,7 +103,10 @@ public final class IndexRecovery {
         if (blockSize != null) {
           long stored = service.restoreIndex(key, blockSize, blocks);
           if (stored < 0) {
-            LOG.warn("skipped recovered partition {}: block size {} conflicts, or the index is approximate", key, blockSize);
+            LOG.warn(
+                "skipped recovered partition {}: block size {} conflicts, or the index is approximate",
+                key,
+                blockSize);
           } else {
             n += stored;
           }

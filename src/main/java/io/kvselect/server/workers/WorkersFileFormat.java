@@ -32,14 +32,19 @@ final class WorkersFileFormat {
    *     the document is not a list of valid registrations or lists a worker id twice
    */
   static List<WorkerSpec> parse(String fileName, byte[] content) {
-    boolean yaml = fileName.toLowerCase(Locale.ROOT).endsWith(".yaml")
-        || fileName.toLowerCase(Locale.ROOT).endsWith(".yml");
+    boolean yaml =
+        fileName.toLowerCase(Locale.ROOT).endsWith(".yaml")
+            || fileName.toLowerCase(Locale.ROOT).endsWith(".yml");
     JsonNode root;
     try {
       root = (yaml ? YAML : JSON).readTree(content);
     } catch (JsonProcessingException e) {
-      throw new IllegalArgumentException("not valid " + (yaml ? "YAML" : "JSON") + ": "
-          + e.getOriginalMessage().lines().findFirst().orElse("") + location(e));
+      throw new IllegalArgumentException(
+          "not valid "
+              + (yaml ? "YAML" : "JSON")
+              + ": "
+              + e.getOriginalMessage().lines().findFirst().orElse("")
+              + location(e));
     } catch (java.io.IOException e) {
       throw new IllegalArgumentException("cannot be parsed: " + e.getMessage());
     }
@@ -47,13 +52,19 @@ final class WorkersFileFormat {
       throw new IllegalArgumentException("is empty (write [] to remove every worker it added)");
     }
     if (!root.isArray()) {
-      throw new IllegalArgumentException("must be a list of worker registrations (POST /workers bodies)");
+      throw new IllegalArgumentException(
+          "must be a list of worker registrations (POST /workers bodies)");
     }
     List<WorkerSpec> out = new ArrayList<>(root.size());
     Set<Long> ids = new HashSet<>();
     for (int i = 0; i < root.size(); i++) {
       JsonNode entry = root.get(i);
-      String where = "entry " + i + (entry.hasNonNull("worker_id") ? " (worker_id " + entry.get("worker_id").asText() + ")" : "");
+      String where =
+          "entry "
+              + i
+              + (entry.hasNonNull("worker_id")
+                  ? " (worker_id " + entry.get("worker_id").asText() + ")"
+                  : "");
       if (!entry.isObject()) {
         throw new IllegalArgumentException(where + " must be an object");
       }
@@ -66,8 +77,11 @@ final class WorkersFileFormat {
         throw new IllegalArgumentException(where + ": " + e.getOriginalMessage());
       }
       if (!ids.add(spec.workerId())) {
-        throw new IllegalArgumentException(where + ": worker_id " + Long.toUnsignedString(spec.workerId())
-            + " is listed more than once");
+        throw new IllegalArgumentException(
+            where
+                + ": worker_id "
+                + Long.toUnsignedString(spec.workerId())
+                + " is listed more than once");
       }
       out.add(spec);
     }
@@ -75,7 +89,12 @@ final class WorkersFileFormat {
   }
 
   private static String location(JsonProcessingException e) {
-    return e.getLocation() == null ? "" : " (line " + e.getLocation().getLineNr() + ", column "
-        + e.getLocation().getColumnNr() + ")";
+    return e.getLocation() == null
+        ? ""
+        : " (line "
+            + e.getLocation().getLineNr()
+            + ", column "
+            + e.getLocation().getColumnNr()
+            + ")";
   }
 }

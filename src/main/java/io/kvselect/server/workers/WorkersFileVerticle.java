@@ -50,17 +50,23 @@ public final class WorkersFileVerticle extends VerticleBase {
   private final SelectionService service;
   private final Path file;
   private final Duration poll;
+
   /** Workers added by this file, with the spec it last applied to each. */
   private final Map<Long, WorkerSpec> applied = new LinkedHashMap<>();
+
   private String appliedHash;
+
   /** Content seen once and not applied yet: applied when the next look finds it unchanged. */
   private String pendingHash;
+
   private long seenModified = -1;
   private long seenSize = -1;
   private int sinceRead;
   private String lastProblem;
+
   /** The last apply failed: read and apply again at the next period even if nothing changed. */
   private boolean retry;
+
   private boolean busy;
   private long timer = -1;
 
@@ -73,7 +79,8 @@ public final class WorkersFileVerticle extends VerticleBase {
   /** Applies the file once (a failure is logged, not fatal), then starts polling. */
   @Override
   public Future<?> start() {
-    return check().andThen(ar -> timer = vertx.setPeriodic(Math.max(1, poll.toMillis()), id -> check()));
+    return check()
+        .andThen(ar -> timer = vertx.setPeriodic(Math.max(1, poll.toMillis()), id -> check()));
   }
 
   @Override
@@ -90,55 +97,69 @@ public final class WorkersFileVerticle extends VerticleBase {
     }
     busy = true;
     String path = file.toString();
-    return vertx.fileSystem().props(path)
+    return vertx
+        .fileSystem()
+        .props(path)
         .compose(props -> changed(props) ? read(path, props) : Future.succeededFuture())
-        .recover(e -> {
-          problem("cannot be read: " + e.getMessage());
-          return Future.succeededFuture();
-        })
+        .recover(
+            e -> {
+              problem("cannot be read: " + e.getMessage());
+              return Future.succeededFuture();
+            })
         .andThen(ar -> busy = false);
   }
 
   private boolean changed(FileProps props) {
     sinceRead++;
-    return retry || appliedHash == null || props.lastModifiedTime() != seenModified || props.size() != seenSize
+    return retry
+        || appliedHash == null
+        || props.lastModifiedTime() != seenModified
+        || props.size() != seenSize
         || sinceRead >= REHASH_EVERY;
   }
 
   private Future<Void> read(String path, FileProps props) {
-    return vertx.fileSystem().readFile(path).compose(content -> {
-      sinceRead = 0;
-      seenModified = props.lastModifiedTime();
-      seenSize = props.size();
-      String hash = sha256(content);
-      if (hash.equals(appliedHash)) {
-        pendingHash = null;
-        return Future.succeededFuture();
-      }
-      if (appliedHash != null && !hash.equals(pendingHash)) {
-        // changed since the last look: wait one period for the content to settle (an editor or a
-        // shell redirect may still be writing it), then apply if it is unchanged
-        pendingHash = hash;
-        retry = true;
-        return Future.succeededFuture();
-      }
-      String name = file.getFileName() == null ? path : file.getFileName().toString();
-      return vertx.executeBlocking(() -> WorkersFileFormat.parse(name, content.getBytes()), false)
-          .compose(this::apply)
-          .onSuccess(summary -> {
-            appliedHash = hash;
-            pendingHash = null;
-            lastProblem = null;
-            retry = false;
-            LOG.info("workers file {} applied: {}", file, summary);
-          })
-          .recover(e -> {
-            retry = true;
-            problem("not applied, the previous workers stay: " + e.getMessage());
-            return Future.succeededFuture();
-          })
-          .mapEmpty();
-    });
+    return vertx
+        .fileSystem()
+        .readFile(path)
+        .compose(
+            content -> {
+              sinceRead = 0;
+              seenModified = props.lastModifiedTime();
+              seenSize = props.size();
+              String hash = sha256(content);
+              if (hash.equals(appliedHash)) {
+                pendingHash = null;
+                return Future.succeededFuture();
+              }
+              if (appliedHash != null && !hash.equals(pendingHash)) {
+                // changed since the last look: wait one period for the content to settle (an editor
+                // or a
+                // shell redirect may still be writing it), then apply if it is unchanged
+                pendingHash = hash;
+                retry = true;
+                return Future.succeededFuture();
+              }
+              String name = file.getFileName() == null ? path : file.getFileName().toString();
+              return vertx
+                  .executeBlocking(() -> WorkersFileFormat.parse(name, content.getBytes()), false)
+                  .compose(this::apply)
+                  .onSuccess(
+                      summary -> {
+                        appliedHash = hash;
+                        pendingHash = null;
+                        lastProblem = null;
+                        retry = false;
+                        LOG.info("workers file {} applied: {}", file, summary);
+                      })
+                  .recover(
+                      e -> {
+                        retry = true;
+                        problem("not applied, the previous workers stay: " + e.getMessage());
+                        return Future.succeededFuture();
+                      })
+                  .mapEmpty();
+            });
   }
 
   /** Upserts changed entries one after another, then deletes dropped ones; a summary line. */
@@ -168,31 +189,58 @@ public final class WorkersFileVerticle extends VerticleBase {
       }
     }
     if (!skipped.isEmpty()) {
-      LOG.warn("workers file {}: worker_id {} registered over HTTP; left as it is", file, String.join(", ", skipped));
+      LOG.warn(
+          "workers file {}: worker_id {} registered over HTTP; left as it is",
+          file,
+          String.join(", ", skipped));
     }
     Future<Void> chain = Future.succeededFuture();
     for (WorkerSpec s : upserts) {
-      chain = chain.compose(v -> Future.fromCompletionStage(service.upsertWorker(s), context)
-          .recover(e -> Future.failedFuture(new IllegalArgumentException("worker_id "
-              + Long.toUnsignedString(s.workerId()) + ": "
-              + io.kvselect.core.error.SelectionException.unwrap(e).getMessage(), e)))
-          .map(r -> {
-            applied.put(s.workerId(), s);
-            return null;
-          }));
+      chain =
+          chain.compose(
+              v ->
+                  Future.fromCompletionStage(service.upsertWorker(s), context)
+                      .recover(
+                          e ->
+                              Future.failedFuture(
+                                  new IllegalArgumentException(
+                                      "worker_id "
+                                          + Long.toUnsignedString(s.workerId())
+                                          + ": "
+                                          + io.kvselect.core.error.SelectionException.unwrap(e)
+                                              .getMessage(),
+                                      e)))
+                      .map(
+                          r -> {
+                            applied.put(s.workerId(), s);
+                            return null;
+                          }));
     }
     for (long id : deletes) {
-      chain = chain.compose(v -> Future.fromCompletionStage(service.deleteWorker(id), context)
-          .otherwise(e -> null)
-          .map(r -> {
-            applied.remove(id);
-            return null;
-          }));
+      chain =
+          chain.compose(
+              v ->
+                  Future.fromCompletionStage(service.deleteWorker(id), context)
+                      .otherwise(e -> null)
+                      .map(
+                          r -> {
+                            applied.remove(id);
+                            return null;
+                          }));
     }
     int unchanged = listed.size() - upserts.size() - skipped.size();
-    return chain.map(v -> listed.size() + " listed (" + upserts.size() + " registered or changed, "
-        + unchanged + " unchanged, " + deletes.size() + " removed"
-        + (skipped.isEmpty() ? "" : ", " + skipped.size() + " left to HTTP") + ")");
+    return chain.map(
+        v ->
+            listed.size()
+                + " listed ("
+                + upserts.size()
+                + " registered or changed, "
+                + unchanged
+                + " unchanged, "
+                + deletes.size()
+                + " removed"
+                + (skipped.isEmpty() ? "" : ", " + skipped.size() + " left to HTTP")
+                + ")");
   }
 
   /** Logs a problem once per distinct message. */
@@ -205,7 +253,8 @@ public final class WorkersFileVerticle extends VerticleBase {
 
   private static String sha256(Buffer content) {
     try {
-      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(content.getBytes()));
+      return HexFormat.of()
+          .formatHex(MessageDigest.getInstance("SHA-256").digest(content.getBytes()));
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
     }

@@ -13,7 +13,11 @@ final class BindingTracker {
   private final ConcurrentHashMap<String, Long> lastWorker = new ConcurrentHashMap<>();
 
   /** What {@link #observe} saw: whether the session had an earlier turn, and whether it moved. */
-  enum Turn { FIRST, SAME, MOVED }
+  enum Turn {
+    FIRST,
+    SAME,
+    MOVED
+  }
 
   /** Records that {@code session}'s turn was answered by {@code worker}. */
   Turn observe(String session, long worker) {

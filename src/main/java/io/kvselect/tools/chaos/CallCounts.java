@@ -16,10 +16,12 @@ final class CallCounts {
   /** The outcome label of a call that got no HTTP answer within the client timeout. */
   static final String TIMEOUT = "timeout";
 
-  private final ConcurrentHashMap<String, ConcurrentHashMap<String, LongAdder>> byOp = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, ConcurrentHashMap<String, LongAdder>> byOp =
+      new ConcurrentHashMap<>();
 
   /** The first answer body of each {@code op: outcome}, cut at {@value #SAMPLE_CHARS} characters. */
   private final ConcurrentHashMap<String, String> firstBody = new ConcurrentHashMap<>();
+
   static final int SAMPLE_CHARS = 240;
 
   /** Counts one failed {@code op} with {@code outcome} (a status code or a label). */
@@ -29,11 +31,14 @@ final class CallCounts {
 
   /** {@link #fail(String, String)}, keeping {@code body} when it is the first of its kind. */
   void fail(String op, String outcome, String body) {
-    byOp.computeIfAbsent(op, k -> new ConcurrentHashMap<>()).computeIfAbsent(outcome, k -> new LongAdder())
+    byOp.computeIfAbsent(op, k -> new ConcurrentHashMap<>())
+        .computeIfAbsent(outcome, k -> new LongAdder())
         .increment();
     if (body != null && !body.isBlank()) {
       String b = body.strip().replace('\n', ' ').replace('|', '/');
-      firstBody.putIfAbsent(op + ": " + outcome, b.length() > SAMPLE_CHARS ? b.substring(0, SAMPLE_CHARS) + "..." : b);
+      firstBody.putIfAbsent(
+          op + ": " + outcome,
+          b.length() > SAMPLE_CHARS ? b.substring(0, SAMPLE_CHARS) + "..." : b);
     }
   }
 
@@ -45,11 +50,12 @@ final class CallCounts {
   /** Operation -> outcome -> count, both sorted. */
   Map<String, Map<String, Long>> snapshot() {
     Map<String, Map<String, Long>> out = new TreeMap<>();
-    byOp.forEach((op, m) -> {
-      Map<String, Long> counts = new TreeMap<>();
-      m.forEach((k, v) -> counts.put(k, v.sum()));
-      out.put(op, counts);
-    });
+    byOp.forEach(
+        (op, m) -> {
+          Map<String, Long> counts = new TreeMap<>();
+          m.forEach((k, v) -> counts.put(k, v.sum()));
+          out.put(op, counts);
+        });
     return out;
   }
 
@@ -59,8 +65,13 @@ final class CallCounts {
       return "none";
     }
     return counts.entrySet().stream()
-        .map(e -> e.getKey() + ": " + e.getValue().entrySet().stream()
-            .map(c -> c.getKey() + " x" + c.getValue()).collect(Collectors.joining(", ")))
+        .map(
+            e ->
+                e.getKey()
+                    + ": "
+                    + e.getValue().entrySet().stream()
+                        .map(c -> c.getKey() + " x" + c.getValue())
+                        .collect(Collectors.joining(", ")))
         .collect(Collectors.joining("; "));
   }
 

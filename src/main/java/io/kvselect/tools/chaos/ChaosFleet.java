@@ -26,8 +26,10 @@ import java.util.regex.Pattern;
 final class ChaosFleet implements AutoCloseable {
 
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final Pattern FALLBACKS = Pattern.compile(
-      "^kvselect_cluster_fallbacks_total(?:\\{[^}]*\\})?\\s+([0-9.eE+-]+)\\s*$", Pattern.MULTILINE);
+  private static final Pattern FALLBACKS =
+      Pattern.compile(
+          "^kvselect_cluster_fallbacks_total(?:\\{[^}]*\\})?\\s+([0-9.eE+-]+)\\s*$",
+          Pattern.MULTILINE);
 
   final List<ChaosNode> nodes;
   private final HttpClient http;
@@ -60,12 +62,14 @@ final class ChaosFleet implements AutoCloseable {
   /** {@code method path} on {@code node} with a JSON {@code body} (null for none), waiting at most {@code timeout}. */
   Answer call(ChaosNode node, String method, String path, String body, Duration timeout)
       throws IOException, InterruptedException {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort + path))
-        .timeout(timeout);
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort + path))
+            .timeout(timeout);
     if (body == null) {
       b.method(method, HttpRequest.BodyPublishers.noBody());
     } else {
-      b.header("content-type", "application/json").method(method, HttpRequest.BodyPublishers.ofString(body));
+      b.header("content-type", "application/json")
+          .method(method, HttpRequest.BodyPublishers.ofString(body));
     }
     HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
     return new Answer(r.statusCode(), r.body());
@@ -101,20 +105,25 @@ final class ChaosFleet implements AutoCloseable {
 
   /** Waits until {@code node}'s {@code /ready} answers 200; fails when it exits or the bound passes. */
   void awaitReady(ChaosNode node, Duration bound) throws IOException, InterruptedException {
-    awaitOrFail(node, bound, "/ready 200", () -> {
-      try {
-        return call(node, "GET", "/ready", null, Duration.ofSeconds(2)).status() == 200;
-      } catch (IOException e) {
-        return false;
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return false;
-      }
-    });
+    awaitOrFail(
+        node,
+        bound,
+        "/ready 200",
+        () -> {
+          try {
+            return call(node, "GET", "/ready", null, Duration.ofSeconds(2)).status() == 200;
+          } catch (IOException e) {
+            return false;
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+          }
+        });
   }
 
   /** Waits until {@code node}'s {@code /cluster} lists {@code count} members. */
-  void awaitMembers(ChaosNode node, int count, Duration bound) throws IOException, InterruptedException {
+  void awaitMembers(ChaosNode node, int count, Duration bound)
+      throws IOException, InterruptedException {
     awaitOrFail(node, bound, count + " members in /cluster", () -> members(node) == count);
   }
 
@@ -123,21 +132,29 @@ final class ChaosFleet implements AutoCloseable {
     long deadline = System.nanoTime() + bound.toNanos();
     while (true) {
       if (!node.alive()) {
-        throw new IOException(node.describe() + " exited before " + what + "; its log ends with:\n" + node.tail(30));
+        throw new IOException(
+            node.describe() + " exited before " + what + "; its log ends with:\n" + node.tail(30));
       }
       if (done.getAsBoolean()) {
         return;
       }
       if (System.nanoTime() - deadline > 0) {
-        throw new IOException(node.describe() + ": no " + what + " within " + bound.toSeconds()
-            + " s; its log ends with:\n" + node.tail(30));
+        throw new IOException(
+            node.describe()
+                + ": no "
+                + what
+                + " within "
+                + bound.toSeconds()
+                + " s; its log ends with:\n"
+                + node.tail(30));
       }
       Thread.sleep(250);
     }
   }
 
   /** Waits (at most {@code bound}) until {@code condition}; returns whether it held. */
-  static boolean within(Duration bound, Duration poll, BooleanSupplier condition) throws InterruptedException {
+  static boolean within(Duration bound, Duration poll, BooleanSupplier condition)
+      throws InterruptedException {
     long deadline = System.nanoTime() + bound.toNanos();
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() - deadline > 0) {
@@ -232,18 +249,24 @@ final class ChaosFleet implements AutoCloseable {
         answers.add(java.util.concurrent.CompletableFuture.completedFuture("-"));
         continue;
       }
-      HttpRequest get = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + n.httpPort + "/cluster"))
-          .timeout(timeout).GET().build();
-      answers.add(http.sendAsync(get, HttpResponse.BodyHandlers.ofString()).handle((r, e) -> {
-        if (e != null || r.statusCode() != 200) {
-          return "?";
-        }
-        try {
-          return Integer.toString(JSON.readTree(r.body()).path("members").size());
-        } catch (IOException bad) {
-          return "?";
-        }
-      }));
+      HttpRequest get =
+          HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + n.httpPort + "/cluster"))
+              .timeout(timeout)
+              .GET()
+              .build();
+      answers.add(
+          http.sendAsync(get, HttpResponse.BodyHandlers.ofString())
+              .handle(
+                  (r, e) -> {
+                    if (e != null || r.statusCode() != 200) {
+                      return "?";
+                    }
+                    try {
+                      return Integer.toString(JSON.readTree(r.body()).path("members").size());
+                    } catch (IOException bad) {
+                      return "?";
+                    }
+                  }));
     }
     List<String> out = new ArrayList<>();
     for (var a : answers) {

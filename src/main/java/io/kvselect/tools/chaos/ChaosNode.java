@@ -19,7 +19,14 @@ import java.util.concurrent.TimeUnit;
 final class ChaosNode {
 
   /** Whether clients may call the node. */
-  enum State { STARTING, UP, KILLED, STOPPED, PARTITIONED, GONE }
+  enum State {
+    STARTING,
+    UP,
+    KILLED,
+    STOPPED,
+    PARTITIONED,
+    GONE
+  }
 
   final int index;
   final int httpPort;
@@ -31,7 +38,13 @@ final class ChaosNode {
   private volatile Process process;
   volatile State state = State.STARTING;
 
-  ChaosNode(int index, int httpPort, int clusterPort, int busPort, Path log, List<String> command,
+  ChaosNode(
+      int index,
+      int httpPort,
+      int clusterPort,
+      int busPort,
+      Path log,
+      List<String> command,
       Map<String, String> env) {
     this.index = index;
     this.httpPort = httpPort;
@@ -58,9 +71,11 @@ final class ChaosNode {
 
   /** Starts a new process with the same command and ports; its output is appended to the log. */
   void start() throws IOException {
-    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
-        .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+    ProcessBuilder pb =
+        new ProcessBuilder(command)
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+            .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
     pb.environment().keySet().removeIf(k -> k.startsWith("DYN_") || k.startsWith("KVSELECT_"));
     pb.environment().putAll(env);
     state = State.STARTING;
@@ -135,14 +150,22 @@ final class ChaosNode {
     if (pid < 0) {
       return;
     }
-    Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(pid)).redirectErrorStream(true).start();
+    Process kill =
+        new ProcessBuilder("kill", "-" + name, Long.toString(pid))
+            .redirectErrorStream(true)
+            .start();
     if (!kill.waitFor(10, TimeUnit.SECONDS)) {
       kill.destroyForcibly();
       throw new IOException("kill -" + name + " " + pid + " did not return in 10 s");
     }
     if (kill.exitValue() != 0) {
-      throw new IOException("kill -" + name + " " + pid + " failed: "
-          + new String(kill.getInputStream().readAllBytes()).strip());
+      throw new IOException(
+          "kill -"
+              + name
+              + " "
+              + pid
+              + " failed: "
+              + new String(kill.getInputStream().readAllBytes()).strip());
     }
   }
 
@@ -157,15 +180,42 @@ final class ChaosNode {
   }
 
   /** The command line of a node: {@code java [opts] -jar JAR --cluster ...}. */
-  static List<String> command(String java, List<String> jvmOpts, Path jar, String clusterName, String members,
-      int httpPort, int clusterPort, int busPort, int reconcileSecs) {
+  static List<String> command(
+      String java,
+      List<String> jvmOpts,
+      Path jar,
+      String clusterName,
+      String members,
+      int httpPort,
+      int clusterPort,
+      int busPort,
+      int reconcileSecs) {
     List<String> cmd = new ArrayList<>();
     cmd.add(java);
     cmd.addAll(jvmOpts);
-    cmd.addAll(List.of("-jar", jar.toString(), "--cluster", "--cluster-name", clusterName, "--cluster-members", members,
-        "--cluster-host", "127.0.0.1", "--cluster-port", Integer.toString(clusterPort), "--cluster-bus-port",
-        Integer.toString(busPort), "--cluster-reconcile-secs", Integer.toString(reconcileSecs), "--host", "127.0.0.1",
-        "--port", Integer.toString(httpPort), "--session-affinity-ttl-secs", "600"));
+    cmd.addAll(
+        List.of(
+            "-jar",
+            jar.toString(),
+            "--cluster",
+            "--cluster-name",
+            clusterName,
+            "--cluster-members",
+            members,
+            "--cluster-host",
+            "127.0.0.1",
+            "--cluster-port",
+            Integer.toString(clusterPort),
+            "--cluster-bus-port",
+            Integer.toString(busPort),
+            "--cluster-reconcile-secs",
+            Integer.toString(reconcileSecs),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            Integer.toString(httpPort),
+            "--session-affinity-ttl-secs",
+            "600"));
     return cmd;
   }
 }

@@ -9,5 +9,11 @@ package io.kvselect.tools.chaos;
  * @param drainSecs bound of the wait for every {@code /loads} to reach 0 (and for full membership)
  * @param startTimeoutSecs bound of a node's start until {@code /ready}
  */
-record ChaosOptions(int clients, int victim, double baselineSecs, double leadSecs, double recoverySecs,
-    int drainSecs, int startTimeoutSecs) {}
+record ChaosOptions(
+    int clients,
+    int victim,
+    double baselineSecs,
+    double leadSecs,
+    double recoverySecs,
+    int drainSecs,
+    int startTimeoutSecs) {}

@@ -15,7 +15,10 @@ record Latency(long count, double p50Ms, double p99Ms, double maxMs) {
     if (us.getTotalCount() == 0) {
       return NONE;
     }
-    return new Latency(us.getTotalCount(), us.getValueAtPercentile(50) / 1000.0, us.getValueAtPercentile(99) / 1000.0,
+    return new Latency(
+        us.getTotalCount(),
+        us.getValueAtPercentile(50) / 1000.0,
+        us.getValueAtPercentile(99) / 1000.0,
         us.getMaxValue() / 1000.0);
   }
 
@@ -24,10 +27,13 @@ record Latency(long count, double p50Ms, double p99Ms, double maxMs) {
     if (count == 0) {
       return "—";
     }
-    return String.format(java.util.Locale.ROOT, "%s / %s / %s (n=%,d)", ms(p50Ms), ms(p99Ms), ms(maxMs), count);
+    return String.format(
+        java.util.Locale.ROOT, "%s / %s / %s (n=%,d)", ms(p50Ms), ms(p99Ms), ms(maxMs), count);
   }
 
   private static String ms(double v) {
-    return v >= 100 ? String.format(java.util.Locale.ROOT, "%.0f", v) : String.format(java.util.Locale.ROOT, "%.1f", v);
+    return v >= 100
+        ? String.format(java.util.Locale.ROOT, "%.0f", v)
+        : String.format(java.util.Locale.ROOT, "%.1f", v);
   }
 }

@@ -34,8 +34,10 @@ final class LifecycleLoad {
   private final Duration timeout;
   private final BindingTracker tracker = new BindingTracker();
   private final BlockingQueue<Session> free;
+
   /** Every session of the pool, by id (immutable; a session's turn count stays with its holder). */
   private final Map<String, Session> all;
+
   private final long seed;
   private int phaseNumber;
 
@@ -87,23 +89,32 @@ final class LifecycleLoad {
     List<ChaosNode> nodes = fleet.nodes.stream().filter(ChaosNode::callable).toList();
     List<String> ids = new ArrayList<>(tracker.sessions());
     java.util.Collections.sort(ids);
-    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(8);
+    java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newFixedThreadPool(8);
     try {
       List<java.util.concurrent.Future<String>> answers = new ArrayList<>();
       for (String id : ids) {
         Session s = all.get(id);
-        String body = "{\"session_id\":\"" + id + "\",\"token_ids\":[" + Session.tokens(s.number, 0, 2048) + "]}";
-        answers.add(pool.submit(() -> {
-          List<String> seen = new ArrayList<>();
-          Set<String> workers = new java.util.HashSet<>();
-          for (ChaosNode n : nodes) {
-            String w = answeredWorker(n, body, callTimeout);
-            seen.add(n.name() + "=" + w);
-            workers.add(w);
-          }
-          boolean one = workers.size() == 1 && !workers.iterator().next().startsWith("none");
-          return one ? null : id + ": " + String.join(", ", seen);
-        }));
+        String body =
+            "{\"session_id\":\""
+                + id
+                + "\",\"token_ids\":["
+                + Session.tokens(s.number, 0, 2048)
+                + "]}";
+        answers.add(
+            pool.submit(
+                () -> {
+                  List<String> seen = new ArrayList<>();
+                  Set<String> workers = new java.util.HashSet<>();
+                  for (ChaosNode n : nodes) {
+                    String w = answeredWorker(n, body, callTimeout);
+                    seen.add(n.name() + "=" + w);
+                    workers.add(w);
+                  }
+                  boolean one =
+                      workers.size() == 1 && !workers.iterator().next().startsWith("none");
+                  return one ? null : id + ": " + String.join(", ", seen);
+                }));
       }
       List<String> disagreeing = new ArrayList<>();
       for (java.util.concurrent.Future<String> f : answers) {
@@ -116,7 +127,10 @@ final class LifecycleLoad {
           disagreeing.add("check failed: " + e.getCause());
         }
       }
-      return new Agreement(ids.size(), ids.size() - disagreeing.size(), nodes.size(),
+      return new Agreement(
+          ids.size(),
+          ids.size() - disagreeing.size(),
+          nodes.size(),
           disagreeing.subList(0, Math.min(3, disagreeing.size())));
     } finally {
       pool.shutdownNow();
@@ -124,10 +138,13 @@ final class LifecycleLoad {
   }
 
   /** The worker {@code node} answers for a {@code /select}, or {@code none} (non-200, no answer). */
-  private String answeredWorker(ChaosNode node, String body, Duration callTimeout) throws InterruptedException {
+  private String answeredWorker(ChaosNode node, String body, Duration callTimeout)
+      throws InterruptedException {
     try {
       ChaosFleet.Answer a = fleet.call(node, "POST", "/select", body, callTimeout);
-      return a.status() == 200 ? Long.toString(fleet.readWorker(a.body())) : "none (" + a.status() + ")";
+      return a.status() == 200
+          ? Long.toString(fleet.readWorker(a.body()))
+          : "none (" + a.status() + ")";
     } catch (IOException e) {
       return "none (" + e.getClass().getSimpleName() + ")";
     }
@@ -138,7 +155,8 @@ final class LifecycleLoad {
    * {@code agreed} had one worker on all; up to three {@code samples} of the others;
    * {@code afterUndoSecs} when the comparison ended after a fault's undo (negative for none).
    */
-  record Agreement(int sessions, int agreed, int nodes, List<String> samples, double afterUndoSecs) {
+  record Agreement(
+      int sessions, int agreed, int nodes, List<String> samples, double afterUndoSecs) {
     Agreement(int sessions, int agreed, int nodes, List<String> samples) {
       this(sessions, agreed, nodes, samples, -1);
     }
@@ -152,8 +170,15 @@ final class LifecycleLoad {
     }
 
     String cell() {
-      return agreed + " of " + sessions + " on all " + nodes + " nodes"
-          + (afterUndoSecs < 0 ? "" : String.format(Locale.ROOT, ", %.1f s after the undo", afterUndoSecs))
+      return agreed
+          + " of "
+          + sessions
+          + " on all "
+          + nodes
+          + " nodes"
+          + (afterUndoSecs < 0
+              ? ""
+              : String.format(Locale.ROOT, ", %.1f s after the undo", afterUndoSecs))
           + (samples.isEmpty() ? "" : " (e.g. " + String.join("; ", samples) + ")");
     }
   }
@@ -218,8 +243,14 @@ final class LifecycleLoad {
   private void lifecycle(Session s, PhaseStats stats, Random rnd) throws InterruptedException {
     int turn = s.turns++;
     String selection = s.id + "-t" + turn;
-    String body = "{\"session_id\":\"" + s.id + "\",\"selection_id\":\"" + selection + "\",\"token_ids\":["
-        + Session.tokens(s.number, turn, 2048) + "]}";
+    String body =
+        "{\"session_id\":\""
+            + s.id
+            + "\",\"selection_id\":\""
+            + selection
+            + "\",\"token_ids\":["
+            + Session.tokens(s.number, turn, 2048)
+            + "]}";
     long t0 = System.nanoTime();
     Outcome select = call(rnd, "POST", "/select_and_reserve", body);
     if (select == null) {
@@ -319,7 +350,8 @@ final class LifecycleLoad {
   }
 
   /** One call to a random callable node, or null when none is callable (then after a short pause). */
-  private Outcome call(Random rnd, String method, String path, String body) throws InterruptedException {
+  private Outcome call(Random rnd, String method, String path, String body)
+      throws InterruptedException {
     return call(rnd, method, path, body, timeout);
   }
 

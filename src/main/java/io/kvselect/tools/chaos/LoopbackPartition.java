@@ -33,7 +33,10 @@ final class LoopbackPartition {
     try {
       Result r = run(List.of("iptables", "-w", "-S", "INPUT"));
       if (r.exit() != 0) {
-        return "iptables is not permitted here (`iptables -S INPUT` exited " + r.exit() + ": " + r.output().strip()
+        return "iptables is not permitted here (`iptables -S INPUT` exited "
+            + r.exit()
+            + ": "
+            + r.output().strip()
             + ")";
       }
       return null;
@@ -52,7 +55,18 @@ final class LoopbackPartition {
     // ports is accepted while the cut lasts: the peers already hold their connections to each
     // other, opened during the warm-up.
     for (int port : peerPorts) {
-      add(List.of("INPUT", "-i", "lo", "-p", "tcp", "--syn", "--dport", Integer.toString(port), "-j", "DROP"));
+      add(
+          List.of(
+              "INPUT",
+              "-i",
+              "lo",
+              "-p",
+              "tcp",
+              "--syn",
+              "--dport",
+              Integer.toString(port),
+              "-j",
+              "DROP"));
     }
     refresh(victim, peerPorts);
   }
@@ -78,7 +92,8 @@ final class LoopbackPartition {
     cmd.addAll(spec);
     Result r = run(cmd);
     if (r.exit() != 0) {
-      throw new IOException(String.join(" ", cmd) + " exited " + r.exit() + ": " + r.output().strip());
+      throw new IOException(
+          String.join(" ", cmd) + " exited " + r.exit() + ": " + r.output().strip());
     }
     added.add(spec);
   }
@@ -121,7 +136,8 @@ final class LoopbackPartition {
     for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
       Path p = Path.of(table);
       if (Files.exists(p)) {
-        ports.addAll(localPortsTo(Files.readAllLines(p, StandardCharsets.US_ASCII), inodes, peerPorts));
+        ports.addAll(
+            localPortsTo(Files.readAllLines(p, StandardCharsets.US_ASCII), inodes, peerPorts));
       }
     }
     return ports;
@@ -159,6 +175,7 @@ final class LoopbackPartition {
       Thread.currentThread().interrupt();
       return new Result(-1, "interrupted");
     }
-    return new Result(p.exitValue(), new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
+    return new Result(
+        p.exitValue(), new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
   }
 }

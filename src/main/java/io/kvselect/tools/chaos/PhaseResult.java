@@ -24,14 +24,54 @@ import java.util.Map;
  * @param notes anything the runner observed (a restart's time to ready), may be empty
  * @param samples {@code op: outcome} -> the first error body of that kind, for the reader to see why
  */
-record PhaseResult(String name, String fault, String skipped, double loadSecs, long lifecycles,
-    Map<String, Map<String, Long>> failures, Latency latency, Latency window, long turns, long moves, String bindings, String activeAtStop,
-    Map<String, Long> unsettled, String leaked, Map<String, Long> denied, String leakedAfterRetry,
-    double drainSecs, String catalog, String fallbacks, String members, String notes,
+record PhaseResult(
+    String name,
+    String fault,
+    String skipped,
+    double loadSecs,
+    long lifecycles,
+    Map<String, Map<String, Long>> failures,
+    Latency latency,
+    Latency window,
+    long turns,
+    long moves,
+    String bindings,
+    String activeAtStop,
+    Map<String, Long> unsettled,
+    String leaked,
+    Map<String, Long> denied,
+    String leakedAfterRetry,
+    double drainSecs,
+    String catalog,
+    String fallbacks,
+    String members,
+    String notes,
     Map<String, String> samples) {
 
   static PhaseResult skipped(String name, String fault, String reason) {
-    return new PhaseResult(name, fault, reason, 0, 0, Map.of(), Latency.NONE, null, 0, 0, "—", "—", Map.of(), "—", Map.of(), null, 0, "—", "—", "—", "", Map.of());
+    return new PhaseResult(
+        name,
+        fault,
+        reason,
+        0,
+        0,
+        Map.of(),
+        Latency.NONE,
+        null,
+        0,
+        0,
+        "—",
+        "—",
+        Map.of(),
+        "—",
+        Map.of(),
+        null,
+        0,
+        "—",
+        "—",
+        "—",
+        "",
+        Map.of());
   }
 
   /** {@code none}, or {@code 5 (200 x3, 404 x2)}. */

@@ -17,16 +17,24 @@ import java.util.Set;
 final class PhaseRunner {
 
   /** What a phase does to its victim. */
-  enum Fault { NONE, KILL_RESTART, PAUSE, PARTITION }
+  enum Fault {
+    NONE,
+    KILL_RESTART,
+    PAUSE,
+    PARTITION
+  }
 
   /** One phase to run: its name, fault and the fault's length in seconds (the down time for a kill). */
   record Phase(String name, Fault fault, double faultSecs) {}
 
   /** The membership snapshot of a fault is asked this long before the fault is undone, with this timeout. */
   private static final long SNAPSHOT_LEAD_NANOS = 1_000_000_000L;
+
   private static final Duration SNAPSHOT_TIMEOUT = Duration.ofMillis(900);
+
   /** The bindings must agree on every node within this long after a fault was undone. */
   static final double AGREEMENT_AFTER_SECS = 10;
+
   private static final Duration AGREEMENT_CALL_TIMEOUT = Duration.ofSeconds(2);
 
   private final ChaosFleet fleet;
@@ -37,7 +45,11 @@ final class PhaseRunner {
   /** Why partition phases are skipped ({@link LoopbackPartition#unavailable}), or null when they run. */
   private final String partitionUnavailable;
 
-  PhaseRunner(ChaosFleet fleet, LifecycleLoad load, LoopbackPartition partition, ChaosOptions o,
+  PhaseRunner(
+      ChaosFleet fleet,
+      LifecycleLoad load,
+      LoopbackPartition partition,
+      ChaosOptions o,
       String partitionUnavailable) {
     this.fleet = fleet;
     this.partitionUnavailable = partitionUnavailable;
@@ -74,26 +86,59 @@ final class PhaseRunner {
     String activeAtStop = activePerNode();
     Map<String, Long> unsettled = load.settle(stats);
     long drainStart = System.nanoTime();
-    boolean drained = ChaosFleet.within(Duration.ofSeconds(o.drainSecs()), Duration.ofMillis(250),
-        () -> fleet.nodes.stream().allMatch(n -> fleet.activeRequests(n) == 0));
+    boolean drained =
+        ChaosFleet.within(
+            Duration.ofSeconds(o.drainSecs()),
+            Duration.ofMillis(250),
+            () -> fleet.nodes.stream().allMatch(n -> fleet.activeRequests(n) == 0));
     double drainSecs = (System.nanoTime() - drainStart) / 1e9;
     String leaked = drained ? "0" : residual();
     Map<String, Long> denied = load.retryDenied(stats);
     String leakedAfterRetry = null;
     if (!denied.isEmpty()) {
-      boolean clean = ChaosFleet.within(Duration.ofSeconds(o.drainSecs()), Duration.ofMillis(250),
-          () -> fleet.nodes.stream().allMatch(n -> fleet.activeRequests(n) == 0));
+      boolean clean =
+          ChaosFleet.within(
+              Duration.ofSeconds(o.drainSecs()),
+              Duration.ofMillis(250),
+              () -> fleet.nodes.stream().allMatch(n -> fleet.activeRequests(n) == 0));
       leakedAfterRetry = clean ? "0" : residual();
     }
-    boolean allMembers = ChaosFleet.within(Duration.ofSeconds(o.drainSecs()), Duration.ofMillis(250),
-        () -> fleet.nodes.stream().allMatch(n -> fleet.members(n) == fleet.nodes.size()));
+    boolean allMembers =
+        ChaosFleet.within(
+            Duration.ofSeconds(o.drainSecs()),
+            Duration.ofMillis(250),
+            () -> fleet.nodes.stream().allMatch(n -> fleet.members(n) == fleet.nodes.size()));
     if (!allMembers) {
-      append(notes, "not every node listed " + fleet.nodes.size() + " members within " + o.drainSecs() + " s");
+      append(
+          notes,
+          "not every node listed "
+              + fleet.nodes.size()
+              + " members within "
+              + o.drainSecs()
+              + " s");
     }
-    return new PhaseResult(p.name(), fault, null, loadSecs, stats.lifecycles.sum(), stats.failures.snapshot(),
-        stats.allLatency(), stats.windowLatency(), stats.turns.sum(), stats.moves.sum(), bindings.cell(),
-        activeAtStop, unsettled, leaked, denied, leakedAfterRetry, drainSecs,
-        fleet.catalogAgreement(), fleet.fallbacks(), fleet.membersSeen(), notes.toString(),
+    return new PhaseResult(
+        p.name(),
+        fault,
+        null,
+        loadSecs,
+        stats.lifecycles.sum(),
+        stats.failures.snapshot(),
+        stats.allLatency(),
+        stats.windowLatency(),
+        stats.turns.sum(),
+        stats.moves.sum(),
+        bindings.cell(),
+        activeAtStop,
+        unsettled,
+        leaked,
+        denied,
+        leakedAfterRetry,
+        drainSecs,
+        fleet.catalogAgreement(),
+        fleet.fallbacks(),
+        fleet.membersSeen(),
+        notes.toString(),
         stats.failures.samples());
   }
 
@@ -110,21 +155,29 @@ final class PhaseRunner {
         victim.state = ChaosNode.State.UP;
         stats.faultEnded(System.nanoTime());
         append(notes, "members seen per node just before the restart: " + seen);
-        append(notes, String.format(Locale.ROOT, "restarted %s answered /ready %.1f s after the SIGKILL",
-            victim.name(), (System.nanoTime() - killed) / 1e9));
+        append(
+            notes,
+            String.format(
+                Locale.ROOT,
+                "restarted %s answered /ready %.1f s after the SIGKILL",
+                victim.name(),
+                (System.nanoTime() - killed) / 1e9));
       }
       case PAUSE -> {
         long stopped = System.nanoTime();
         stats.faultStarted(stopped);
         try {
           victim.sigstop();
-          append(notes, "members seen per node just before the SIGCONT: " + sleepThenSnapshot(p.faultSecs()));
+          append(
+              notes,
+              "members seen per node just before the SIGCONT: " + sleepThenSnapshot(p.faultSecs()));
         } finally {
           victim.sigcont();
           victim.state = ChaosNode.State.UP;
           long continued = System.nanoTime();
           stats.faultEnded(continued);
-          append(notes, String.format(Locale.ROOT, "stopped for %.1f s", (continued - stopped) / 1e9));
+          append(
+              notes, String.format(Locale.ROOT, "stopped for %.1f s", (continued - stopped) / 1e9));
         }
       }
       case PARTITION -> {
@@ -160,7 +213,7 @@ final class PhaseRunner {
           }
         }
       }
-      case NONE -> { }
+      case NONE -> {}
     }
   }
 
@@ -190,8 +243,13 @@ final class PhaseRunner {
       if (watching) {
         whole = fleet.nodes.stream().allMatch(n -> fleet.members(n) == fleet.nodes.size());
         if (whole) {
-          append(notes, String.format(Locale.ROOT, "every node listed %d members %.1f s after the fault was undone",
-              fleet.nodes.size(), (System.nanoTime() - undone) / 1e9));
+          append(
+              notes,
+              String.format(
+                  Locale.ROOT,
+                  "every node listed %d members %.1f s after the fault was undone",
+                  fleet.nodes.size(),
+                  (System.nanoTime() - undone) / 1e9));
         }
       }
       if (comparing) {
@@ -203,8 +261,14 @@ final class PhaseRunner {
     if (!whole) {
       append(notes, "not every node listed every member by the end of the recovery");
     }
-    append(notes, String.format(Locale.ROOT, "bindings compared %d time%s, the last %.1f s after the undo",
-        checks, checks == 1 ? "" : "s", bindings.afterUndoSecs()));
+    append(
+        notes,
+        String.format(
+            Locale.ROOT,
+            "bindings compared %d time%s, the last %.1f s after the undo",
+            checks,
+            checks == 1 ? "" : "s",
+            bindings.afterUndoSecs()));
     long rest = end - System.nanoTime();
     if (rest > 0) {
       Thread.sleep(rest / 1_000_000);
@@ -250,12 +314,36 @@ final class PhaseRunner {
     String v = victim.name();
     return switch (p.fault()) {
       case NONE -> "none";
-      case KILL_RESTART -> "SIGKILL " + v + " after " + fmt(o.leadSecs()) + " s, restart (same ports) "
-          + fmt(p.faultSecs()) + " s later, wait for /ready, then " + fmt(o.recoverySecs()) + " s";
-      case PAUSE -> "SIGSTOP " + v + " after " + fmt(o.leadSecs()) + " s for " + fmt(p.faultSecs())
-          + " s (not called meanwhile), SIGCONT, then " + fmt(o.recoverySecs()) + " s";
-      case PARTITION -> "iptables DROP of " + v + "'s member and event-bus ports on lo after " + fmt(o.leadSecs())
-          + " s for " + fmt(p.faultSecs()) + " s (still called), then " + fmt(o.recoverySecs()) + " s";
+      case KILL_RESTART ->
+          "SIGKILL "
+              + v
+              + " after "
+              + fmt(o.leadSecs())
+              + " s, restart (same ports) "
+              + fmt(p.faultSecs())
+              + " s later, wait for /ready, then "
+              + fmt(o.recoverySecs())
+              + " s";
+      case PAUSE ->
+          "SIGSTOP "
+              + v
+              + " after "
+              + fmt(o.leadSecs())
+              + " s for "
+              + fmt(p.faultSecs())
+              + " s (not called meanwhile), SIGCONT, then "
+              + fmt(o.recoverySecs())
+              + " s";
+      case PARTITION ->
+          "iptables DROP of "
+              + v
+              + "'s member and event-bus ports on lo after "
+              + fmt(o.leadSecs())
+              + " s for "
+              + fmt(p.faultSecs())
+              + " s (still called), then "
+              + fmt(o.recoverySecs())
+              + " s";
     };
   }
 

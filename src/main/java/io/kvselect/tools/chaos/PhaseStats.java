@@ -38,6 +38,7 @@ final class PhaseStats {
    * once the phase's leak has been measured.
    */
   final ConcurrentLinkedQueue<String> denied = new ConcurrentLinkedQueue<>();
+
   private final Histogram all = new ConcurrentHistogram(MAX_US, 3);
   private final Histogram window = new ConcurrentHistogram(MAX_US, 3);
   private volatile long faultStart = Long.MAX_VALUE;

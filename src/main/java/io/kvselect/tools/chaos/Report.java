@@ -24,18 +24,34 @@ final class Report {
     row(out, "lifecycles completed", Long.toString(r.lifecycles()));
     row(out, "lifecycles per second", String.format(Locale.ROOT, "%.1f", r.lifecyclesPerSec()));
     row(out, "non-2xx and timeouts", CallCounts.format(r.failures()));
-    r.samples().forEach((kind, body) -> row(out, "first answer of " + kind, "`" + body.replace('`', '\'') + "`"));
+    r.samples()
+        .forEach(
+            (kind, body) ->
+                row(out, "first answer of " + kind, "`" + body.replace('`', '\'') + "`"));
     row(out, "select_and_reserve p50 / p99 / max ms, whole phase", r.latency().cell());
-    row(out, "select_and_reserve p50 / p99 / max ms, fault window after its first 5 s",
+    row(
+        out,
+        "select_and_reserve p50 / p99 / max ms, fault window after its first 5 s",
         r.window() == null ? "no fault" : windowCell(r.window()));
     row(out, "binding moves", r.moves() + " of " + r.turns() + " repeat turns");
-    row(out, "sessions on one worker on every node (POST /select), within 10 s of the undo", r.bindings());
+    row(
+        out,
+        "sessions on one worker on every node (POST /select), within 10 s of the undo",
+        r.bindings());
     row(out, "active bookings per node when the load stopped", r.activeAtStop());
-    row(out, "selections clients could not settle (no answer), freed after the load: last answer",
+    row(
+        out,
+        "selections clients could not settle (no answer), freed after the load: last answer",
         r.unsettledCell());
-    row(out, "leaked bookings after the phase", r.leaked() + String.format(Locale.ROOT, " (drain %.1f s)", r.drainSecs()));
-    row(out, "DELETEs that answered 404 for a booking of the same lifecycle, retried after the leak check: last"
-        + " answer", r.deniedCell());
+    row(
+        out,
+        "leaked bookings after the phase",
+        r.leaked() + String.format(Locale.ROOT, " (drain %.1f s)", r.drainSecs()));
+    row(
+        out,
+        "DELETEs that answered 404 for a booking of the same lifecycle, retried after the leak check: last"
+            + " answer",
+        r.deniedCell());
     if (r.leakedAfterRetry() != null) {
       row(out, "leaked bookings after those retries", r.leakedAfterRetry());
     }
@@ -52,8 +68,9 @@ final class Report {
   static void summary(PrintStream out, List<PhaseResult> results) {
     out.println("### summary");
     out.println();
-    out.println("| phase | lifecycles | per s | timeouts | other non-2xx | select p50 / p99 / max ms | fault window"
-        + " after 5 s | moves | bindings agreed | leaked | catalogs | fallbacks | members |");
+    out.println(
+        "| phase | lifecycles | per s | timeouts | other non-2xx | select p50 / p99 / max ms | fault window"
+            + " after 5 s | moves | bindings agreed | leaked | catalogs | fallbacks | members |");
     out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (PhaseResult r : results) {
       if (r.skipped() != null) {
@@ -61,12 +78,27 @@ final class Report {
         continue;
       }
       long timeouts = CallCounts.total(r.failures(), CallCounts.TIMEOUT);
-      long all = r.failures().values().stream().flatMap(m -> m.values().stream()).mapToLong(Long::longValue).sum();
-      out.printf(Locale.ROOT, "| %s | %d | %.1f | %d | %d | %s | %s | %d | %s | %s | %s | %s | %s |%n", r.name(),
-          r.lifecycles(), r.lifecyclesPerSec(), timeouts, all - timeouts, r.latency().cell(),
-          r.window() == null ? "—" : windowCell(r.window()), r.moves(), cell(agreedCell(r.bindings())),
-          cell(leakedCell(r)), cell(r.catalog()),
-          r.fallbacks(), r.members());
+      long all =
+          r.failures().values().stream()
+              .flatMap(m -> m.values().stream())
+              .mapToLong(Long::longValue)
+              .sum();
+      out.printf(
+          Locale.ROOT,
+          "| %s | %d | %.1f | %d | %d | %s | %s | %d | %s | %s | %s | %s | %s |%n",
+          r.name(),
+          r.lifecycles(),
+          r.lifecyclesPerSec(),
+          timeouts,
+          all - timeouts,
+          r.latency().cell(),
+          r.window() == null ? "—" : windowCell(r.window()),
+          r.moves(),
+          cell(agreedCell(r.bindings())),
+          cell(leakedCell(r)),
+          cell(r.catalog()),
+          r.fallbacks(),
+          r.members());
     }
     out.println();
   }
@@ -80,7 +112,8 @@ final class Report {
     if (on < 0) {
       return bindings;
     }
-    java.util.regex.Matcher m = java.util.regex.Pattern.compile(", ([0-9.]+) s after the undo").matcher(bindings);
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile(", ([0-9.]+) s after the undo").matcher(bindings);
     return bindings.substring(0, on) + (m.find() ? " at " + m.group(1) + " s" : "");
   }
 
@@ -90,7 +123,12 @@ final class Report {
       return r.leaked();
     }
     long n = r.denied().values().stream().mapToLong(Long::longValue).sum();
-    return r.leaked() + " (after retrying " + n + " DELETEs that had answered 404: " + r.leakedAfterRetry() + ")";
+    return r.leaked()
+        + " (after retrying "
+        + n
+        + " DELETEs that had answered 404: "
+        + r.leakedAfterRetry()
+        + ")";
   }
 
   /** A fault window in which no client started a call (every thread stalled) says so rather than a dash. */

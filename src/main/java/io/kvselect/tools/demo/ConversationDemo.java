@@ -29,37 +29,51 @@ import picocli.CommandLine.Option;
  * the prefix; the printed table shows the chosen worker, the overlap kvselect saw and what the
  * engine found cached.
  */
-@Command(name = "kvselect-demo", mixinStandardHelpOptions = true,
+@Command(
+    name = "kvselect-demo",
+    mixinStandardHelpOptions = true,
     description = "Multi-turn conversations through kvselect and the engines it selects.")
 public final class ConversationDemo implements Callable<Integer> {
 
   @Option(names = "--kvselect", description = "kvselect base URL (${DEFAULT-VALUE}).")
   String kvselect = "http://127.0.0.1:8092";
 
-  @Option(names = "--conversations", description = "Conversations played in turn (${DEFAULT-VALUE}).")
+  @Option(
+      names = "--conversations",
+      description = "Conversations played in turn (${DEFAULT-VALUE}).")
   int conversations = 3;
 
   @Option(names = "--turns", description = "Turns per conversation (${DEFAULT-VALUE}).")
   int turns = 4;
 
-  @Option(names = "--first-turn-tokens", description = "Tokens of a conversation's first prompt (${DEFAULT-VALUE}).")
+  @Option(
+      names = "--first-turn-tokens",
+      description = "Tokens of a conversation's first prompt (${DEFAULT-VALUE}).")
   int firstTurnTokens = 512;
 
-  @Option(names = "--turn-tokens", description = "Tokens each later turn appends (${DEFAULT-VALUE}).")
+  @Option(
+      names = "--turn-tokens",
+      description = "Tokens each later turn appends (${DEFAULT-VALUE}).")
   int turnTokens = 96;
 
-  @Option(names = "--output-tokens", description = "Output tokens asked of the engine per turn (${DEFAULT-VALUE}).")
+  @Option(
+      names = "--output-tokens",
+      description = "Output tokens asked of the engine per turn (${DEFAULT-VALUE}).")
   int outputTokens = 32;
 
-  @Option(names = "--settle-ms", description = "Longest wait after each turn for kvselect to index the prompt the "
-      + "engine cached, polled on /overlap_scores (${DEFAULT-VALUE}).")
+  @Option(
+      names = "--settle-ms",
+      description =
+          "Longest wait after each turn for kvselect to index the prompt the "
+              + "engine cached, polled on /overlap_scores (${DEFAULT-VALUE}).")
   long settleMs = 5_000;
 
   @Option(names = "--seed", description = "Token RNG seed (${DEFAULT-VALUE}).")
   long seed = 1;
 
   private static final ObjectMapper JSON = new ObjectMapper();
-  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
   private final PrintStream out;
 
   public ConversationDemo() {
@@ -75,7 +89,13 @@ public final class ConversationDemo implements Callable<Integer> {
   }
 
   /** One row of the printed table. */
-  record Turn(int conversation, int turn, int isl, long worker, long overlapTokens, long effectivePrefill,
+  record Turn(
+      int conversation,
+      int turn,
+      int isl,
+      long worker,
+      long overlapTokens,
+      long effectivePrefill,
       long engineCached) {}
 
   /** Plays the conversations; any failure ends the run with one line on stderr and exit code 1. */
@@ -102,8 +122,9 @@ public final class ConversationDemo implements Callable<Integer> {
     for (int c = 0; c < conversations; c++) {
       histories.add(new ArrayList<>());
     }
-    out.printf("%-4s %-4s %-7s %-8s %-16s %-18s %-14s%n", "conv", "turn", "isl", "worker", "overlap_tokens",
-        "effective_prefill", "engine_cached");
+    out.printf(
+        "%-4s %-4s %-7s %-8s %-16s %-18s %-14s%n",
+        "conv", "turn", "isl", "worker", "overlap_tokens", "effective_prefill", "engine_cached");
     List<Turn> rows = new ArrayList<>();
     for (int t = 0; t < turns; t++) {
       for (int c = 0; c < conversations; c++) {
@@ -114,8 +135,15 @@ public final class ConversationDemo implements Callable<Integer> {
         }
         Turn row = play(c, t, h);
         rows.add(row);
-        out.printf("%-4d %-4d %-7d %-8d %-16d %-18d %-14d%n", row.conversation(), row.turn(), row.isl(),
-            row.worker(), row.overlapTokens(), row.effectivePrefill(), row.engineCached());
+        out.printf(
+            "%-4d %-4d %-7d %-8d %-16d %-18d %-14d%n",
+            row.conversation(),
+            row.turn(),
+            row.isl(),
+            row.worker(),
+            row.overlapTokens(),
+            row.effectivePrefill(),
+            row.engineCached());
         for (int i = 0; i < outputTokens; i++) {
           h.add(1 + rnd.nextInt(50_000));
         }
@@ -125,12 +153,18 @@ public final class ConversationDemo implements Callable<Integer> {
     long repeats = rows.stream().filter(r -> r.turn() > 0).count();
     long sticky = 0;
     for (Turn r : rows) {
-      if (r.turn() > 0 && rows.stream().anyMatch(p -> p.conversation() == r.conversation() && p.turn() == r.turn() - 1
-          && p.worker() == r.worker())) {
+      if (r.turn() > 0
+          && rows.stream()
+              .anyMatch(
+                  p ->
+                      p.conversation() == r.conversation()
+                          && p.turn() == r.turn() - 1
+                          && p.worker() == r.worker())) {
         sticky++;
       }
     }
-    out.printf("repeat turns on the worker that served the previous turn: %d of %d%n", sticky, repeats);
+    out.printf(
+        "repeat turns on the worker that served the previous turn: %d of %d%n", sticky, repeats);
     return 0;
   }
 
@@ -146,12 +180,25 @@ public final class ConversationDemo implements Callable<Integer> {
       throw new IllegalStateException(selectUrl + " answered without endpoint or worker_id: " + s);
     }
     String endpoint = s.get("endpoint").asText();
-    JsonNode g = post(endpoint + "/generate", Map.of("token_ids", tokens, "output_tokens", outputTokens,
-        "dp_rank", s.get("dp_rank").asInt()));
+    JsonNode g =
+        post(
+            endpoint + "/generate",
+            Map.of(
+                "token_ids",
+                tokens,
+                "output_tokens",
+                outputTokens,
+                "dp_rank",
+                s.get("dp_rank").asInt()));
     post(kvselect + "/reservations/" + id + "/prefill_complete", null);
     delete(kvselect + "/reservations/" + id);
-    return new Turn(conversation, turn, tokens.length, s.get("worker_id").asLong(),
-        s.path("overlap").path("longest_matched").asLong(), s.path("effective_prefill_tokens").asLong(),
+    return new Turn(
+        conversation,
+        turn,
+        tokens.length,
+        s.get("worker_id").asLong(),
+        s.path("overlap").path("longest_matched").asLong(),
+        s.path("effective_prefill_tokens").asLong(),
         g.path("cached_tokens").asLong());
   }
 
@@ -167,7 +214,8 @@ public final class ConversationDemo implements Callable<Integer> {
       JsonNode r = post(kvselect + "/overlap_scores", Map.of("token_ids", tokens));
       long want = tokens.length / Math.max(1, r.path("block_size").asLong(1));
       for (JsonNode w : r.path("workers")) {
-        if (w.path("worker_id").asLong() == row.worker() && w.path("device_blocks").asLong() >= want) {
+        if (w.path("worker_id").asLong() == row.worker()
+            && w.path("device_blocks").asLong() >= want) {
           return;
         }
       }
@@ -183,7 +231,8 @@ public final class ConversationDemo implements Callable<Integer> {
     if (body == null) {
       b.POST(HttpRequest.BodyPublishers.noBody());
     } else {
-      b.header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
+      b.header("content-type", "application/json")
+          .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
     }
     return answer(url, send(url, b.build()));
   }
@@ -202,7 +251,8 @@ public final class ConversationDemo implements Callable<Integer> {
 
   private static JsonNode answer(String url, HttpResponse<String> r) throws Exception {
     if (r.statusCode() >= 300) {
-      throw new IllegalStateException(url + " answered " + r.statusCode() + ": " + r.body().strip());
+      throw new IllegalStateException(
+          url + " answered " + r.statusCode() + ": " + r.body().strip());
     }
     return r.body().isEmpty() ? JSON.nullNode() : JSON.readTree(r.body());
   }

@@ -21,22 +21,30 @@ public final class BareReceiver extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    return vertx.createHttpServer(new HttpServerOptions().setHost("127.0.0.1").setPort(port))
-        .requestHandler(req -> req.body().onSuccess(b -> req.response()
-            .putHeader("content-type", "application/json").end("{}")))
+    return vertx
+        .createHttpServer(new HttpServerOptions().setHost("127.0.0.1").setPort(port))
+        .requestHandler(
+            req ->
+                req.body()
+                    .onSuccess(
+                        b ->
+                            req.response().putHeader("content-type", "application/json").end("{}")))
         .listen();
   }
 
   public static void main(String[] args) {
     int port = args.length > 0 ? Integer.parseInt(args[0]) : 8093;
     Vertx vertx = Vertx.vertx();
-    vertx.deployVerticle(() -> new BareReceiver(port),
-        new DeploymentOptions().setInstances(Runtime.getRuntime().availableProcessors()))
+    vertx
+        .deployVerticle(
+            () -> new BareReceiver(port),
+            new DeploymentOptions().setInstances(Runtime.getRuntime().availableProcessors()))
         .onSuccess(id -> System.out.println("bare receiver listening on 127.0.0.1:" + port))
-        .onFailure(e -> {
-          System.err.println("bare receiver failed: " + e.getMessage());
-          System.exit(1);
-        });
+        .onFailure(
+            e -> {
+              System.err.println("bare receiver failed: " + e.getMessage());
+              System.exit(1);
+            });
     Runtime.getRuntime().addShutdownHook(new Thread(vertx::close, "bare-receiver-shutdown"));
   }
 }

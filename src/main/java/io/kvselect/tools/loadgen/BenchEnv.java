@@ -67,14 +67,21 @@ public final class BenchEnv {
    */
   public static String gitCommit() {
     String head = run(List.of("git", "rev-parse", "--short", "HEAD")).strip();
-    String dirty = head.isEmpty() ? "" : run(List.of("git", "status", "--porcelain", "--untracked-files=no")).strip();
-    String checkout = head.isEmpty() ? "unknown (not a git checkout)"
-        : dirty.isEmpty() ? head : head + " (+uncommitted changes)";
+    String dirty =
+        head.isEmpty()
+            ? ""
+            : run(List.of("git", "status", "--porcelain", "--untracked-files=no")).strip();
+    String checkout =
+        head.isEmpty()
+            ? "unknown (not a git checkout)"
+            : dirty.isEmpty() ? head : head + " (+uncommitted changes)";
     String built = jarCommit();
     if (built == null || built.equals("unknown")) {
       return checkout;
     }
-    return built.equals(head) && dirty.isEmpty() ? built : built + " (jar; checkout at " + checkout + ")";
+    return built.equals(head) && dirty.isEmpty()
+        ? built
+        : built + " (jar; checkout at " + checkout + ")";
   }
 
   /** The {@code Kvselect-Commit} manifest entry of the jar this class was loaded from, or null. */
@@ -84,7 +91,8 @@ public final class BenchEnv {
       if (src == null || !src.getLocation().getPath().endsWith(".jar")) {
         return null;
       }
-      try (java.util.jar.JarFile jar = new java.util.jar.JarFile(new java.io.File(src.getLocation().toURI()))) {
+      try (java.util.jar.JarFile jar =
+          new java.util.jar.JarFile(new java.io.File(src.getLocation().toURI()))) {
         java.util.jar.Manifest m = jar.getManifest();
         return m == null ? null : m.getMainAttributes().getValue("Kvselect-Commit");
       }

@@ -72,11 +72,19 @@ final class IngestRig implements AutoCloseable {
    * Starts the node and the publishers ({@code publisherThreads} socket threads, at most one per
    * publisher), registers and connects them; closes all on failure.
    */
-  static IngestRig start(int threads, int publishers, int publisherThreads, int blockSize) throws Exception {
-    NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0",
-        "--threads", Integer.toString(threads)}, Map.of());
-    KvselectNode node = KvselectNode.start(s, 1)
-        .toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+  static IngestRig start(int threads, int publishers, int publisherThreads, int blockSize)
+      throws Exception {
+    NodeSettings s =
+        NodeSettings.parse(
+            new String[] {
+              "--host", "127.0.0.1", "--port", "0", "--threads", Integer.toString(threads)
+            },
+            Map.of());
+    KvselectNode node =
+        KvselectNode.start(s, 1)
+            .toCompletionStage()
+            .toCompletableFuture()
+            .get(60, TimeUnit.SECONDS);
     IngestRig rig = new IngestRig(node, publishers);
     try {
       if (node.events() == null) {
@@ -88,11 +96,18 @@ final class IngestRig implements AutoCloseable {
         rig.threads.add(new PublisherThread("kvselect-bench-pub-" + t, 1));
       }
       for (int p = 0; p < publishers; p++) {
-        rig.pubs[p] = new KvEventPublisher(rig.threads.get(p % rig.threads.size()), "127.0.0.1", new int[1], 0,
-            "", ReplayLayout.TOPIC);
+        rig.pubs[p] =
+            new KvEventPublisher(
+                rig.threads.get(p % rig.threads.size()),
+                "127.0.0.1",
+                new int[1],
+                0,
+                "",
+                ReplayLayout.TOPIC);
         eps[p] = rig.pubs[p].ready().get(10, TimeUnit.SECONDS);
       }
-      // before any registration the node has no ZMQ socket, so every ZMQ thread so far is a publisher's
+      // before any registration the node has no ZMQ socket, so every ZMQ thread so far is a
+      // publisher's
       for (Thread t : Thread.getAllStackTraces().keySet()) {
         if (ThreadCpu.isZmqThread(t.getName())) {
           rig.publisherZmqThreads.add(t.getId());
@@ -109,7 +124,8 @@ final class IngestRig implements AutoCloseable {
     }
   }
 
-  private void register(HttpClient http, long workerId, int blockSize, KvEventPublisher.Endpoints ep)
+  private void register(
+      HttpClient http, long workerId, int blockSize, KvEventPublisher.Endpoints ep)
       throws IOException, InterruptedException {
     Map<String, Object> w = new LinkedHashMap<>();
     w.put("worker_id", workerId);
@@ -117,21 +133,25 @@ final class IngestRig implements AutoCloseable {
     w.put("block_size", blockSize);
     w.put("kv_events_endpoint", ep.publishers().get(0));
     w.put("replay_endpoint", ep.replay());
-    HttpRequest req = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.port() + "/workers"))
-        .timeout(Duration.ofSeconds(10))
-        .header("content-type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(w)))
-        .build();
+    HttpRequest req =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.port() + "/workers"))
+            .timeout(Duration.ofSeconds(10))
+            .header("content-type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(w)))
+            .build();
     HttpResponse<String> r = http.send(req, HttpResponse.BodyHandlers.ofString());
     if (r.statusCode() != 201) {
-      throw new IOException("POST /workers for worker " + workerId + ": " + r.statusCode() + " " + r.body());
+      throw new IOException(
+          "POST /workers for worker " + workerId + ": " + r.statusCode() + " " + r.body());
     }
   }
 
   /** Probes every rank until it has delivered a batch, then waits until all probes are delivered. */
   private void connect() throws InterruptedException {
-    byte[] probe = KvEventEncoder.encode(new KvEventBatch(1.0,
-        List.of(new BlockRemoved(new long[] {42}, "GPU", null, null)), 0), WireFormat.MAP);
+    byte[] probe =
+        KvEventEncoder.encode(
+            new KvEventBatch(1.0, List.of(new BlockRemoved(new long[] {42}, "GPU", null, null)), 0),
+            WireFormat.MAP);
     long deadline = System.currentTimeMillis() + CONNECT_TIMEOUT_MS;
     while (true) {
       Map<WorkerRank, RankStats> stats = events().stats();
@@ -147,8 +167,14 @@ final class IngestRig implements AutoCloseable {
         return;
       }
       if (System.currentTimeMillis() > deadline) {
-        throw new IllegalStateException(waiting + " of " + pubs.length + " ranks not connected after "
-            + CONNECT_TIMEOUT_MS + " ms: " + stats);
+        throw new IllegalStateException(
+            waiting
+                + " of "
+                + pubs.length
+                + " ranks not connected after "
+                + CONNECT_TIMEOUT_MS
+                + " ms: "
+                + stats);
       }
       Thread.sleep(50);
     }

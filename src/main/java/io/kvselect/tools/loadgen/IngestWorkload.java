@@ -44,13 +44,19 @@ public final class IngestWorkload {
 
   /** Messages in the prologue (the cycle has four times as many). */
   private final int chainBatches;
+
   /** Blocks per event. */
   private final int blocksPerEvent;
+
   private final int eventsPerBatch;
   private final byte[][] payloads;
   private final List<KvEventBatch> batches;
 
-  private IngestWorkload(int chainEvents, int blocksPerEvent, int eventsPerBatch, List<KvEventBatch> events,
+  private IngestWorkload(
+      int chainEvents,
+      int blocksPerEvent,
+      int eventsPerBatch,
+      List<KvEventBatch> events,
       WireFormat wire) {
     this.chainBatches = chainEvents / eventsPerBatch;
     this.blocksPerEvent = blocksPerEvent;
@@ -81,8 +87,14 @@ public final class IngestWorkload {
    * @param blocksPerBatch blocks per batch (positive)
    * @param blockSize tokens per block (positive)
    */
-  public static IngestWorkload cycle(long seed, int publisher, int dpRank, int chainBatches,
-      int blocksPerBatch, int blockSize, WireFormat wire) {
+  public static IngestWorkload cycle(
+      long seed,
+      int publisher,
+      int dpRank,
+      int chainBatches,
+      int blocksPerBatch,
+      int blockSize,
+      WireFormat wire) {
     return cycle(seed, publisher, dpRank, chainBatches, blocksPerBatch, 1, blockSize, wire);
   }
 
@@ -91,14 +103,22 @@ public final class IngestWorkload {
    * events of {@code blocksPerBatch} blocks in every message ({@code eventsPerBatch} divides
    * {@code chainBatches}).
    */
-  public static IngestWorkload cycle(long seed, int publisher, int dpRank, int chainBatches,
-      int blocksPerBatch, int eventsPerBatch, int blockSize, WireFormat wire) {
+  public static IngestWorkload cycle(
+      long seed,
+      int publisher,
+      int dpRank,
+      int chainBatches,
+      int blocksPerBatch,
+      int eventsPerBatch,
+      int blockSize,
+      WireFormat wire) {
     if (chainBatches < 1 || blocksPerBatch < 1 || blockSize < 1 || eventsPerBatch < 1) {
-      throw new IllegalArgumentException("chainBatches, blocksPerBatch, eventsPerBatch and blockSize must be positive");
+      throw new IllegalArgumentException(
+          "chainBatches, blocksPerBatch, eventsPerBatch and blockSize must be positive");
     }
     if (chainBatches % eventsPerBatch != 0) {
-      throw new IllegalArgumentException("eventsPerBatch " + eventsPerBatch + " must divide chainBatches "
-          + chainBatches);
+      throw new IllegalArgumentException(
+          "eventsPerBatch " + eventsPerBatch + " must divide chainBatches " + chainBatches);
     }
     SplittableRandom rnd = new SplittableRandom(seed * 1_000_003L + publisher);
     Chain a = Chain.random(rnd, chainBatches * blocksPerBatch, blockSize);
@@ -175,17 +195,36 @@ public final class IngestWorkload {
       for (int i = 0; i < tokens.length; i++) {
         tokens[i] = rnd.nextInt(VOCAB);
       }
-      return new Chain(tokens, BlockHasher.sequenceHashes(BlockHasher.localBlockHashes(tokens,
-          tokens.length, blockSize, BlockHasher.saltSeed(null, null), false, null)));
+      return new Chain(
+          tokens,
+          BlockHasher.sequenceHashes(
+              BlockHasher.localBlockHashes(
+                  tokens,
+                  tokens.length,
+                  blockSize,
+                  BlockHasher.saltSeed(null, null),
+                  false,
+                  null)));
     }
 
     /** Store batch {@code k}: blocks {@code [k*n, (k+1)*n)}, extending block {@code k*n - 1}. */
     KvEventBatch store(int k, int n, int blockSize, double ts, int dpRank) {
       int from = k * n;
       int to = from + n;
-      KvEvent e = new BlockStored(Arrays.copyOfRange(hashes, from, to), from > 0,
-          from > 0 ? hashes[from - 1] : 0, Arrays.copyOfRange(tokens, from * blockSize, to * blockSize),
-          blockSize, "GPU", null, null, null, 0, "full_attention", null);
+      KvEvent e =
+          new BlockStored(
+              Arrays.copyOfRange(hashes, from, to),
+              from > 0,
+              from > 0 ? hashes[from - 1] : 0,
+              Arrays.copyOfRange(tokens, from * blockSize, to * blockSize),
+              blockSize,
+              "GPU",
+              null,
+              null,
+              null,
+              0,
+              "full_attention",
+              null);
       return new KvEventBatch(ts, List.of(e), dpRank);
     }
 

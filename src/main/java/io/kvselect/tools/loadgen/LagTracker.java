@@ -97,7 +97,9 @@ final class LagTracker {
       maxByRank[p] = Math.max(maxByRank[p], lag);
       m = Math.max(m, lag);
     }
-    int second = (int) Math.max(0, Math.min(maxBySecond.length - 1, (nowNanos - startNanos) / 1_000_000_000L));
+    int second =
+        (int)
+            Math.max(0, Math.min(maxBySecond.length - 1, (nowNanos - startNanos) / 1_000_000_000L));
     maxBySecond[second] = Math.max(maxBySecond[second], m);
     maxNanos = Math.max(maxNanos, m);
     return m;

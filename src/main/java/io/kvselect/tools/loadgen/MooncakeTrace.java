@@ -52,7 +52,7 @@ final class MooncakeTrace {
     for (int i = 0; i < h.length; i++) {
       h[i] = ids.get(i).asLong();
     }
-    return new Request(ts.asLong(), h, o.path("input_length").asLong(0),
-        o.path("output_length").asLong(0));
+    return new Request(
+        ts.asLong(), h, o.path("input_length").asLong(0), o.path("output_length").asLong(0));
   }
 }

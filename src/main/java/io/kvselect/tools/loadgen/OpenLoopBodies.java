@@ -52,7 +52,8 @@ final class OpenLoopBodies {
 
   /** {@code bytes} in a direct, never-released buffer wrapped without a copy. */
   static Buffer direct(byte[] bytes) {
-    ByteBuf buf = Unpooled.unreleasableBuffer(Unpooled.directBuffer(bytes.length).writeBytes(bytes));
+    ByteBuf buf =
+        Unpooled.unreleasableBuffer(Unpooled.directBuffer(bytes.length).writeBytes(bytes));
     return BufferInternal.buffer(buf);
   }
 }

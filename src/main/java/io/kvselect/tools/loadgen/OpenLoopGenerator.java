@@ -44,8 +44,16 @@ final class OpenLoopGenerator {
    * from then to the end of the run (-1 where the JVM cannot tell); {@code threads} the number of
    * distinct event-loop threads the senders ran on.
    */
-  record Result(OpenLoopOptions.Mode mode, double offeredRate, double seconds, int eventLoops, int connections,
-      long t0Nanos, long cpuNanos, int threads, OpenLoopStats stats) {
+  record Result(
+      OpenLoopOptions.Mode mode,
+      double offeredRate,
+      double seconds,
+      int eventLoops,
+      int connections,
+      long t0Nanos,
+      long cpuNanos,
+      int threads,
+      OpenLoopStats stats) {
 
     /** CPU time of this whole JVM from the start of the schedule to the end of the run, per HTTP call. */
     double cpuMicrosPerCall() {
@@ -59,12 +67,16 @@ final class OpenLoopGenerator {
 
     /** Corrected latency at percentile {@code q} (0-100), in milliseconds. */
     double ms(double q) {
-      return stats.latency.getTotalCount() == 0 ? Double.NaN : stats.latency.getValueAtPercentile(q) / 1000.0;
+      return stats.latency.getTotalCount() == 0
+          ? Double.NaN
+          : stats.latency.getValueAtPercentile(q) / 1000.0;
     }
 
     /** Uncorrected (from the actual send) latency at percentile {@code q}, in milliseconds. */
     double sendMs(double q) {
-      return stats.sendLatency.getTotalCount() == 0 ? Double.NaN : stats.sendLatency.getValueAtPercentile(q) / 1000.0;
+      return stats.sendLatency.getTotalCount() == 0
+          ? Double.NaN
+          : stats.sendLatency.getValueAtPercentile(q) / 1000.0;
     }
 
     /** Largest delay of the generator behind its schedule, in milliseconds. */
@@ -107,17 +119,38 @@ final class OpenLoopGenerator {
       long windowStart = t0 + (long) (o.warmupSeconds * 1e9);
       long windowEnd = windowStart + (long) (o.seconds * 1e9);
       double nanosPerRequest = o.mode == OpenLoopOptions.Mode.OPEN ? 1e9 / o.rate : 0;
-      long total = o.mode == OpenLoopOptions.Mode.OPEN ? (long) Math.ceil((windowEnd - t0) / nanosPerRequest) : 0;
-      OpenLoopSender.Plan plan = new OpenLoopSender.Plan(o.mode, o.host, o.port, o.path, n, total, nanosPerRequest,
-          t0, windowStart, windowEnd, o.bodies, o.deleteReservations, o.requestTimeoutMs);
+      long total =
+          o.mode == OpenLoopOptions.Mode.OPEN
+              ? (long) Math.ceil((windowEnd - t0) / nanosPerRequest)
+              : 0;
+      OpenLoopSender.Plan plan =
+          new OpenLoopSender.Plan(
+              o.mode,
+              o.host,
+              o.port,
+              o.path,
+              n,
+              total,
+              nanosPerRequest,
+              t0,
+              windowStart,
+              windowEnd,
+              o.bodies,
+              o.deleteReservations,
+              o.requestTimeoutMs);
       List<OpenLoopSender> senders = new ArrayList<>(n);
       int k = 0;
       // one context per event loop, built on that loop: deployments do not pick distinct loops
       // reliably (two verticles deployed from one thread often shared the first)
       for (EventExecutor loop : ((VertxInternal) vertx).nettyEventLoopGroup()) {
-        ContextInternal ctx = ((VertxInternal) vertx).contextBuilder().withThreadingModel(ThreadingModel.EVENT_LOOP)
-            .withEventLoop((EventLoop) loop).build();
-        OpenLoopSender s = new OpenLoopSender(k, o.connections / n + (k < o.connections % n ? 1 : 0), plan);
+        ContextInternal ctx =
+            ((VertxInternal) vertx)
+                .contextBuilder()
+                .withThreadingModel(ThreadingModel.EVENT_LOOP)
+                .withEventLoop((EventLoop) loop)
+                .build();
+        OpenLoopSender s =
+            new OpenLoopSender(k, o.connections / n + (k < o.connections % n ? 1 : 0), plan);
         senders.add(s);
         await(s.start(ctx), 30_000);
         k++;
@@ -144,8 +177,16 @@ final class OpenLoopGenerator {
         merged.add(await(s.stats(), 10_000));
       }
       int threads = (int) senders.stream().map(OpenLoopSender::thread).distinct().count();
-      return new Result(o.mode, o.rate, o.seconds, n, o.connections, t0,
-          cpu0 < 0 || cpu1 < 0 ? -1 : cpu1 - cpu0, threads, merged);
+      return new Result(
+          o.mode,
+          o.rate,
+          o.seconds,
+          n,
+          o.connections,
+          t0,
+          cpu0 < 0 || cpu1 < 0 ? -1 : cpu1 - cpu0,
+          threads,
+          merged);
     } finally {
       if (pacing != null) {
         pacing.stop = true;
@@ -158,7 +199,8 @@ final class OpenLoopGenerator {
 
   /** CPU time of this JVM (every thread, GC and JIT included), or -1. */
   static long processCpuNanos() {
-    if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+    if (ManagementFactory.getOperatingSystemMXBean()
+        instanceof com.sun.management.OperatingSystemMXBean os) {
       return os.getProcessCpuTime();
     }
     return -1;

@@ -86,22 +86,34 @@ final class OpenLoopOptions {
 
   void validate() {
     if (port < 1 || port > 65_535 || path == null || !path.startsWith("/")) {
-      throw new IllegalArgumentException("a target port in 1..65535 and a path starting with / are needed");
+      throw new IllegalArgumentException(
+          "a target port in 1..65535 and a path starting with / are needed");
     }
     if (mode == Mode.OPEN && !(rate > 0)) {
       throw new IllegalArgumentException("--rate must be > 0");
     }
-    if (!(warmupSeconds >= 0) || !(seconds > 0) || connections < 1 || eventLoops < 1 || bodies.isEmpty()
-        || requestTimeoutMs < 1 || drainTimeoutMs < 0) {
-      throw new IllegalArgumentException("--warmup >= 0, --seconds > 0, --connections and --event-loops >= 1, "
-          + "at least one body");
+    if (!(warmupSeconds >= 0)
+        || !(seconds > 0)
+        || connections < 1
+        || eventLoops < 1
+        || bodies.isEmpty()
+        || requestTimeoutMs < 1
+        || drainTimeoutMs < 0) {
+      throw new IllegalArgumentException(
+          "--warmup >= 0, --seconds > 0, --connections and --event-loops >= 1, "
+              + "at least one body");
     }
     if (eventLoops > connections) {
-      throw new IllegalArgumentException("--event-loops (" + eventLoops + ") must not exceed --connections ("
-          + connections + "): every event loop owns at least one connection");
+      throw new IllegalArgumentException(
+          "--event-loops ("
+              + eventLoops
+              + ") must not exceed --connections ("
+              + connections
+              + "): every event loop owns at least one connection");
     }
     if (mode == Mode.OPEN && rate * (warmupSeconds + seconds) > 100_000_000) {
-      throw new IllegalArgumentException("--rate x (--warmup + --seconds) must be at most 100,000,000 requests");
+      throw new IllegalArgumentException(
+          "--rate x (--warmup + --seconds) must be at most 100,000,000 requests");
     }
   }
 }

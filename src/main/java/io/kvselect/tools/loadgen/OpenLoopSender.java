@@ -42,8 +42,19 @@ import java.util.concurrent.atomic.AtomicBoolean;
 final class OpenLoopSender {
 
   /** The schedule every sender shares; immutable. */
-  record Plan(OpenLoopOptions.Mode mode, String host, int port, String path, int senders, long total,
-      double nanosPerRequest, long t0, long windowStart, long windowEnd, List<Buffer> bodies, boolean delete,
+  record Plan(
+      OpenLoopOptions.Mode mode,
+      String host,
+      int port,
+      String path,
+      int senders,
+      long total,
+      double nanosPerRequest,
+      long t0,
+      long windowStart,
+      long windowEnd,
+      List<Buffer> bodies,
+      boolean delete,
       long requestTimeoutMs) {
 
     long due(long i) {
@@ -55,7 +66,8 @@ final class OpenLoopSender {
     }
   }
 
-  private static final byte[] SELECTION_ID = "\"selection_id\":\"".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] SELECTION_ID =
+      "\"selection_id\":\"".getBytes(StandardCharsets.US_ASCII);
 
   final AtomicBoolean wakePending = new AtomicBoolean();
 
@@ -89,20 +101,31 @@ final class OpenLoopSender {
     this.context = context;
     this.vertx = context.owner();
     Promise<Void> started = Promise.promise();
-    context.runOnContext(v -> {
-      this.thread = Thread.currentThread().getName();
-      begin();
-      started.complete();
-    });
+    context.runOnContext(
+        v -> {
+          this.thread = Thread.currentThread().getName();
+          begin();
+          started.complete();
+        });
     return started.future();
   }
 
   private void begin() {
-    client = vertx.createHttpClient(new HttpClientOptions().setKeepAlive(true).setPipelining(false)
-            .setConnectTimeout(5_000),
-        new PoolOptions().setHttp1MaxSize(connections));
-    post = new RequestOptions().setMethod(HttpMethod.POST).setHost(plan.host()).setPort(plan.port())
-        .setURI(plan.path()).setIdleTimeout(plan.requestTimeoutMs()).putHeader("content-type", "application/json");
+    client =
+        vertx.createHttpClient(
+            new HttpClientOptions()
+                .setKeepAlive(true)
+                .setPipelining(false)
+                .setConnectTimeout(5_000),
+            new PoolOptions().setHttp1MaxSize(connections));
+    post =
+        new RequestOptions()
+            .setMethod(HttpMethod.POST)
+            .setHost(plan.host())
+            .setPort(plan.port())
+            .setURI(plan.path())
+            .setIdleTimeout(plan.requestTimeoutMs())
+            .putHeader("content-type", "application/json");
     wakeHandler = v -> wake();
     if (plan.mode() == OpenLoopOptions.Mode.CLOSED) {
       long delay = Math.max(1, (plan.t0() - System.nanoTime()) / 1_000_000);
@@ -179,7 +202,8 @@ final class OpenLoopSender {
   }
 
   private void checkFinished() {
-    boolean scheduleDone = plan.mode() == OpenLoopOptions.Mode.OPEN ? nextSend >= plan.total() : closedLoopEnded;
+    boolean scheduleDone =
+        plan.mode() == OpenLoopOptions.Mode.OPEN ? nextSend >= plan.total() : closedLoopEnded;
     if (scheduleDone && inFlight == 0 && deletes.isEmpty()) {
       finished.tryComplete();
     }
@@ -190,54 +214,67 @@ final class OpenLoopSender {
     stats.calls++;
     long sentAt = System.nanoTime();
     Buffer body = plan.bodies().get((int) (i % plan.bodies().size()));
-    client.request(post)
+    client
+        .request(post)
         .compose(req -> req.send(body))
-        .compose(resp -> resp.body().map(b -> resp.statusCode() == 200 && plan.delete() ? selectionId(b) : null)
-            .map(id -> {
-              if (id != null) {
-                deletes.add(id);
-              } else if (plan.delete() && resp.statusCode() == 200) {
-                stats.deleteErrors++;
+        .compose(
+            resp ->
+                resp.body()
+                    .map(b -> resp.statusCode() == 200 && plan.delete() ? selectionId(b) : null)
+                    .map(
+                        id -> {
+                          if (id != null) {
+                            deletes.add(id);
+                          } else if (plan.delete() && resp.statusCode() == 200) {
+                            stats.deleteErrors++;
+                          }
+                          return resp.statusCode();
+                        }))
+        .onComplete(
+            ar -> {
+              inFlight--;
+              long end = System.nanoTime();
+              if (plan.inWindow(end)) {
+                stats.completedInWindow++;
               }
-              return resp.statusCode();
-            }))
-        .onComplete(ar -> {
-          inFlight--;
-          long end = System.nanoTime();
-          if (plan.inWindow(end)) {
-            stats.completedInWindow++;
-          }
-          if (plan.inWindow(intended)) {
-            stats.completed++;
-            if (ar.failed()) {
-              stats.error(ar.cause().getClass().getSimpleName());
-            } else if (ar.result() / 100 != 2) {
-              stats.error("HTTP " + ar.result());
-            } else {
-              stats.latency.recordValue(OpenLoopStats.clamp((end - intended) / 1_000));
-              stats.sendLatency.recordValue(OpenLoopStats.clamp((end - sentAt) / 1_000));
-            }
-          }
-          pump();
-        });
+              if (plan.inWindow(intended)) {
+                stats.completed++;
+                if (ar.failed()) {
+                  stats.error(ar.cause().getClass().getSimpleName());
+                } else if (ar.result() / 100 != 2) {
+                  stats.error("HTTP " + ar.result());
+                } else {
+                  stats.latency.recordValue(OpenLoopStats.clamp((end - intended) / 1_000));
+                  stats.sendLatency.recordValue(OpenLoopStats.clamp((end - sentAt) / 1_000));
+                }
+              }
+              pump();
+            });
   }
 
   private void delete(String id) {
     inFlight++;
     stats.calls++;
     stats.deletes++;
-    RequestOptions ro = new RequestOptions().setMethod(HttpMethod.DELETE).setHost(plan.host()).setPort(plan.port())
-        .setURI("/reservations/" + id).setIdleTimeout(plan.requestTimeoutMs());
-    client.request(ro)
+    RequestOptions ro =
+        new RequestOptions()
+            .setMethod(HttpMethod.DELETE)
+            .setHost(plan.host())
+            .setPort(plan.port())
+            .setURI("/reservations/" + id)
+            .setIdleTimeout(plan.requestTimeoutMs());
+    client
+        .request(ro)
         .compose(req -> req.send())
         .compose(resp -> resp.body().map(b -> resp.statusCode()))
-        .onComplete(ar -> {
-          inFlight--;
-          if (ar.failed() || ar.result() != 200) {
-            stats.deleteErrors++;
-          }
-          pump();
-        });
+        .onComplete(
+            ar -> {
+              inFlight--;
+              if (ar.failed() || ar.result() != 200) {
+                stats.deleteErrors++;
+              }
+              pump();
+            });
   }
 
   /**

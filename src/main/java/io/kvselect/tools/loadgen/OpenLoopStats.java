@@ -30,20 +30,28 @@ final class OpenLoopStats {
   final Histogram latency = new Histogram(MAX_MICROS, 3);
   final Histogram sendLatency = new Histogram(MAX_MICROS, 3);
   final Histogram lag = new Histogram(MAX_MICROS, 3);
+
   /** Failures by kind: {@code "HTTP <status>"} or the exception's simple class name. */
   final Map<String, Long> errors = new TreeMap<>();
+
   /** Requests of the window taken up by the generator. */
   long dispatched;
+
   /** Requests of the window answered (any status) or failed. */
   long completed;
+
   /** Answers and failures, of any request, whose end fell inside the window. */
   long completedInWindow;
+
   /** Largest number of requests waiting for a connection at once. */
   long maxQueued;
+
   /** HTTP calls made over the whole run (warm-up, window and DELETEs included). */
   long calls;
+
   /** {@code DELETE /reservations/{id}} calls sent, and those not answered 200. */
   long deletes;
+
   long deleteErrors;
 
   void error(String kind) {

@@ -1,4 +1,5 @@
-// Over 400 lines: a benchmark tool's command, run loop and Markdown report (the sending is QueueLoadSender).
+// Over 400 lines: a benchmark tool's command, run loop and Markdown report (the sending is
+// QueueLoadSender).
 package io.kvselect.tools.loadgen;
 
 import io.kvselect.server.KvselectNode;
@@ -44,8 +45,14 @@ import picocli.CommandLine.Option;
  * the set-up fails. Every thread it starts is stopped before it returns. A mutable picocli target:
  * one per run, on the main thread.
  */
-@Command(name = "kvselect-queueload", sortOptions = false, usageHelpAutoWidth = true, mixinStandardHelpOptions = true,
-    description = {"Open-loop /select_and_reserve load on simulated workers, with the router queue on."})
+@Command(
+    name = "kvselect-queueload",
+    sortOptions = false,
+    usageHelpAutoWidth = true,
+    mixinStandardHelpOptions = true,
+    description = {
+      "Open-loop /select_and_reserve load on simulated workers, with the router queue on."
+    })
 public final class QueueLoad implements Callable<Integer> {
 
   private static final Pattern OUTCOME = Pattern.compile("outcome=\"([^\"]*)\"");
@@ -53,23 +60,38 @@ public final class QueueLoad implements Callable<Integer> {
   /** The command line as typed, for the report; set once by {@link #main}. */
   private static volatile String invocation = "kvselect-queueload";
 
-  @Option(names = "--url", paramLabel = "URL",
+  @Option(
+      names = "--url",
+      paramLabel = "URL",
       description = "Target this node instead of starting one (its own queue settings apply).")
   String url;
 
-  @Option(names = "--threshold", paramLabel = "T", description = "In-process node: DYN_ROUTER_QUEUE_THRESHOLD (1.0).")
+  @Option(
+      names = "--threshold",
+      paramLabel = "T",
+      description = "In-process node: DYN_ROUTER_QUEUE_THRESHOLD (1.0).")
   double threshold = 1.0;
 
-  @Option(names = "--queue-timeout-secs", paramLabel = "S", description = "In-process node: router queue timeout (5).")
+  @Option(
+      names = "--queue-timeout-secs",
+      paramLabel = "S",
+      description = "In-process node: router queue timeout (5).")
   double queueTimeoutSecs = 5;
 
   @Option(names = "--workers", paramLabel = "N", description = "Simulated workers to register (4).")
   int workers = 4;
 
-  @Option(names = "--batch-tokens", paramLabel = "N", description = "Their max_num_batched_tokens (2048).")
+  @Option(
+      names = "--batch-tokens",
+      paramLabel = "N",
+      description = "Their max_num_batched_tokens (2048).")
   int batchTokens = 2048;
 
-  @Option(names = "--register", negatable = true, defaultValue = "true", fallbackValue = "true",
+  @Option(
+      names = "--register",
+      negatable = true,
+      defaultValue = "true",
+      fallbackValue = "true",
       description = "Register the workers (on); --no-register uses the target's own workers.")
   boolean register = true;
 
@@ -82,28 +104,47 @@ public final class QueueLoad implements Callable<Integer> {
   @Option(names = "--isl", paramLabel = "N", description = "Prompt tokens (2048).")
   int isl = 2048;
 
-  @Option(names = "--shared-prefix", paramLabel = "F",
-      description = "Fraction of each prompt taken from one of --prefix-groups shared prefixes (0.5).")
+  @Option(
+      names = "--shared-prefix",
+      paramLabel = "F",
+      description =
+          "Fraction of each prompt taken from one of --prefix-groups shared prefixes (0.5).")
   double sharedPrefix = 0.5;
 
-  @Option(names = "--prefix-groups", paramLabel = "N", description = "Distinct shared prefixes (8).")
+  @Option(
+      names = "--prefix-groups",
+      paramLabel = "N",
+      description = "Distinct shared prefixes (8).")
   int prefixGroups = 8;
 
-  @Option(names = "--pool", paramLabel = "N",
-      description = "Pre-encoded bodies; request i sends body i mod N (0 = one per request, at most 8192).")
+  @Option(
+      names = "--pool",
+      paramLabel = "N",
+      description =
+          "Pre-encoded bodies; request i sends body i mod N (0 = one per request, at most 8192).")
   int pool = 0;
 
-  @Option(names = "--prefill-tokens-per-sec", paramLabel = "R",
+  @Option(
+      names = "--prefill-tokens-per-sec",
+      paramLabel = "R",
       description = "Prefill speed of each simulated worker, one request after another (20000).")
   double prefillTokensPerSec = 20_000;
 
-  @Option(names = "--decode-ms", paramLabel = "MS", description = "Decode time before the reservation is freed (200).")
+  @Option(
+      names = "--decode-ms",
+      paramLabel = "MS",
+      description = "Decode time before the reservation is freed (200).")
   long decodeMs = 200;
 
-  @Option(names = "--event-loops", paramLabel = "N", description = "Load-generator event loops, one sender each (2).")
+  @Option(
+      names = "--event-loops",
+      paramLabel = "N",
+      description = "Load-generator event loops, one sender each (2).")
   int eventLoops = 2;
 
-  @Option(names = "--connections", paramLabel = "N",
+  @Option(
+      names = "--connections",
+      paramLabel = "N",
       description = "HTTP/1.1 connections per sender; a parked request holds one (2048).")
   int connections = 2048;
 
@@ -117,9 +158,19 @@ public final class QueueLoad implements Callable<Integer> {
   record QueueWait(long count, double seconds) {}
 
   /** A finished run. */
-  record Result(long sent, double sendSeconds, QueueLoadStats stats, long pendingMax, double pendingMean,
-      int pendingSamples, Map<String, QueueWait> queueWaits, long unfinished, Map<String, Integer> unfinishedBySteps,
-      String target, long prefixTokens, long meanBodyBytes) {}
+  record Result(
+      long sent,
+      double sendSeconds,
+      QueueLoadStats stats,
+      long pendingMax,
+      double pendingMean,
+      int pendingSamples,
+      Map<String, QueueWait> queueWaits,
+      long unfinished,
+      Map<String, Integer> unfinishedBySteps,
+      String target,
+      long prefixTokens,
+      long meanBodyBytes) {}
 
   public static void main(String[] args) {
     invocation = "bin/kvselect-queueload " + String.join(" ", args);
@@ -146,12 +197,24 @@ public final class QueueLoad implements Callable<Integer> {
   }
 
   void validate() {
-    if (!(rate > 0) || !(duration > 0) || workers < 1 || batchTokens < 1 || isl < 1 || !(threshold >= 0)
-        || !(queueTimeoutSecs > 0) || !(sharedPrefix >= 0 && sharedPrefix <= 1) || prefixGroups < 1 || pool < 0
-        || !(prefillTokensPerSec > 0) || decodeMs < 0 || eventLoops < 1 || connections < 1) {
-      throw new IllegalArgumentException("--rate, --duration, --queue-timeout-secs and --prefill-tokens-per-sec "
-          + "must be > 0; --workers, --batch-tokens, --isl, --prefix-groups, --event-loops and "
-          + "--connections >= 1; --pool, --threshold and --decode-ms >= 0; --shared-prefix within [0, 1]");
+    if (!(rate > 0)
+        || !(duration > 0)
+        || workers < 1
+        || batchTokens < 1
+        || isl < 1
+        || !(threshold >= 0)
+        || !(queueTimeoutSecs > 0)
+        || !(sharedPrefix >= 0 && sharedPrefix <= 1)
+        || prefixGroups < 1
+        || pool < 0
+        || !(prefillTokensPerSec > 0)
+        || decodeMs < 0
+        || eventLoops < 1
+        || connections < 1) {
+      throw new IllegalArgumentException(
+          "--rate, --duration, --queue-timeout-secs and --prefill-tokens-per-sec "
+              + "must be > 0; --workers, --batch-tokens, --isl, --prefix-groups, --event-loops and "
+              + "--connections >= 1; --pool, --threshold and --decode-ms >= 0; --shared-prefix within [0, 1]");
     }
     if (rate * duration > 10_000_000) {
       throw new IllegalArgumentException("--rate x --duration must be at most 10,000,000 requests");
@@ -172,7 +235,8 @@ public final class QueueLoad implements Callable<Integer> {
   /** Runs the load and returns what it measured; stops everything it started. */
   Result measure() throws Exception {
     validate();
-    QueueLoadWorkload work = QueueLoadWorkload.encode(seed, bodies(), isl, sharedPrefix, prefixGroups, BLOCK_SIZE);
+    QueueLoadWorkload work =
+        QueueLoadWorkload.encode(seed, bodies(), isl, sharedPrefix, prefixGroups, BLOCK_SIZE);
     KvselectNode node = null;
     Vertx vertx = null;
     try {
@@ -192,15 +256,25 @@ public final class QueueLoad implements Callable<Integer> {
       String target = "http://" + host + ":" + port;
       if (register) {
         for (int w = 1; w <= workers; w++) {
-          JsonObject spec = new JsonObject().put("worker_id", w).put("endpoint", "http://sim-worker-" + w + ":8000")
-              .put("block_size", BLOCK_SIZE).put("max_num_batched_tokens", batchTokens);
-          int status = await(callNode(admin, target, host, port, HttpMethod.POST, "/workers", spec.toBuffer())).status();
+          JsonObject spec =
+              new JsonObject()
+                  .put("worker_id", w)
+                  .put("endpoint", "http://sim-worker-" + w + ":8000")
+                  .put("block_size", BLOCK_SIZE)
+                  .put("max_num_batched_tokens", batchTokens);
+          int status =
+              await(
+                      callNode(
+                          admin, target, host, port, HttpMethod.POST, "/workers", spec.toBuffer()))
+                  .status();
           if (status != 200 && status != 201) {
             throw new IllegalStateException("POST " + target + "/workers answered " + status);
           }
         }
       }
-      Map<String, QueueWait> before = queueWaits(await(callNode(admin, target, host, port, HttpMethod.GET, "/metrics", null)).body());
+      Map<String, QueueWait> before =
+          queueWaits(
+              await(callNode(admin, target, host, port, HttpMethod.GET, "/metrics", null)).body());
 
       long total = Math.round(rate * duration);
       int senders = eventLoops;
@@ -209,8 +283,20 @@ public final class QueueLoad implements Callable<Integer> {
       PendingSampler sampler = new PendingSampler(host, port);
       await(vertx.deployVerticle(sampler));
       long t0 = System.nanoTime() + 200_000_000L;
-      QueueLoadSender.Plan plan = new QueueLoadSender.Plan(host, port, senders, total, rate, t0, prefillTokensPerSec,
-          decodeMs, requestTimeoutMs, connections, work, shared);
+      QueueLoadSender.Plan plan =
+          new QueueLoadSender.Plan(
+              host,
+              port,
+              senders,
+              total,
+              rate,
+              t0,
+              prefillTokensPerSec,
+              decodeMs,
+              requestTimeoutMs,
+              connections,
+              work,
+              shared);
       List<QueueLoadSender> list = new ArrayList<>();
       for (int k = 0; k < senders; k++) {
         QueueLoadSender s = new QueueLoadSender(k, plan);
@@ -225,8 +311,10 @@ public final class QueueLoad implements Callable<Integer> {
       // report and the test name the step it stopped in), not a slow one. Another node may be
       // configured with any queue timeout: its requests get the whole request timeout.
       long drainMs = url == null ? (long) (queueTimeoutSecs * 1000) + 10_000 : requestTimeoutMs;
-      long drainDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(drainMs + decodeMs)
-          + (long) (4L * isl / prefillTokensPerSec * 1e9);
+      long drainDeadline =
+          System.nanoTime()
+              + TimeUnit.MILLISECONDS.toNanos(drainMs + decodeMs)
+              + (long) (4L * isl / prefillTokensPerSec * 1e9);
       while (shared.open.get() > 0 && System.nanoTime() < drainDeadline) {
         Thread.sleep(10);
       }
@@ -234,16 +322,28 @@ public final class QueueLoad implements Callable<Integer> {
       for (QueueLoadSender s : list) {
         all.add(await(s.stats()));
       }
-      Map<String, QueueWait> after = queueWaits(await(callNode(admin, target, host, port, HttpMethod.GET, "/metrics", null)).body());
+      Map<String, QueueWait> after =
+          queueWaits(
+              await(callNode(admin, target, host, port, HttpMethod.GET, "/metrics", null)).body());
       Map<String, QueueWait> waits = new TreeMap<>();
-      after.forEach((k, a) -> {
-        QueueWait b = before.getOrDefault(k, new QueueWait(0, 0));
-        waits.put(k, new QueueWait(a.count() - b.count(), a.seconds() - b.seconds()));
-      });
-      return new Result(all.sent, (end - t0) / 1e9 + 1 / rate, all, pending[0],
-          pending[2] == 0 ? 0 : (double) pending[1] / pending[2], (int) pending[2], waits, shared.open.get(),
+      after.forEach(
+          (k, a) -> {
+            QueueWait b = before.getOrDefault(k, new QueueWait(0, 0));
+            waits.put(k, new QueueWait(a.count() - b.count(), a.seconds() - b.seconds()));
+          });
+      return new Result(
+          all.sent,
+          (end - t0) / 1e9 + 1 / rate,
+          all,
+          pending[0],
+          pending[2] == 0 ? 0 : (double) pending[1] / pending[2],
+          (int) pending[2],
+          waits,
+          shared.open.get(),
           shared.unfinishedBySteps(),
-          url == null ? "in-process on 127.0.0.1:" + port : url, work.prefixTokens(), work.meanBodyBytes());
+          url == null ? "in-process on 127.0.0.1:" + port : url,
+          work.prefixTokens(),
+          work.meanBodyBytes());
     } finally {
       if (vertx != null) {
         vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
@@ -255,36 +355,56 @@ public final class QueueLoad implements Callable<Integer> {
   }
 
   private KvselectNode startNode() throws Exception {
-    Map<String, String> env = Map.of("DYN_ROUTER_USE_KV_EVENTS", "false",
-        "DYN_ROUTER_QUEUE_THRESHOLD", Double.toString(threshold),
-        "DYN_ROUTER_QUEUE_TIMEOUT_SECS", Double.toString(queueTimeoutSecs));
+    Map<String, String> env =
+        Map.of(
+            "DYN_ROUTER_USE_KV_EVENTS",
+            "false",
+            "DYN_ROUTER_QUEUE_THRESHOLD",
+            Double.toString(threshold),
+            "DYN_ROUTER_QUEUE_TIMEOUT_SECS",
+            Double.toString(queueTimeoutSecs));
     NodeSettings s;
     try {
       s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0"}, env);
     } catch (CliException e) {
       throw new IllegalArgumentException(e.getMessage(), e);
     }
-    return KvselectNode.start(s).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    return KvselectNode.start(s)
+        .toCompletionStage()
+        .toCompletableFuture()
+        .get(30, TimeUnit.SECONDS);
   }
 
   /** An HTTP answer: status and body. */
   record Answer(int status, Buffer body) {}
 
-  static Future<Answer> call(HttpClient client, String host, int port, HttpMethod method, String uri,
-      Buffer body) {
-    RequestOptions ro = new RequestOptions().setMethod(method).setHost(host).setPort(port).setURI(uri)
-        .setIdleTimeout(30_000);
+  static Future<Answer> call(
+      HttpClient client, String host, int port, HttpMethod method, String uri, Buffer body) {
+    RequestOptions ro =
+        new RequestOptions()
+            .setMethod(method)
+            .setHost(host)
+            .setPort(port)
+            .setURI(uri)
+            .setIdleTimeout(30_000);
     if (body != null) {
       ro.putHeader("content-type", "application/json");
     }
-    return client.request(ro)
+    return client
+        .request(ro)
         .compose(req -> body == null ? req.send() : req.send(body))
         .compose(resp -> resp.body().map(b -> new Answer(resp.statusCode(), b)));
   }
 
   /** {@link #call}, its connection failure reported as {@link Unreachable} naming {@code target + uri}. */
-  private static Future<Answer> callNode(HttpClient client, String target, String host, int port, HttpMethod method,
-      String uri, Buffer body) {
+  private static Future<Answer> callNode(
+      HttpClient client,
+      String target,
+      String host,
+      int port,
+      HttpMethod method,
+      String uri,
+      Buffer body) {
     return call(client, host, port, method, uri, body)
         .recover(e -> Future.failedFuture(new Unreachable("kvselect", target + uri, e)));
   }
@@ -322,7 +442,8 @@ public final class QueueLoad implements Callable<Integer> {
       }
     }
     Map<String, QueueWait> out = new TreeMap<>();
-    counts.forEach((k, c) -> out.put(k, new QueueWait(c[0], sums.getOrDefault(k, new double[1])[0])));
+    counts.forEach(
+        (k, c) -> out.put(k, new QueueWait(c[0], sums.getOrDefault(k, new double[1])[0])));
     return out;
   }
 
@@ -332,25 +453,57 @@ public final class QueueLoad implements Callable<Integer> {
     out.printf("### kvselect-queueload at %s req/s%n%n", fmt(rate));
     out.printf("- command: `%s`%n", invocation);
     out.printf("- commit: %s%n", BenchEnv.gitCommit());
-    out.printf("- machine: %d CPUs (nproc), %s; load average %.2f at the end%n", BenchEnv.cpus(), BenchEnv.cpuModel(),
-        BenchEnv.loadAverage());
+    out.printf(
+        "- machine: %d CPUs (nproc), %s; load average %.2f at the end%n",
+        BenchEnv.cpus(), BenchEnv.cpuModel(), BenchEnv.loadAverage());
     out.printf("- java: %s%n", BenchEnv.javaVersion());
-    out.printf("- node: %s%s%n", r.target(), url == null ? String.format(Locale.ROOT, ", approximate mode "
-        + "(DYN_ROUTER_USE_KV_EVENTS=false), DYN_ROUTER_QUEUE_THRESHOLD=%s, queue timeout %s s", threshold,
-        fmt(queueTimeoutSecs)) : " (its own queue settings)");
-    out.printf("- fleet: %s; each prefills %s tokens/s, one request after another, then decodes %d ms%n",
-        register ? workers + " simulated workers, max_num_batched_tokens " + batchTokens + ", block size " + BLOCK_SIZE
-            : "the target's workers", fmt(prefillTokensPerSec), decodeMs);
-    out.printf("- prompts: %d tokens (%d shared with one of %d prefixes), %d pre-encoded bodies of about %d bytes%s%n",
-        isl, r.prefixTokens(), prefixGroups, bodies(), r.meanBodyBytes(), bodies() < r.sent()
-            ? " (request i sends body i mod " + bodies() + ": a repeated body may be cached whole)" : ", one per request");
+    out.printf(
+        "- node: %s%s%n",
+        r.target(),
+        url == null
+            ? String.format(
+                Locale.ROOT,
+                ", approximate mode "
+                    + "(DYN_ROUTER_USE_KV_EVENTS=false), DYN_ROUTER_QUEUE_THRESHOLD=%s, queue timeout %s s",
+                threshold,
+                fmt(queueTimeoutSecs))
+            : " (its own queue settings)");
+    out.printf(
+        "- fleet: %s; each prefills %s tokens/s, one request after another, then decodes %d ms%n",
+        register
+            ? workers
+                + " simulated workers, max_num_batched_tokens "
+                + batchTokens
+                + ", block size "
+                + BLOCK_SIZE
+            : "the target's workers",
+        fmt(prefillTokensPerSec),
+        decodeMs);
+    out.printf(
+        "- prompts: %d tokens (%d shared with one of %d prefixes), %d pre-encoded bodies of about %d bytes%s%n",
+        isl,
+        r.prefixTokens(),
+        prefixGroups,
+        bodies(),
+        r.meanBodyBytes(),
+        bodies() < r.sent()
+            ? " (request i sends body i mod " + bodies() + ": a repeated body may be cached whole)"
+            : ", one per request");
     if (register) {
-      out.printf("- prefill capacity: about %s req/s with no cached prefix, %s req/s with every shared prefix cached%n",
-          fmt(workers * prefillTokensPerSec / isl), fmt(workers * prefillTokensPerSec / Math.max(1, isl - r.prefixTokens())));
+      out.printf(
+          "- prefill capacity: about %s req/s with no cached prefix, %s req/s with every shared prefix cached%n",
+          fmt(workers * prefillTokensPerSec / isl),
+          fmt(workers * prefillTokensPerSec / Math.max(1, isl - r.prefixTokens())));
     }
-    out.printf("- load: open loop, %s req/s for %s s (%d requests, %d event loops), latency from each request's "
-        + "intended send time; largest send lag %.1f ms; requests unfinished at the end: %d%s%n%n", fmt(rate),
-        fmt(r.sendSeconds()), r.sent(), eventLoops, s.maxSendLagMicros / 1e3, r.unfinished(),
+    out.printf(
+        "- load: open loop, %s req/s for %s s (%d requests, %d event loops), latency from each request's "
+            + "intended send time; largest send lag %.1f ms; requests unfinished at the end: %d%s%n%n",
+        fmt(rate),
+        fmt(r.sendSeconds()),
+        r.sent(),
+        eventLoops,
+        s.maxSendLagMicros / 1e3,
+        r.unfinished(),
         r.unfinished() == 0 ? "" : " (by the step they stopped in: " + r.unfinishedBySteps() + ")");
     out.println("| outcome | requests | share of sent | p50 ms | p99 ms | max ms |");
     out.println("|---|---|---|---|---|---|");
@@ -359,29 +512,48 @@ public final class QueueLoad implements Callable<Integer> {
       Histogram h = s.rejectedByKind.get(kind);
       row(out, "429 `" + kind + "`", h == null ? new Histogram(1) : h, r.sent());
     }
-    s.rejectedByKind.forEach((kind, h) -> {
-      if (!List.of("timeout", "requests", "isl_tokens").contains(kind)) {
-        row(out, "429 `" + kind + "`", h, r.sent());
-      }
-    });
+    s.rejectedByKind.forEach(
+        (kind, h) -> {
+          if (!List.of("timeout", "requests", "isl_tokens").contains(kind)) {
+            row(out, "429 `" + kind + "`", h, r.sent());
+          }
+        });
     row(out, "all 429", s.rejected, r.sent());
-    out.printf(Locale.ROOT, "| other | %d | %.1f%% | | | |%n%n", s.otherCount(), pct(s.otherCount(), r.sent()));
+    out.printf(
+        Locale.ROOT,
+        "| other | %d | %.1f%% | | | |%n%n",
+        s.otherCount(),
+        pct(s.otherCount(), r.sent()));
     if (!s.other.isEmpty()) {
       out.printf("Other outcomes: %s%n%n", s.other);
     }
     if (s.prefillCompleteErrors + s.freeErrors > 0) {
-      out.printf("Engine calls that failed: %d prefill_complete, %d free%n%n", s.prefillCompleteErrors, s.freeErrors);
+      out.printf(
+          "Engine calls that failed: %d prefill_complete, %d free%n%n",
+          s.prefillCompleteErrors, s.freeErrors);
     }
     out.printf("| `/loads` pending_count (every 100 ms while sending) | max | mean | samples |%n");
     out.println("|---|---|---|---|");
-    out.printf("| all partitions | %d | %.1f | %d |%n%n", r.pendingMax(), r.pendingMean(), r.pendingSamples());
-    out.println("| `kvselect_router_queue_wait` outcome (node, over the run) | count | mean wait ms |");
+    out.printf(
+        "| all partitions | %d | %.1f | %d |%n%n",
+        r.pendingMax(), r.pendingMean(), r.pendingSamples());
+    out.println(
+        "| `kvselect_router_queue_wait` outcome (node, over the run) | count | mean wait ms |");
     out.println("|---|---|---|");
     if (r.queueWaits().isEmpty()) {
       out.println("| (no request waited) | 0 | |");
     }
-    r.queueWaits().forEach((k, w) -> out.printf(Locale.ROOT, "| %s | %d | %s |%n", k, w.count(),
-        w.count() == 0 ? "" : String.format(Locale.ROOT, "%.1f", w.seconds() * 1e3 / w.count())));
+    r.queueWaits()
+        .forEach(
+            (k, w) ->
+                out.printf(
+                    Locale.ROOT,
+                    "| %s | %d | %s |%n",
+                    k,
+                    w.count(),
+                    w.count() == 0
+                        ? ""
+                        : String.format(Locale.ROOT, "%.1f", w.seconds() * 1e3 / w.count())));
     out.println();
   }
 
@@ -391,8 +563,15 @@ public final class QueueLoad implements Callable<Integer> {
       out.printf("| %s | 0 | 0%% | | | |%n", what);
       return;
     }
-    out.printf(Locale.ROOT, "| %s | %d | %.1f%% | %.1f | %.1f | %.1f |%n", what, n, pct(n, sent),
-        h.getValueAtPercentile(50) / 1e3, h.getValueAtPercentile(99) / 1e3, h.getMaxValue() / 1e3);
+    out.printf(
+        Locale.ROOT,
+        "| %s | %d | %.1f%% | %.1f | %.1f | %.1f |%n",
+        what,
+        n,
+        pct(n, sent),
+        h.getValueAtPercentile(50) / 1e3,
+        h.getValueAtPercentile(99) / 1e3,
+        h.getMaxValue() / 1e3);
   }
 
   private static double pct(long n, long of) {
@@ -400,7 +579,8 @@ public final class QueueLoad implements Callable<Integer> {
   }
 
   private static String fmt(double v) {
-    return v == Math.rint(v) && Math.abs(v) < 1e15 ? String.format(Locale.ROOT, "%,d", (long) v)
+    return v == Math.rint(v) && Math.abs(v) < 1e15
+        ? String.format(Locale.ROOT, "%,d", (long) v)
         : String.format(Locale.ROOT, "%,.2f", v);
   }
 
@@ -444,32 +624,35 @@ public final class QueueLoad implements Callable<Integer> {
         return;
       }
       busy = true;
-      call(client, host, port, HttpMethod.GET, "/loads", null).onComplete(ar -> {
-        busy = false;
-        if (timer < 0 || ar.failed() || ar.result().status() != 200) {
-          return;
-        }
-        long pending = 0;
-        JsonArray parts = new JsonArray(ar.result().body());
-        for (int i = 0; i < parts.size(); i++) {
-          pending += parts.getJsonObject(i).getLong("pending_count", 0L);
-        }
-        max = Math.max(max, pending);
-        sum += pending;
-        samples++;
-      });
+      call(client, host, port, HttpMethod.GET, "/loads", null)
+          .onComplete(
+              ar -> {
+                busy = false;
+                if (timer < 0 || ar.failed() || ar.result().status() != 200) {
+                  return;
+                }
+                long pending = 0;
+                JsonArray parts = new JsonArray(ar.result().body());
+                for (int i = 0; i < parts.size(); i++) {
+                  pending += parts.getJsonObject(i).getLong("pending_count", 0L);
+                }
+                max = Math.max(max, pending);
+                sum += pending;
+                samples++;
+              });
     }
 
     /** Stops sampling; {@code [max, sum, samples]}. */
     Future<long[]> window() {
       Promise<long[]> p = Promise.promise();
-      context.runOnContext(v -> {
-        if (timer >= 0) {
-          vertx.cancelTimer(timer);
-          timer = -1;
-        }
-        p.complete(new long[] {max, sum, samples});
-      });
+      context.runOnContext(
+          v -> {
+            if (timer >= 0) {
+              vertx.cancelTimer(timer);
+              timer = -1;
+            }
+            p.complete(new long[] {max, sum, samples});
+          });
       return p.future();
     }
   }

@@ -63,15 +63,26 @@ final class QueueLoadSender extends VerticleBase {
 
     /** Queues {@code nanos} of prefill on {@code worker}; returns when that prefill ends. */
     long book(long worker, long now, long nanos) {
-      return prefillFreeAt.computeIfAbsent(worker, w -> new AtomicLong())
+      return prefillFreeAt
+          .computeIfAbsent(worker, w -> new AtomicLong())
           .accumulateAndGet(nanos, (free, d) -> Math.max(free, now) + d);
     }
   }
 
   /** What every sender is told; immutable. */
-  record Plan(String host, int port, int senders, long total, double rate, long t0Nanos,
-      double prefillTokensPerSec, long decodeMs, long requestTimeoutMs, int connections,
-      QueueLoadWorkload workload, Shared shared) {}
+  record Plan(
+      String host,
+      int port,
+      int senders,
+      long total,
+      double rate,
+      long t0Nanos,
+      double prefillTokensPerSec,
+      long decodeMs,
+      long requestTimeoutMs,
+      int connections,
+      QueueLoadWorkload workload,
+      Shared shared) {}
 
   private final int index;
   private final Plan plan;
@@ -91,10 +102,13 @@ final class QueueLoadSender extends VerticleBase {
   public Future<?> start() {
     // parked selections hold their connection, so the pool must cover the whole queue; engine
     // calls get their own pool and never wait behind a parked selection
-    selects = vertx.createHttpClient(new HttpClientOptions().setKeepAlive(true),
-        new PoolOptions().setHttp1MaxSize(plan.connections()));
-    control = vertx.createHttpClient(new HttpClientOptions().setKeepAlive(true),
-        new PoolOptions().setHttp1MaxSize(64));
+    selects =
+        vertx.createHttpClient(
+            new HttpClientOptions().setKeepAlive(true),
+            new PoolOptions().setHttp1MaxSize(plan.connections()));
+    control =
+        vertx.createHttpClient(
+            new HttpClientOptions().setKeepAlive(true), new PoolOptions().setHttp1MaxSize(64));
     timer = vertx.setPeriodic(1, id -> tick());
     return Future.succeededFuture();
   }
@@ -132,31 +146,34 @@ final class QueueLoadSender extends VerticleBase {
   private void send(long i, long due) {
     stats.sent++;
     plan.shared().begin(i);
-    RequestOptions ro = options(HttpMethod.POST, "/select_and_reserve")
-        .putHeader("content-type", "application/json");
-    selects.request(ro)
+    RequestOptions ro =
+        options(HttpMethod.POST, "/select_and_reserve")
+            .putHeader("content-type", "application/json");
+    selects
+        .request(ro)
         .compose(req -> req.send(plan.workload().body(i)))
         .compose(resp -> resp.body().map(b -> new Reply(resp, b)))
-        .onComplete(ar -> {
-          long micros = (System.nanoTime() - due) / 1_000;
-          if (ar.failed()) {
-            stats.other("error: " + ar.cause().getClass().getSimpleName());
-            plan.shared().end(i);
-            return;
-          }
-          Reply r = ar.result();
-          if (r.status == 200) {
-            stats.servedMicros(micros);
-            engine(i, r.body);
-          } else {
-            if (r.status == 429) {
-              stats.rejectedMicros(limitKind(r.body), micros);
-            } else {
-              stats.other("HTTP " + r.status);
-            }
-            plan.shared().end(i);
-          }
-        });
+        .onComplete(
+            ar -> {
+              long micros = (System.nanoTime() - due) / 1_000;
+              if (ar.failed()) {
+                stats.other("error: " + ar.cause().getClass().getSimpleName());
+                plan.shared().end(i);
+                return;
+              }
+              Reply r = ar.result();
+              if (r.status == 200) {
+                stats.servedMicros(micros);
+                engine(i, r.body);
+              } else {
+                if (r.status == 429) {
+                  stats.rejectedMicros(limitKind(r.body), micros);
+                } else {
+                  stats.other("HTTP " + r.status);
+                }
+                plan.shared().end(i);
+              }
+            });
   }
 
   private record Reply(int status, Buffer body) {
@@ -194,34 +211,47 @@ final class QueueLoadSender extends VerticleBase {
     long now = System.nanoTime();
     long end = shared.book(worker, now, (long) (tokens * 1e9 / plan.prefillTokensPerSec()));
     shared.step(i, "prefill");
-    vertx.setTimer(Math.max(1, (end - now) / 1_000_000), t -> {
-      shared.step(i, "prefill_complete");
-      call(HttpMethod.POST, "/reservations/" + id + "/prefill_complete").onComplete(pc -> {
-        if (pc.failed() || pc.result() != 200) {
-          stats.prefillCompleteErrors++;
-        }
-        shared.step(i, "decode");
-        vertx.setTimer(Math.max(1, plan.decodeMs()), d -> {
-          shared.step(i, "free");
-          call(HttpMethod.DELETE, "/reservations/" + id).onComplete(fr -> {
-            if (fr.failed() || fr.result() != 200) {
-              stats.freeErrors++;
-            }
-            shared.end(i);
-          });
+    vertx.setTimer(
+        Math.max(1, (end - now) / 1_000_000),
+        t -> {
+          shared.step(i, "prefill_complete");
+          call(HttpMethod.POST, "/reservations/" + id + "/prefill_complete")
+              .onComplete(
+                  pc -> {
+                    if (pc.failed() || pc.result() != 200) {
+                      stats.prefillCompleteErrors++;
+                    }
+                    shared.step(i, "decode");
+                    vertx.setTimer(
+                        Math.max(1, plan.decodeMs()),
+                        d -> {
+                          shared.step(i, "free");
+                          call(HttpMethod.DELETE, "/reservations/" + id)
+                              .onComplete(
+                                  fr -> {
+                                    if (fr.failed() || fr.result() != 200) {
+                                      stats.freeErrors++;
+                                    }
+                                    shared.end(i);
+                                  });
+                        });
+                  });
         });
-      });
-    });
   }
 
   private Future<Integer> call(HttpMethod method, String uri) {
-    return control.request(options(method, uri))
+    return control
+        .request(options(method, uri))
         .compose(req -> req.send())
         .compose(resp -> resp.body().map(b -> resp.statusCode()));
   }
 
   private RequestOptions options(HttpMethod method, String uri) {
-    return new RequestOptions().setMethod(method).setHost(plan.host()).setPort(plan.port()).setURI(uri)
+    return new RequestOptions()
+        .setMethod(method)
+        .setHost(plan.host())
+        .setPort(plan.port())
+        .setURI(uri)
         .setIdleTimeout(plan.requestTimeoutMs());
   }
 }

@@ -17,15 +17,21 @@ final class QueueLoadStats {
   private static final long MAX_MICROS = TimeUnit.HOURS.toMicros(1);
 
   final Histogram served = new Histogram(MAX_MICROS, 3);
+
   /** Latencies of every 429, whatever its {@code limit_kind}. */
   final Histogram rejected = new Histogram(MAX_MICROS, 3);
+
   /** Latencies of 429 by {@code details.limit_kind} ({@code "none"} when the body has none). */
   final Map<String, Histogram> rejectedByKind = new TreeMap<>();
+
   /** Other outcomes: {@code "HTTP <status>"} or {@code "error: <exception class>"}. */
   final Map<String, Long> other = new TreeMap<>();
+
   long sent;
+
   /** Largest delay between a request's intended and actual send time, in microseconds. */
   long maxSendLagMicros;
+
   long prefillCompleteErrors;
   long freeErrors;
 
@@ -35,7 +41,9 @@ final class QueueLoadStats {
 
   void rejectedMicros(String kind, long micros) {
     rejected.recordValue(clamp(micros));
-    rejectedByKind.computeIfAbsent(kind, k -> new Histogram(MAX_MICROS, 3)).recordValue(clamp(micros));
+    rejectedByKind
+        .computeIfAbsent(kind, k -> new Histogram(MAX_MICROS, 3))
+        .recordValue(clamp(micros));
   }
 
   void other(String what) {
@@ -55,7 +63,8 @@ final class QueueLoadStats {
   void add(QueueLoadStats o) {
     served.add(o.served);
     rejected.add(o.rejected);
-    o.rejectedByKind.forEach((k, h) -> rejectedByKind.computeIfAbsent(k, x -> new Histogram(MAX_MICROS, 3)).add(h));
+    o.rejectedByKind.forEach(
+        (k, h) -> rejectedByKind.computeIfAbsent(k, x -> new Histogram(MAX_MICROS, 3)).add(h));
     o.other.forEach((k, n) -> other.merge(k, n, Long::sum));
     sent += o.sent;
     maxSendLagMicros = Math.max(maxSendLagMicros, o.maxSendLagMicros);

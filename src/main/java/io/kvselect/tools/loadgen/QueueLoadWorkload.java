@@ -23,7 +23,8 @@ final class QueueLoadWorkload {
   }
 
   /** Encodes every body; the same seed gives the same bytes. */
-  static QueueLoadWorkload encode(long seed, int pool, int isl, double sharedFraction, int groups, int blockSize) {
+  static QueueLoadWorkload encode(
+      long seed, int pool, int isl, double sharedFraction, int groups, int blockSize) {
     SplittableRandom rnd = new SplittableRandom(seed);
     int prefix = (int) Math.floor(isl * sharedFraction) / blockSize * blockSize;
     int[][] prefixes = new int[groups][prefix];

@@ -42,14 +42,22 @@ import picocli.CommandLine.Option;
  * the set-up fails. It stops the node it starts. A mutable picocli target: one per run, on the
  * main thread.
  */
-@Command(name = "kvselect-queueload wakeup", sortOptions = false, usageHelpAutoWidth = true,
+@Command(
+    name = "kvselect-queueload wakeup",
+    sortOptions = false,
+    usageHelpAutoWidth = true,
     mixinStandardHelpOptions = true,
-    description = {"Parks N requests in a router queue, frees capacity, reports the event loops' longest stall."})
+    description = {
+      "Parks N requests in a router queue, frees capacity, reports the event loops' longest stall."
+    })
 public final class QueueWakeUp implements Callable<Integer> {
 
   private static volatile String invocation = "kvselect-queueload wakeup";
 
-  @Option(names = "--parked", paramLabel = "N", description = "Requests parked before the wake-up (10000).")
+  @Option(
+      names = "--parked",
+      paramLabel = "N",
+      description = "Requests parked before the wake-up (10000).")
   int parked = 10_000;
 
   @Option(names = "--runs", paramLabel = "N", description = "Wake-ups, each on a fresh node (3).")
@@ -59,8 +67,16 @@ public final class QueueWakeUp implements Callable<Integer> {
   int promptTokens = 32;
 
   /** One wake-up. */
-  record Run(int parked, long served, long failed, double parkSeconds, double wakeToLastMs, double lagMaxMs,
-      double lagP99Ms, double lagP999Ms, long ticks) {}
+  record Run(
+      int parked,
+      long served,
+      long failed,
+      double parkSeconds,
+      double wakeToLastMs,
+      double lagMaxMs,
+      double lagP99Ms,
+      double lagP999Ms,
+      long ticks) {}
 
   public static void main(String[] args) {
     invocation = "bin/kvselect-queueload wakeup " + String.join(" ", args);
@@ -70,8 +86,9 @@ public final class QueueWakeUp implements Callable<Integer> {
   @Override
   public Integer call() {
     if (parked < 1 || parked > 100_000 || runs < 1 || promptTokens < 1 || promptTokens > 100_000) {
-      System.err.println("kvselect-queueload wakeup: --parked within [1, 100000], --runs >= 1, "
-          + "--prompt-tokens within [1, 100000]");
+      System.err.println(
+          "kvselect-queueload wakeup: --parked within [1, 100000], --runs >= 1, "
+              + "--prompt-tokens within [1, 100000]");
       return 2;
     }
     List<Run> done = new ArrayList<>();
@@ -89,15 +106,27 @@ public final class QueueWakeUp implements Callable<Integer> {
 
   /** One wake-up on a fresh in-process node; stops the node before it returns. */
   Run measure() throws Exception {
-    NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0",
-        "--router-queue-timeout-secs", "600"}, Map.of("DYN_ROUTER_USE_KV_EVENTS", "false",
-        "DYN_ROUTER_QUEUE_THRESHOLD", "1.0"));
+    NodeSettings s =
+        NodeSettings.parse(
+            new String[] {
+              "--host", "127.0.0.1", "--port", "0", "--router-queue-timeout-secs", "600"
+            },
+            Map.of("DYN_ROUTER_USE_KV_EVENTS", "false", "DYN_ROUTER_QUEUE_THRESHOLD", "1.0"));
     KvselectNode node = await(KvselectNode.start(s, 1));
     try {
       Vertx vertx = node.vertx();
       DeliveryOptions slow = new DeliveryOptions().setSendTimeout(TimeUnit.MINUTES.toMillis(10));
-      await(vertx.eventBus().request(BusAddresses.WORKERS_CREATE, new JsonObject().put("worker_id", 1)
-          .put("endpoint", "http://w1").put("block_size", 16).put("max_num_batched_tokens", 16), slow));
+      await(
+          vertx
+              .eventBus()
+              .request(
+                  BusAddresses.WORKERS_CREATE,
+                  new JsonObject()
+                      .put("worker_id", 1)
+                      .put("endpoint", "http://w1")
+                      .put("block_size", 16)
+                      .put("max_num_batched_tokens", 16),
+                  slow));
       await(vertx.eventBus().request(BusAddresses.SELECT_AND_RESERVE, prompt("first", 0), slow));
       AtomicLong served = new AtomicLong();
       AtomicLong failed = new AtomicLong();
@@ -105,19 +134,28 @@ public final class QueueWakeUp implements Callable<Integer> {
       AtomicLong open = new AtomicLong(parked);
       long p0 = System.nanoTime();
       for (int i = 0; i < parked; i++) {
-        vertx.eventBus().request(BusAddresses.SELECT_AND_RESERVE, prompt("p" + i, 1_000 + i), slow)
-            .onComplete(ar -> {
-              (ar.succeeded() ? served : failed).incrementAndGet();
-              if (open.decrementAndGet() == 0) {
-                all.complete(null);
-              }
-            });
+        vertx
+            .eventBus()
+            .request(BusAddresses.SELECT_AND_RESERVE, prompt("p" + i, 1_000 + i), slow)
+            .onComplete(
+                ar -> {
+                  (ar.succeeded() ? served : failed).incrementAndGet();
+                  if (open.decrementAndGet() == 0) {
+                    all.complete(null);
+                  }
+                });
       }
       long bound = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
       while (pending(node) < parked) {
         if (System.nanoTime() > bound || failed.get() > 0) {
-          throw new IllegalStateException("only " + pending(node) + " of " + parked + " requests parked ("
-              + failed.get() + " failed)");
+          throw new IllegalStateException(
+              "only "
+                  + pending(node)
+                  + " of "
+                  + parked
+                  + " requests parked ("
+                  + failed.get()
+                  + " failed)");
         }
         Thread.sleep(20);
       }
@@ -131,8 +169,13 @@ public final class QueueWakeUp implements Callable<Integer> {
       Thread.sleep(200);
       lag.getIntervalHistogram();
       long t0 = System.nanoTime();
-      await(vertx.eventBus().request(BusAddresses.WORKERS_PATCH, new JsonObject().put("worker_id", 1)
-          .put("max_num_batched_tokens", 1_000_000_000), slow));
+      await(
+          vertx
+              .eventBus()
+              .request(
+                  BusAddresses.WORKERS_PATCH,
+                  new JsonObject().put("worker_id", 1).put("max_num_batched_tokens", 1_000_000_000),
+                  slow));
       all.get(5, TimeUnit.MINUTES);
       double wakeMs = (System.nanoTime() - t0) / 1e6;
       Thread.sleep(50);
@@ -140,8 +183,16 @@ public final class QueueWakeUp implements Callable<Integer> {
       for (String id : probes) {
         await(vertx.undeploy(id));
       }
-      return new Run(parked, served.get(), failed.get(), parkSeconds, wakeMs, h.getMaxValue() / 1e6,
-          h.getValueAtPercentile(99) / 1e6, h.getValueAtPercentile(99.9) / 1e6, h.getTotalCount());
+      return new Run(
+          parked,
+          served.get(),
+          failed.get(),
+          parkSeconds,
+          wakeMs,
+          h.getMaxValue() / 1e6,
+          h.getValueAtPercentile(99) / 1e6,
+          h.getValueAtPercentile(99.9) / 1e6,
+          h.getTotalCount());
     } finally {
       await(node.close());
     }
@@ -156,7 +207,9 @@ public final class QueueWakeUp implements Callable<Integer> {
   }
 
   private static long pending(KvselectNode node) {
-    return node.service().inspection().loads(null, null).stream().mapToLong(l -> l.pendingCount()).sum();
+    return node.service().inspection().loads(null, null).stream()
+        .mapToLong(l -> l.pendingCount())
+        .sum();
   }
 
   /** A 1 ms periodic timer on one event loop that records how late each tick fires. */
@@ -171,11 +224,15 @@ public final class QueueWakeUp implements Callable<Integer> {
     @Override
     public Future<?> start() {
       long[] last = {System.nanoTime()};
-      timer = vertx.setPeriodic(1, id -> {
-        long now = System.nanoTime();
-        lag.recordValue(Math.min(TimeUnit.SECONDS.toNanos(60), Math.max(0, now - last[0] - 1_000_000)));
-        last[0] = now;
-      });
+      timer =
+          vertx.setPeriodic(
+              1,
+              id -> {
+                long now = System.nanoTime();
+                lag.recordValue(
+                    Math.min(TimeUnit.SECONDS.toNanos(60), Math.max(0, now - last[0] - 1_000_000)));
+                last[0] = now;
+              });
       return Future.succeededFuture();
     }
 
@@ -189,17 +246,37 @@ public final class QueueWakeUp implements Callable<Integer> {
   static void report(PrintStream out, List<Run> runs) {
     out.println("## Router queue: waking " + runs.get(0).parked() + " parked requests");
     out.println();
-    out.println("Command: `" + invocation + "`; " + BenchEnv.cpus() + " CPUs (" + BenchEnv.cpuModel()
-        + "), load " + String.format(Locale.ROOT, "%.2f", BenchEnv.loadAverage()) + ", commit " + BenchEnv.gitCommit()
-        + ".");
+    out.println(
+        "Command: `"
+            + invocation
+            + "`; "
+            + BenchEnv.cpus()
+            + " CPUs ("
+            + BenchEnv.cpuModel()
+            + "), load "
+            + String.format(Locale.ROOT, "%.2f", BenchEnv.loadAverage())
+            + ", commit "
+            + BenchEnv.gitCommit()
+            + ".");
     out.println();
-    out.println("| run | parked | served | failed | parking s | wake to last answer ms | event-loop lag max ms "
-        + "| lag p99 ms | lag p99.9 ms | ticks |");
+    out.println(
+        "| run | parked | served | failed | parking s | wake to last answer ms | event-loop lag max ms "
+            + "| lag p99 ms | lag p99.9 ms | ticks |");
     out.println("|---|---|---|---|---|---|---|---|---|---|");
     for (int i = 0; i < runs.size(); i++) {
       Run r = runs.get(i);
-      out.printf(Locale.ROOT, "| %d | %d | %d | %d | %.2f | %.0f | %.1f | %.1f | %.1f | %d |%n", i + 1, r.parked(),
-          r.served(), r.failed(), r.parkSeconds(), r.wakeToLastMs(), r.lagMaxMs(), r.lagP99Ms(), r.lagP999Ms(),
+      out.printf(
+          Locale.ROOT,
+          "| %d | %d | %d | %d | %.2f | %.0f | %.1f | %.1f | %.1f | %d |%n",
+          i + 1,
+          r.parked(),
+          r.served(),
+          r.failed(),
+          r.parkSeconds(),
+          r.wakeToLastMs(),
+          r.lagMaxMs(),
+          r.lagP99Ms(),
+          r.lagP999Ms(),
           r.ticks());
     }
   }

@@ -49,9 +49,18 @@ final class ReplayRun {
    * lookup call alone, {@code serviceRead} the call plus, when the run reads its results, the
    * visit of every scored rank's name and device depth. {@code scored} sums the results' sizes.
    */
-  record Result(double offered, long lookups, long elapsedNanos, Histogram service,
-      Histogram serviceRead, Histogram response, long maxBehindNanos, long rejectedStores,
-      long indexSize, long scored, long cpuNanos) {
+  record Result(
+      double offered,
+      long lookups,
+      long elapsedNanos,
+      Histogram service,
+      Histogram serviceRead,
+      Histogram response,
+      long maxBehindNanos,
+      long rejectedStores,
+      long indexSize,
+      long scored,
+      long cpuNanos) {
 
     /** CPU time the replay threads used, in seconds (-1 when the JVM cannot measure it). */
     double cpuSeconds() {
@@ -82,15 +91,15 @@ final class ReplayRun {
       throws InterruptedException {
     int threads = w.timelines.length;
     ShardedBlockIndex index = new ShardedBlockIndex(threads, PrefixChainIndex::new);
-    double nanosPerTick = rate <= 0 || w.spanMicros == 0 ? 0.0
-        : (w.counts.lookups() / rate) * 1e9 / w.spanMicros;
+    double nanosPerTick =
+        rate <= 0 || w.spanMicros == 0 ? 0.0 : (w.counts.lookups() / rate) * 1e9 / w.spanMicros;
     Worker[] workers = new Worker[threads];
     CountDownLatch ready = new CountDownLatch(threads);
     CountDownLatch go = new CountDownLatch(1);
     Thread[] started = new Thread[threads];
     for (int t = 0; t < threads; t++) {
-      workers[t] = new Worker(w.timelines[t], index, w.blockSize, nanosPerTick, ready, go,
-          lookup, read);
+      workers[t] =
+          new Worker(w.timelines[t], index, w.blockSize, nanosPerTick, ready, go, lookup, read);
       started[t] = new Thread(workers[t], "kvselect-replay-" + t);
       started[t].start();
     }
@@ -126,8 +135,18 @@ final class ReplayRun {
       rejected += wk.rejected;
       scored += wk.scored;
     }
-    return new Result(rate, lookups, end - start, service, serviceRead, response, behind,
-        rejected, index.size(), scored, cpu);
+    return new Result(
+        rate,
+        lookups,
+        end - start,
+        service,
+        serviceRead,
+        response,
+        behind,
+        rejected,
+        index.size(),
+        scored,
+        cpu);
   }
 
   /** One replay thread's loop and figures; fields are read after {@code join}. */
@@ -140,8 +159,10 @@ final class ReplayRun {
     private final CountDownLatch go;
     private final Lookup lookup;
     private final boolean read;
+
     /** What the reads sum (names and depths), so that they cannot be optimised away. */
     long readSum;
+
     private final BiConsumer<WorkerRank, RankOverlap> scoreReader =
         (rank, o) -> readSum += rank.dpRank() + o.device();
     final Histogram service = new Histogram(HIGHEST_NS, 3);
@@ -156,8 +177,15 @@ final class ReplayRun {
     long cpuNanos = -1;
     Throwable failure;
 
-    Worker(ReplayWorkload.Timeline timeline, BlockIndex index, int blockSize, double nanosPerTick,
-        CountDownLatch ready, CountDownLatch go, Lookup lookup, boolean read) {
+    Worker(
+        ReplayWorkload.Timeline timeline,
+        BlockIndex index,
+        int blockSize,
+        double nanosPerTick,
+        CountDownLatch ready,
+        CountDownLatch go,
+        Lookup lookup,
+        boolean read) {
       this.timeline = timeline;
       this.index = index;
       this.blockSize = blockSize;
@@ -203,8 +231,13 @@ final class ReplayRun {
           response.recordValue(Math.min(t2 - due, HIGHEST_NS));
           lookups++;
         } else if (op instanceof ReplayWorkload.Store st) {
-          if (!index.store(ranks[i], StorageTier.DEVICE, st.hasParent(), st.parentHash(),
-              st.externalHashes(), st.localHashes())) {
+          if (!index.store(
+              ranks[i],
+              StorageTier.DEVICE,
+              st.hasParent(),
+              st.parentHash(),
+              st.externalHashes(),
+              st.localHashes())) {
             rejected++;
           }
         } else if (op instanceof ReplayWorkload.Remove rm) {

@@ -76,8 +76,15 @@ final class ReplayWorkload {
   }
 
   /** Totals over all threads and duplicates. */
-  record Counts(long requests, long lookups, long lookupBlocks, long storeEvents,
-      long storedBlocks, long removeEvents, long removedBlocks, long cachedAtEnd) {
+  record Counts(
+      long requests,
+      long lookups,
+      long lookupBlocks,
+      long storeEvents,
+      long storedBlocks,
+      long removeEvents,
+      long removedBlocks,
+      long cachedAtEnd) {
 
     long events() {
       return storeEvents + removeEvents;
@@ -94,8 +101,16 @@ final class ReplayWorkload {
   final Counts counts;
   final Timeline[] timelines;
 
-  private ReplayWorkload(int workers, int duplicate, int cacheBlocks, int blockSize, int threads,
-      Apply apply, long spanMicros, Counts counts, Timeline[] timelines) {
+  private ReplayWorkload(
+      int workers,
+      int duplicate,
+      int cacheBlocks,
+      int blockSize,
+      int threads,
+      Apply apply,
+      long spanMicros,
+      Counts counts,
+      Timeline[] timelines) {
     this.workers = workers;
     this.duplicate = duplicate;
     this.cacheBlocks = cacheBlocks;
@@ -116,13 +131,21 @@ final class ReplayWorkload {
    * {@code (worker, 0)} with worker ids {@code 0 .. workers-1}, and a rank's operations go to
    * thread {@link ShardedBlockIndex#shardOf}{@code (rank, threads)}, the shard that owns it.
    */
-  static ReplayWorkload build(List<MooncakeTrace.Request> trace, int workers, int duplicate,
-      int cacheBlocks, int blockSize, long seed, int threads, Apply apply) {
+  static ReplayWorkload build(
+      List<MooncakeTrace.Request> trace,
+      int workers,
+      int duplicate,
+      int cacheBlocks,
+      int blockSize,
+      long seed,
+      int threads,
+      Apply apply) {
     if (workers < 1 || duplicate < 1 || workers % duplicate != 0) {
       throw new IllegalArgumentException("--workers must be a positive multiple of --duplicate");
     }
     if (cacheBlocks < 1 || blockSize < 1 || threads < 1) {
-      throw new IllegalArgumentException("--cache-blocks, --block-size and --threads must be positive");
+      throw new IllegalArgumentException(
+          "--cache-blocks, --block-size and --threads must be positive");
     }
     if (trace.isEmpty()) {
       throw new IllegalArgumentException("the trace has no request");
@@ -172,8 +195,11 @@ final class ReplayWorkload {
         long id = ids[i];
         if (!localOf.containsKey(id)) {
           Arrays.fill(blockTokens, (int) id);
-          localOf.put(id, BlockHasher.localBlockHashes(blockTokens, blockSize, blockSize,
-              BlockHasher.saltSeed(null, null), false, null)[0]);
+          localOf.put(
+              id,
+              BlockHasher.localBlockHashes(
+                  blockTokens, blockSize, blockSize, BlockHasher.saltSeed(null, null), false, null)[
+                  0]);
         }
         local[i] = localOf.get(id);
       }
@@ -202,8 +228,10 @@ final class ReplayWorkload {
 
       Object remove = null;
       if (evicted.length > 0) {
-        remove = apply == Apply.INDEX ? new Remove(evicted)
-            : batch(new BlockRemoved(evicted, null, null, null));
+        remove =
+            apply == Apply.INDEX
+                ? new Remove(evicted)
+                : batch(new BlockRemoved(evicted, null, null, null));
         removeEvents += duplicate;
         removedBlocks += (long) evicted.length * duplicate;
       }
@@ -218,8 +246,11 @@ final class ReplayWorkload {
           for (int i = 0; i < need; i++) {
             Arrays.fill(tokens, i * blockSize, (i + 1) * blockSize, (int) ids[k + i]);
           }
-          store = batch(new BlockStored(sExt, k > 0, parent, tokens, blockSize, null, null, null,
-              null, null, null, null));
+          store =
+              batch(
+                  new BlockStored(
+                      sExt, k > 0, parent, tokens, blockSize, null, null, null, null, null, null,
+                      null));
         }
         storeEvents += duplicate;
         storedBlocks += (long) need * duplicate;
@@ -256,10 +287,18 @@ final class ReplayWorkload {
       }
       timelines[t] = new Timeline(ticks, ops, rk);
     }
-    Counts counts = new Counts(sorted.size(), (long) sorted.size() * duplicate, lookupBlocks,
-        storeEvents, storedBlocks, removeEvents, removedBlocks, cached * duplicate);
-    return new ReplayWorkload(workers, duplicate, cacheBlocks, blockSize, threads, apply, span,
-        counts, timelines);
+    Counts counts =
+        new Counts(
+            sorted.size(),
+            (long) sorted.size() * duplicate,
+            lookupBlocks,
+            storeEvents,
+            storedBlocks,
+            removeEvents,
+            removedBlocks,
+            cached * duplicate);
+    return new ReplayWorkload(
+        workers, duplicate, cacheBlocks, blockSize, threads, apply, span, counts, timelines);
   }
 
   /** Makes {@code ext[0 .. k)} the most recently used, {@code ext[0]} last (so evicted last). */

@@ -38,7 +38,8 @@ final class ServerProcess implements AutoCloseable {
     this.port = port;
     this.log = log;
     long pid = process.pid();
-    this.exitHook = new Thread(() -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroy), "stop-" + name);
+    this.exitHook =
+        new Thread(() -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroy), "stop-" + name);
     Runtime.getRuntime().addShutdownHook(exitHook);
   }
 
@@ -47,8 +48,9 @@ final class ServerProcess implements AutoCloseable {
    * the JVM options of {@code KVSELECT_JAVA_OPTS} and extra environment {@code env}, and waits
    * (at most 60 s) until {@code GET readyPath} answers 200.
    */
-  static ServerProcess start(String name, String mainClass, List<String> args, Map<String, String> env,
-      String readyPath) throws IOException, InterruptedException {
+  static ServerProcess start(
+      String name, String mainClass, List<String> args, Map<String, String> env, String readyPath)
+      throws IOException, InterruptedException {
     int port = freePort();
     String java = ProcessHandle.current().info().command().orElse("java");
     List<String> cmd = new ArrayList<>();
@@ -68,8 +70,11 @@ final class ServerProcess implements AutoCloseable {
       cmd.add(a.replace("{port}", Integer.toString(port)));
     }
     Path log = Files.createTempFile("kvselect-openloop-" + name + "-", ".log");
-    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile())
-        .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+    ProcessBuilder pb =
+        new ProcessBuilder(cmd)
+            .redirectErrorStream(true)
+            .redirectOutput(log.toFile())
+            .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
     pb.environment().putAll(env);
     ServerProcess s = new ServerProcess(name, pb.start(), port, log);
     try {
@@ -91,13 +96,21 @@ final class ServerProcess implements AutoCloseable {
 
   private void awaitReady(String path) throws IOException, InterruptedException {
     HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-    HttpRequest get = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-        .timeout(Duration.ofSeconds(2)).GET().build();
+    HttpRequest get =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+            .timeout(Duration.ofSeconds(2))
+            .GET()
+            .build();
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (System.nanoTime() < deadline) {
       if (!process.isAlive()) {
-        throw new IOException(name + " exited with " + process.exitValue() + " before it was ready; its log "
-            + "ends with:\n" + tail());
+        throw new IOException(
+            name
+                + " exited with "
+                + process.exitValue()
+                + " before it was ready; its log "
+                + "ends with:\n"
+                + tail());
       }
       try {
         if (http.send(get, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {

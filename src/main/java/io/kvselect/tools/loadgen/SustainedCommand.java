@@ -26,7 +26,11 @@ import picocli.CommandLine.Option;
  * issue 9 (every rank's lag below {@value #LAG_TARGET_MS} ms at {@value #TARGET_RATE} blocks/s)
  * gets its own verdict line. A mutable picocli target.
  */
-@Command(name = "sustained", sortOptions = false, usageHelpAutoWidth = true, mixinStandardHelpOptions = true,
+@Command(
+    name = "sustained",
+    sortOptions = false,
+    usageHelpAutoWidth = true,
+    mixinStandardHelpOptions = true,
     description = {"A fixed offered rate for a while, then a no-loss check."})
 final class SustainedCommand implements Callable<Integer> {
 
@@ -34,16 +38,21 @@ final class SustainedCommand implements Callable<Integer> {
   private static final long LAG_TARGET_MS = 100;
   private static final long TARGET_RATE = 1_000_000;
 
-  @Mixin
-  IngestBench.Common common = new IngestBench.Common();
+  @Mixin IngestBench.Common common = new IngestBench.Common();
 
-  @Option(names = "--rate", paramLabel = "BLOCKS_PER_S", description = "Offered blocks/s, all publishers (500000).")
+  @Option(
+      names = "--rate",
+      paramLabel = "BLOCKS_PER_S",
+      description = "Offered blocks/s, all publishers (500000).")
   double rate = 500_000;
 
   @Option(names = "--duration", paramLabel = "S", description = "Seconds of offered load (60).")
   int duration = 60;
 
-  @Option(names = "--drain-timeout", paramLabel = "S", description = "Seconds to wait for the backlog (60).")
+  @Option(
+      names = "--drain-timeout",
+      paramLabel = "S",
+      description = "Seconds to wait for the backlog (60).")
   int drainTimeout = 60;
 
   @Override
@@ -51,7 +60,8 @@ final class SustainedCommand implements Callable<Integer> {
     try {
       common.validate();
       if (!(rate > 0) || duration < 1 || drainTimeout < 1) {
-        throw new IllegalArgumentException("--rate, --duration and --drain-timeout must be positive");
+        throw new IllegalArgumentException(
+            "--rate, --duration and --drain-timeout must be positive");
       }
     } catch (IllegalArgumentException e) {
       System.err.println("kvselect-bench: " + e.getMessage());
@@ -59,11 +69,22 @@ final class SustainedCommand implements Callable<Integer> {
     }
     PrintStream out = System.out;
     IngestWorkload[] work = common.workloads();
-    IngestBench.header(out, "sustained", common, IngestBench.num(rate) + " blocks/s offered in total ("
-        + IngestBench.num(rate / common.publishers) + " per publisher, token bucket each) for " + duration
-        + " s, then up to " + drainTimeout + " s to drain");
+    IngestBench.header(
+        out,
+        "sustained",
+        common,
+        IngestBench.num(rate)
+            + " blocks/s offered in total ("
+            + IngestBench.num(rate / common.publishers)
+            + " per publisher, token bucket each) for "
+            + duration
+            + " s, then up to "
+            + drainTimeout
+            + " s to drain");
     double load = BenchEnv.loadAverage();
-    try (IngestRig rig = IngestRig.start(common.threads, common.publishers, common.publisherThreads, common.blockSize)) {
+    try (IngestRig rig =
+        IngestRig.start(
+            common.threads, common.publishers, common.publisherThreads, common.blockSize)) {
       int n = rig.publishers();
       RankStats[] s0 = rig.rankStats();
       long a0 = rig.events().appliedBlocks();
@@ -101,8 +122,11 @@ final class SustainedCommand implements Callable<Integer> {
         sentBlocks += work[p].blocks(sent);
         long lost = sent - (s1[p].batches() - s0[p].batches());
         lostBatches += Math.abs(lost);
-        if (lost != 0 || s1[p].gaps() != s0[p].gaps() || s1[p].resets() != s0[p].resets()
-            || s1[p].droppedFrames() != s0[p].droppedFrames() || rig.malformed(p) != 0) {
+        if (lost != 0
+            || s1[p].gaps() != s0[p].gaps()
+            || s1[p].resets() != s0[p].resets()
+            || s1[p].droppedFrames() != s0[p].droppedFrames()
+            || rig.malformed(p) != 0) {
           lossyRanks++;
         }
       }
@@ -111,39 +135,61 @@ final class SustainedCommand implements Callable<Integer> {
       double offered = sentBlocks / secs;
       double achieved = (aEnd - a0) / secs;
       long applied = a1 - a0;
-      boolean noLoss = lostBatches == 0 && lossyRanks == 0 && applied == sentBlocks && issues.isEmpty();
+      boolean noLoss =
+          lostBatches == 0 && lossyRanks == 0 && applied == sentBlocks && issues.isEmpty();
       long lateLag = feeder.maxLag(duration / 2, duration);
       double lateLagMs = feeder.maxLagNanos(duration / 2, duration) / 1e6;
       boolean keptUp = drainMs <= KEPT_UP_MS && lateLagMs <= KEPT_UP_MS;
       boolean sustained = noLoss && offered >= 0.99 * rate && keptUp;
       boolean lagMet = noLoss && offered >= 0.99 * rate && lateLagMs < LAG_TARGET_MS;
-      out.printf("Lag of a rank at a sample: the age of the oldest batch the feeder handed to that rank's "
-          + "publisher that the node had not yet delivered (a batch counts as delivered when the node's rank "
-          + "session takes it, right before its poller thread decodes and applies it), 0 when none is "
-          + "outstanding; it includes the publisher's queue, ZMQ, TCP and the node's queue. Sampled every "
-          + "10 ms for all %d ranks; \"max\" is over ranks and samples.%s%n%n", n,
-          feeder.lagTruncated() ? " Some rank was more than 65,536 batches behind: its lag is a lower bound." : "");
+      out.printf(
+          "Lag of a rank at a sample: the age of the oldest batch the feeder handed to that rank's "
+              + "publisher that the node had not yet delivered (a batch counts as delivered when the node's rank "
+              + "session takes it, right before its poller thread decodes and applies it), 0 when none is "
+              + "outstanding; it includes the publisher's queue, ZMQ, TCP and the node's queue. Sampled every "
+              + "10 ms for all %d ranks; \"max\" is over ranks and samples.%s%n%n",
+          n,
+          feeder.lagTruncated()
+              ? " Some rank was more than 65,536 batches behind: its lag is a lower bound."
+              : "");
       out.println("| measure | value |");
       out.println("|---|---|");
       out.printf("| offered rate, target | %s blocks/s |%n", IngestBench.num(rate));
-      out.printf("| offered rate, actual (published / %.1f s) | %s blocks/s (%s batches/s) |%n", secs,
-          IngestBench.num(offered), IngestBench.num(sentBatches / secs));
-      out.printf("| achieved rate (applied during the window) | %s blocks/s |%n", IngestBench.num(achieved));
-      out.printf("| blocks published / applied | %s / %s |%n", IngestBench.num(sentBlocks), IngestBench.num(applied));
-      out.printf("| batches published / lost | %s / %s (ranks with loss or gaps: %d of %d) |%n",
+      out.printf(
+          "| offered rate, actual (published / %.1f s) | %s blocks/s (%s batches/s) |%n",
+          secs, IngestBench.num(offered), IngestBench.num(sentBatches / secs));
+      out.printf(
+          "| achieved rate (applied during the window) | %s blocks/s |%n",
+          IngestBench.num(achieved));
+      out.printf(
+          "| blocks published / applied | %s / %s |%n",
+          IngestBench.num(sentBlocks), IngestBench.num(applied));
+      out.printf(
+          "| batches published / lost | %s / %s (ranks with loss or gaps: %d of %d) |%n",
           IngestBench.num(sentBatches), IngestBench.num(lostBatches), lossyRanks, n);
-      out.printf("| gaps, resets, dropped frames, stale, malformed | %s |%n", issues.isEmpty() ? "none" : issues);
-      out.printf("| max lag, any rank, second half of the window (%d-%d s) | **%.1f ms** (%s batches) |%n",
+      out.printf(
+          "| gaps, resets, dropped frames, stale, malformed | %s |%n",
+          issues.isEmpty() ? "none" : issues);
+      out.printf(
+          "| max lag, any rank, second half of the window (%d-%d s) | **%.1f ms** (%s batches) |%n",
           duration / 2, duration, lateLagMs, IngestBench.num(lateLag));
-      out.printf("| max lag, any rank, whole window | %.1f ms (%s batches) |%n", feeder.maxLagNanos() / 1e6,
-          IngestBench.num(feeder.maxLag()));
+      out.printf(
+          "| max lag, any rank, whole window | %.1f ms (%s batches) |%n",
+          feeder.maxLagNanos() / 1e6, IngestBench.num(feeder.maxLag()));
       StringBuilder timeline = new StringBuilder();
       int step = duration >= 30 ? 10 : Math.max(1, duration / 5);
       for (int from = 0; from < duration; from += step) {
-        timeline.append(timeline.length() == 0 ? "" : ", ").append(from).append('-')
-            .append(Math.min(duration, from + step)).append(" s: ")
-            .append(String.format(java.util.Locale.ROOT, "%.1f",
-                feeder.maxLagNanos(from, Math.min(duration, from + step)) / 1e6));
+        timeline
+            .append(timeline.length() == 0 ? "" : ", ")
+            .append(from)
+            .append('-')
+            .append(Math.min(duration, from + step))
+            .append(" s: ")
+            .append(
+                String.format(
+                    java.util.Locale.ROOT,
+                    "%.1f",
+                    feeder.maxLagNanos(from, Math.min(duration, from + step)) / 1e6));
       }
       out.printf("| max lag per %d s (ms) | %s |%n", step, timeline);
       double[] perRank = new double[n];
@@ -151,25 +197,48 @@ final class SustainedCommand implements Callable<Integer> {
         perRank[p] = feeder.maxLagNanos(p) / 1e6;
       }
       java.util.Arrays.sort(perRank);
-      out.printf("| whole-window max lag per rank: median / slowest rank | %.1f ms / %.1f ms |%n",
+      out.printf(
+          "| whole-window max lag per rank: median / slowest rank | %.1f ms / %.1f ms |%n",
           perRank[n / 2], perRank[n - 1]);
-      out.printf("| max publisher-thread backlog | %s batches |%n", IngestBench.num(feeder.maxUnsent()));
-      out.printf("| token-bucket blocks not offered in time | %s |%n", IngestBench.num(feeder.skippedBlocks()));
-      out.printf("| drain after the load stopped | %d ms (%s blocks applied in it, %s blocks/s) |%n", drainMs,
-          IngestBench.num(a1 - aEnd), drainMs == 0 ? "n/a" : IngestBench.num((a1 - aEnd) * 1000.0 / drainMs));
+      out.printf(
+          "| max publisher-thread backlog | %s batches |%n", IngestBench.num(feeder.maxUnsent()));
+      out.printf(
+          "| token-bucket blocks not offered in time | %s |%n",
+          IngestBench.num(feeder.skippedBlocks()));
+      out.printf(
+          "| drain after the load stopped | %d ms (%s blocks applied in it, %s blocks/s) |%n",
+          drainMs,
+          IngestBench.num(a1 - aEnd),
+          drainMs == 0 ? "n/a" : IngestBench.num((a1 - aEnd) * 1000.0 / drainMs));
       out.printf("| load average at start | %.2f |%n", load);
       out.printf("| loss | %s |%n", noLoss ? "none" : "**LOSS**");
-      out.printf("| kept up (second-half lag and final drain each <= %d ms) | %s |%n", KEPT_UP_MS,
-          keptUp ? "yes" : "no");
-      out.printf("| **verdict** | **%s** |%n", sustained ? "sustained without loss"
-          : !noLoss ? "LOSS"
-          : offered < 0.99 * rate ? "no loss, but the rate was not offered in full"
-          : "no loss, but delivery fell behind the publishers (not sustained)");
-      out.printf("| **lag target** (issue 9: %s blocks/s, every rank's lag < %d ms; here: no loss, rate offered "
-          + "in full, second-half max lag < %d ms) | **%s** |%n%n", IngestBench.num(TARGET_RATE), LAG_TARGET_MS,
-          LAG_TARGET_MS, (lagMet ? "met" : "not met") + String.format(java.util.Locale.ROOT, " at %s blocks/s "
-              + "offered (second-half max lag %.1f ms)", IngestBench.num(rate), lateLagMs)
-              + (rate < TARGET_RATE ? "; below the target rate, so not a measurement of the target" : ""));
+      out.printf(
+          "| kept up (second-half lag and final drain each <= %d ms) | %s |%n",
+          KEPT_UP_MS, keptUp ? "yes" : "no");
+      out.printf(
+          "| **verdict** | **%s** |%n",
+          sustained
+              ? "sustained without loss"
+              : !noLoss
+                  ? "LOSS"
+                  : offered < 0.99 * rate
+                      ? "no loss, but the rate was not offered in full"
+                      : "no loss, but delivery fell behind the publishers (not sustained)");
+      out.printf(
+          "| **lag target** (issue 9: %s blocks/s, every rank's lag < %d ms; here: no loss, rate offered "
+              + "in full, second-half max lag < %d ms) | **%s** |%n%n",
+          IngestBench.num(TARGET_RATE),
+          LAG_TARGET_MS,
+          LAG_TARGET_MS,
+          (lagMet ? "met" : "not met")
+              + String.format(
+                  java.util.Locale.ROOT,
+                  " at %s blocks/s " + "offered (second-half max lag %.1f ms)",
+                  IngestBench.num(rate),
+                  lateLagMs)
+              + (rate < TARGET_RATE
+                  ? "; below the target rate, so not a measurement of the target"
+                  : ""));
       IngestBench.printCpu(out, "Offered window", used);
     }
     return 0;

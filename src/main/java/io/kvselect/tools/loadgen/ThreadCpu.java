@@ -58,8 +58,9 @@ final class ThreadCpu {
       }
       long used = t - start.getOrDefault(id, 0L);
       String name = info.getThreadName();
-      String group = name.replaceAll("\\d+", "*")
-          + (isZmqThread(name) ? publisherZmq.contains(id) ? " (publishers)" : " (node)" : "");
+      String group =
+          name.replaceAll("\\d+", "*")
+              + (isZmqThread(name) ? publisherZmq.contains(id) ? " (publishers)" : " (node)" : "");
       out.merge(group, used / 1e9 / wall, Double::sum);
     }
     return out;

@@ -18,20 +18,26 @@ import picocli.CommandLine.Option;
  * {@code --duration} seconds. Repeated {@code --runs} times with a fresh node and fresh publishers;
  * prints each run, the median and the spread (min-max). A mutable picocli target.
  */
-@Command(name = "throughput", sortOptions = false, usageHelpAutoWidth = true, mixinStandardHelpOptions = true,
+@Command(
+    name = "throughput",
+    sortOptions = false,
+    usageHelpAutoWidth = true,
+    mixinStandardHelpOptions = true,
     description = {"Blocks applied per second with every publisher sending flat out."})
 final class ThroughputCommand implements Callable<Integer> {
 
   /** The thread group of the node's ingest pollers in {@link ThreadCpu}'s breakdown. */
   private static final String POLLERS = "kvselect-zmq-*";
 
-  @Mixin
-  IngestBench.Common common = new IngestBench.Common();
+  @Mixin IngestBench.Common common = new IngestBench.Common();
 
   @Option(names = "--duration", paramLabel = "S", description = "Measured seconds per run (10).")
   int duration = 10;
 
-  @Option(names = "--warmup", paramLabel = "S", description = "Seconds of load before measuring (3).")
+  @Option(
+      names = "--warmup",
+      paramLabel = "S",
+      description = "Seconds of load before measuring (3).")
   int warmup = 3;
 
   @Option(names = "--runs", paramLabel = "N", description = "Runs, each with a fresh node (3).")
@@ -40,13 +46,22 @@ final class ThroughputCommand implements Callable<Integer> {
   @Option(names = "--window", paramLabel = "B", description = "Batches in flight per rank (1000).")
   int window = 1_000;
 
-  @Option(names = "--burst", paramLabel = "B",
+  @Option(
+      names = "--burst",
+      paramLabel = "B",
       description = "Batches per rank of the drain phase after each run, 0 = none (5000).")
   int burst = 5_000;
 
   /** One measured run. */
-  record Run(double blocksPerSec, double storedPerSec, double batchesPerSec, boolean clean, String issues,
-      double load, Map<String, Double> cpu, Drain drain) {}
+  record Run(
+      double blocksPerSec,
+      double storedPerSec,
+      double batchesPerSec,
+      boolean clean,
+      String issues,
+      double load,
+      Map<String, Double> cpu,
+      Drain drain) {}
 
   /** The drain phase: blocks applied after the publisher threads had handed over every batch. */
   record Drain(long blocks, double seconds, Map<String, Double> cpu) {
@@ -59,9 +74,15 @@ final class ThroughputCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     try {
       common.validate();
-      if (duration < 1 || warmup < 0 || runs < 1 || window < 1 || burst < 0 || burst + window > 90_000) {
-        throw new IllegalArgumentException("--duration, --runs and --window must be positive, --warmup and "
-            + "--burst >= 0, --burst + --window <= 90000 (below the ZMQ high-water marks)");
+      if (duration < 1
+          || warmup < 0
+          || runs < 1
+          || window < 1
+          || burst < 0
+          || burst + window > 90_000) {
+        throw new IllegalArgumentException(
+            "--duration, --runs and --window must be positive, --warmup and "
+                + "--burst >= 0, --burst + --window <= 90000 (below the ZMQ high-water marks)");
       }
     } catch (IllegalArgumentException e) {
       System.err.println("kvselect-bench: " + e.getMessage());
@@ -69,33 +90,59 @@ final class ThroughputCommand implements Callable<Integer> {
     }
     PrintStream out = System.out;
     IngestWorkload[] work = common.workloads();
-    IngestBench.header(out, "throughput", common, "flat out, at most " + window
-        + " batches in flight per rank; " + warmup + " s warm-up, then " + duration + " s measured; "
-        + runs + " runs, a fresh node and fresh publishers each");
+    IngestBench.header(
+        out,
+        "throughput",
+        common,
+        "flat out, at most "
+            + window
+            + " batches in flight per rank; "
+            + warmup
+            + " s warm-up, then "
+            + duration
+            + " s measured; "
+            + runs
+            + " runs, a fresh node and fresh publishers each");
     List<Run> results = new ArrayList<>();
     for (int i = 0; i < runs; i++) {
       Run r = run(work);
       results.add(r);
       System.err.printf("run %d: %s blocks/s%n", i + 1, IngestBench.num(r.blocksPerSec()));
     }
-    out.println("| run | applied blocks/s | of which stored blocks/s | batches/s | load avg at start | "
-        + "gaps, resets, dropped frames |");
+    out.println(
+        "| run | applied blocks/s | of which stored blocks/s | batches/s | load avg at start | "
+            + "gaps, resets, dropped frames |");
     out.println("|---|---|---|---|---|---|");
     for (int i = 0; i < results.size(); i++) {
       Run r = results.get(i);
-      out.printf("| %d | %s | %s | %s | %.2f | %s |%n", i + 1, IngestBench.num(r.blocksPerSec()),
-          IngestBench.num(r.storedPerSec()), IngestBench.num(r.batchesPerSec()), r.load(),
+      out.printf(
+          "| %d | %s | %s | %s | %.2f | %s |%n",
+          i + 1,
+          IngestBench.num(r.blocksPerSec()),
+          IngestBench.num(r.storedPerSec()),
+          IngestBench.num(r.batchesPerSec()),
+          r.load(),
           r.clean() ? "none" : r.issues());
     }
     double[] b = results.stream().mapToDouble(Run::blocksPerSec).sorted().toArray();
     double[] s = results.stream().mapToDouble(Run::storedPerSec).sorted().toArray();
     double[] n = results.stream().mapToDouble(Run::batchesPerSec).sorted().toArray();
-    out.printf("| **median** | **%s** | %s | %s | | |%n", IngestBench.num(median(b)),
-        IngestBench.num(median(s)), IngestBench.num(median(n)));
-    out.printf("| spread (min-max) | %s - %s | %s - %s | %s - %s | | |%n%n", IngestBench.num(b[0]),
-        IngestBench.num(b[b.length - 1]), IngestBench.num(s[0]), IngestBench.num(s[s.length - 1]),
-        IngestBench.num(n[0]), IngestBench.num(n[n.length - 1]));
-    Run mid = results.stream().filter(r -> r.blocksPerSec() == median(b)).findFirst().orElse(results.get(0));
+    out.printf(
+        "| **median** | **%s** | %s | %s | | |%n",
+        IngestBench.num(median(b)), IngestBench.num(median(s)), IngestBench.num(median(n)));
+    out.printf(
+        "| spread (min-max) | %s - %s | %s - %s | %s - %s | | |%n%n",
+        IngestBench.num(b[0]),
+        IngestBench.num(b[b.length - 1]),
+        IngestBench.num(s[0]),
+        IngestBench.num(s[s.length - 1]),
+        IngestBench.num(n[0]),
+        IngestBench.num(n[n.length - 1]));
+    Run mid =
+        results.stream()
+            .filter(r -> r.blocksPerSec() == median(b))
+            .findFirst()
+            .orElse(results.get(0));
     IngestBench.printCpu(out, "Median run, measured window", mid.cpu());
     if (burst > 0) {
       printDrains(out, results);
@@ -105,7 +152,9 @@ final class ThroughputCommand implements Callable<Integer> {
 
   private Run run(IngestWorkload[] work) throws Exception {
     double load = BenchEnv.loadAverage();
-    try (IngestRig rig = IngestRig.start(common.threads, common.publishers, common.publisherThreads, common.blockSize)) {
+    try (IngestRig rig =
+        IngestRig.start(
+            common.threads, common.publishers, common.publisherThreads, common.blockSize)) {
       int n = rig.publishers();
       long[] base = new long[n];
       for (int p = 0; p < n; p++) {
@@ -142,12 +191,20 @@ final class ThroughputCommand implements Callable<Integer> {
       double secs = (t1 - t0) / 1e9;
       long stored = 0;
       for (int p = 0; p < n; p++) {
-        stored += work[p].storedBlocks(Math.max(0, d1[p] - base[p] + 1))
-            - work[p].storedBlocks(Math.max(0, d0[p] - base[p] + 1));
+        stored +=
+            work[p].storedBlocks(Math.max(0, d1[p] - base[p] + 1))
+                - work[p].storedBlocks(Math.max(0, d0[p] - base[p] + 1));
       }
       Drain drain = burst > 0 ? drain(rig, work, feeder) : null;
       String issues = issues(rig);
-      return new Run((a1 - a0) / secs, stored / secs, (b1 - b0) / secs, issues.isEmpty(), issues, load, used,
+      return new Run(
+          (a1 - a0) / secs,
+          stored / secs,
+          (b1 - b0) / secs,
+          issues.isEmpty(),
+          issues,
+          load,
+          used,
           drain);
     }
   }
@@ -158,7 +215,8 @@ final class ThroughputCommand implements Callable<Integer> {
    * applies what is still outstanding, with the publisher threads idle (their ZMQ I/O threads may
    * still be flushing). Main thread; the feeder has stopped.
    */
-  private Drain drain(IngestRig rig, IngestWorkload[] work, Feeder feeder) throws InterruptedException {
+  private Drain drain(IngestRig rig, IngestWorkload[] work, Feeder feeder)
+      throws InterruptedException {
     awaitCaughtUp(rig);
     int n = rig.publishers();
     long blocksBefore = rig.events().appliedBlocks();
@@ -239,11 +297,14 @@ final class ThroughputCommand implements Callable<Integer> {
   }
 
   private void printDrains(PrintStream out, List<Run> results) {
-    out.printf("Drain phase after each run: %,d batches per rank queued at once; measured from the moment "
-        + "every publisher thread had written its last batch to ZMQ until the node had applied them all "
-        + "(publisher threads idle, their ZMQ I/O threads possibly still flushing):%n%n", burst);
-    out.println("| run | blocks applied in the phase | seconds | applied blocks/s | node pollers' CPU (cores) "
-        + "| applied blocks per poller CPU-second |");
+    out.printf(
+        "Drain phase after each run: %,d batches per rank queued at once; measured from the moment "
+            + "every publisher thread had written its last batch to ZMQ until the node had applied them all "
+            + "(publisher threads idle, their ZMQ I/O threads possibly still flushing):%n%n",
+        burst);
+    out.println(
+        "| run | blocks applied in the phase | seconds | applied blocks/s | node pollers' CPU (cores) "
+            + "| applied blocks per poller CPU-second |");
     out.println("|---|---|---|---|---|---|");
     double[] rates = new double[results.size()];
     double[] perCore = new double[results.size()];
@@ -252,16 +313,31 @@ final class ThroughputCommand implements Callable<Integer> {
       rates[i] = d.rate();
       double cores = d.cpu().getOrDefault(POLLERS, 0.0);
       perCore[i] = cores > 0 ? d.rate() / cores : 0;
-      out.printf("| %d | %s | %.3f | %s | %.2f | %s |%n", i + 1, IngestBench.num(d.blocks()), d.seconds(),
-          IngestBench.num(d.rate()), cores, IngestBench.num(perCore[i]));
+      out.printf(
+          "| %d | %s | %.3f | %s | %.2f | %s |%n",
+          i + 1,
+          IngestBench.num(d.blocks()),
+          d.seconds(),
+          IngestBench.num(d.rate()),
+          cores,
+          IngestBench.num(perCore[i]));
     }
     Arrays.sort(rates);
-    out.printf("| **median** | | | **%s** (min-max %s - %s) | | %s |%n%n", IngestBench.num(median(rates)),
-        IngestBench.num(rates[0]), IngestBench.num(rates[rates.length - 1]), IngestBench.num(median(perCore)));
-    out.println("The last column divides the phase's rate by the CPU its `kvselect-zmq-*` threads (read, decode, "
-        + "apply) got: on a shared machine it is the steadier measure of the ingest path's cost.");
+    out.printf(
+        "| **median** | | | **%s** (min-max %s - %s) | | %s |%n%n",
+        IngestBench.num(median(rates)),
+        IngestBench.num(rates[0]),
+        IngestBench.num(rates[rates.length - 1]),
+        IngestBench.num(median(perCore)));
+    out.println(
+        "The last column divides the phase's rate by the CPU its `kvselect-zmq-*` threads (read, decode, "
+            + "apply) got: on a shared machine it is the steadier measure of the ingest path's cost.");
     out.println();
-    Run mid = results.stream().filter(r -> r.drain().rate() == median(rates)).findFirst().orElse(results.get(0));
+    Run mid =
+        results.stream()
+            .filter(r -> r.drain().rate() == median(rates))
+            .findFirst()
+            .orElse(results.get(0));
     IngestBench.printCpu(out, "Median drain phase", mid.drain().cpu());
   }
 

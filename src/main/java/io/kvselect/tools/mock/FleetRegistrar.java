@@ -23,7 +23,8 @@ public final class FleetRegistrar {
 
   private final URI base;
   private final MockerOptions options;
-  private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final HttpClient client =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   /** A registrar for the node at {@code baseUrl} (e.g. {@code http://127.0.0.1:8092}). */
   public FleetRegistrar(String baseUrl, MockerOptions options) {
@@ -73,11 +74,12 @@ public final class FleetRegistrar {
    * @throws IOException when the node does not answer 201
    */
   public String register(EngineInfo e) throws IOException, InterruptedException {
-    HttpRequest req = HttpRequest.newBuilder(URI.create(base + "/workers"))
-        .timeout(Duration.ofSeconds(10))
-        .header("content-type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body(e))))
-        .build();
+    HttpRequest req =
+        HttpRequest.newBuilder(URI.create(base + "/workers"))
+            .timeout(Duration.ofSeconds(10))
+            .header("content-type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body(e))))
+            .build();
     HttpResponse<String> r;
     try {
       r = client.send(req, HttpResponse.BodyHandlers.ofString());
@@ -85,8 +87,15 @@ public final class FleetRegistrar {
       throw new Unreachable("kvselect", base + "/workers", ex);
     }
     if (r.statusCode() != 201) {
-      throw new IOException("POST " + base + "/workers for worker " + e.workerId() + " answered "
-          + r.statusCode() + ": " + r.body().strip());
+      throw new IOException(
+          "POST "
+              + base
+              + "/workers for worker "
+              + e.workerId()
+              + " answered "
+              + r.statusCode()
+              + ": "
+              + r.body().strip());
     }
     return r.body();
   }
@@ -97,8 +106,11 @@ public final class FleetRegistrar {
    * another answer returns false and is not retried.
    */
   public boolean deregister(EngineInfo e) throws InterruptedException {
-    HttpRequest req = HttpRequest.newBuilder(URI.create(base + "/workers/" + Long.toUnsignedString(e.workerId())))
-        .timeout(Duration.ofSeconds(5)).DELETE().build();
+    HttpRequest req =
+        HttpRequest.newBuilder(URI.create(base + "/workers/" + Long.toUnsignedString(e.workerId())))
+            .timeout(Duration.ofSeconds(5))
+            .DELETE()
+            .build();
     try {
       int status = client.send(req, HttpResponse.BodyHandlers.discarding()).statusCode();
       return status == 200 || status == 404;

@@ -37,6 +37,7 @@ public final class KvEventPublisher implements AutoCloseable {
 
   /** Batches kept per rank for replay (vLLM's {@code buffer_steps}). */
   public static final int BUFFER_STEPS = 10_000;
+
   /** Send high-water mark of every socket (vLLM's {@code hwm}). */
   static final int HWM = 100_000;
 
@@ -71,7 +72,12 @@ public final class KvEventPublisher implements AutoCloseable {
    * @param pubPorts one PUB port per rank (0 = ephemeral)
    * @param replayPort the ROUTER port (0 = ephemeral), or null for no replay
    */
-  public KvEventPublisher(String threadName, String host, int[] pubPorts, Integer replayPort, String topic,
+  public KvEventPublisher(
+      String threadName,
+      String host,
+      int[] pubPorts,
+      Integer replayPort,
+      String topic,
       ReplayLayout layout) {
     this(new PublisherThread(threadName, 1), true, host, pubPorts, replayPort, topic, layout);
   }
@@ -80,13 +86,24 @@ public final class KvEventPublisher implements AutoCloseable {
    * Hosts the sockets on {@code thread}, shared with other publishers; the caller closes the thread
    * after closing every publisher on it.
    */
-  public KvEventPublisher(PublisherThread thread, String host, int[] pubPorts, Integer replayPort, String topic,
+  public KvEventPublisher(
+      PublisherThread thread,
+      String host,
+      int[] pubPorts,
+      Integer replayPort,
+      String topic,
       ReplayLayout layout) {
     this(thread, false, host, pubPorts, replayPort, topic, layout);
   }
 
-  private KvEventPublisher(PublisherThread thread, boolean ownsThread, String host, int[] pubPorts,
-      Integer replayPort, String topic, ReplayLayout layout) {
+  private KvEventPublisher(
+      PublisherThread thread,
+      boolean ownsThread,
+      String host,
+      int[] pubPorts,
+      Integer replayPort,
+      String topic,
+      ReplayLayout layout) {
     this.host = host;
     this.pubPorts = pubPorts.clone();
     this.replayPort = replayPort;
@@ -116,13 +133,14 @@ public final class KvEventPublisher implements AutoCloseable {
 
   /** Queues a restart: sequence numbers start again at 0 and the replay rings are emptied. */
   public void restart() {
-    owner.execute(t -> {
-      for (int r = 0; r < next.length; r++) {
-        next[r] = 0;
-        rings[r].clear();
-        lastSeq.set(r, -1);
-      }
-    });
+    owner.execute(
+        t -> {
+          for (int r = 0; r < next.length; r++) {
+            next[r] = 0;
+            rings[r].clear();
+            lastSeq.set(r, -1);
+          }
+        });
   }
 
   /**
@@ -235,7 +253,9 @@ public final class KvEventPublisher implements AutoCloseable {
       return;
     }
     Ring ring = rings[0];
-    for (ZMsg msg = ZMsg.recvMsg(router, ZMQ.DONTWAIT); msg != null; msg = ZMsg.recvMsg(router, ZMQ.DONTWAIT)) {
+    for (ZMsg msg = ZMsg.recvMsg(router, ZMQ.DONTWAIT);
+        msg != null;
+        msg = ZMsg.recvMsg(router, ZMQ.DONTWAIT)) {
       byte[][] f = new byte[msg.size()][];
       for (int i = 0; i < f.length; i++) {
         byte[] d = msg.pop().getData();

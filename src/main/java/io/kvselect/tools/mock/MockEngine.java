@@ -27,6 +27,7 @@ public final class MockEngine {
 
   /** Medium of every block of the mock. */
   public static final String MEDIUM = "GPU";
+
   /** Attention kind reported with stores in map form. */
   public static final String SPEC_KIND = "full_attention";
 
@@ -34,8 +35,14 @@ public final class MockEngine {
   public record Prompt(int[] tokens, String loraName, String cacheSalt) {}
 
   /** An admitted request: its rank, block chain and modelled cost. */
-  public record Plan(int dpRank, Prompt prompt, long[] chain, int cachedTokens, int uncachedTokens,
-      double prefillMs, double decodeMs) {}
+  public record Plan(
+      int dpRank,
+      Prompt prompt,
+      long[] chain,
+      int cachedTokens,
+      int uncachedTokens,
+      double prefillMs,
+      double decodeMs) {}
 
   private final int blockSize;
   private final TimingModel timing;
@@ -75,14 +82,24 @@ public final class MockEngine {
     }
     RankCache cache = ranks[rank];
     if (chain.length > cache.capacity()) {
-      throw new IllegalArgumentException("token_ids needs " + chain.length + " blocks, more than num_gpu_blocks "
-          + cache.capacity());
+      throw new IllegalArgumentException(
+          "token_ids needs "
+              + chain.length
+              + " blocks, more than num_gpu_blocks "
+              + cache.capacity());
     }
     int hit = cache.cachedPrefix(chain);
     cache.touchPrefix(chain, hit);
     int cached = hit * blockSize;
     int uncached = p.tokens().length - cached;
-    return new Plan(rank, p, chain, cached, uncached, timing.prefillMs(uncached), timing.decodeMs(outputTokens));
+    return new Plan(
+        rank,
+        p,
+        chain,
+        cached,
+        uncached,
+        timing.prefillMs(uncached),
+        timing.decodeMs(outputTokens));
   }
 
   /** Stores the plan's blocks; the batch to publish on its rank, or null when nothing changed. */
@@ -105,7 +122,9 @@ public final class MockEngine {
       }
       events.add(stored(plan, start, i));
     }
-    return events.isEmpty() ? null : new KvEventBatch(timestamp, List.copyOf(events), plan.dpRank());
+    return events.isEmpty()
+        ? null
+        : new KvEventBatch(timestamp, List.copyOf(events), plan.dpRank());
   }
 
   private BlockStored stored(Plan plan, int from, int to) {
@@ -114,8 +133,19 @@ public final class MockEngine {
     int[] tokens = Arrays.copyOfRange(p.tokens(), from * blockSize, to * blockSize);
     boolean hasParent = from > 0;
     long parent = hasParent ? plan.chain()[from - 1] : 0L;
-    return new BlockStored(hashes, hasParent, parent, tokens, blockSize, MEDIUM, p.loraName(), p.cacheSalt(), null,
-        0, SPEC_KIND, null);
+    return new BlockStored(
+        hashes,
+        hasParent,
+        parent,
+        tokens,
+        blockSize,
+        MEDIUM,
+        p.loraName(),
+        p.cacheSalt(),
+        null,
+        0,
+        SPEC_KIND,
+        null);
   }
 
   /** Empties rank {@code rank}; the {@code AllBlocksCleared} batch to publish on it. */

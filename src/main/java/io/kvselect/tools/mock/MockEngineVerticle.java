@@ -42,9 +42,13 @@ public final class MockEngineVerticle extends VerticleBase {
   private final int index;
   private final long workerId;
   private MockEngine engine;
+
   /** Sessions resident on this engine, for {@code /admit}; confined to this verticle's event loop. */
-  private final io.kvselect.core.kvc.ResidentModel sessions = new io.kvselect.core.kvc.ResidentModel();
-  private static final io.kvselect.core.index.WorkerRank SELF = new io.kvselect.core.index.WorkerRank(0, 0);
+  private final io.kvselect.core.kvc.ResidentModel sessions =
+      new io.kvselect.core.kvc.ResidentModel();
+
+  private static final io.kvselect.core.index.WorkerRank SELF =
+      new io.kvselect.core.index.WorkerRank(0, 0);
   private KvEventPublisher publisher;
   private HttpServer server;
   private volatile EngineInfo info;
@@ -63,9 +67,17 @@ public final class MockEngineVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    engine = new MockEngine(options.dpSize(), options.numGpuBlocks(), options.blockSize(), options.timing());
-    publisher = new KvEventPublisher("kvselect-mock-zmq-" + workerId, options.host(), options.pubPorts(index),
-        options.replayPort(index), options.topic(), options.replayLayout());
+    engine =
+        new MockEngine(
+            options.dpSize(), options.numGpuBlocks(), options.blockSize(), options.timing());
+    publisher =
+        new KvEventPublisher(
+            "kvselect-mock-zmq-" + workerId,
+            options.host(),
+            options.pubPorts(index),
+            options.replayPort(index),
+            options.topic(),
+            options.replayLayout());
     Router router = Router.router(vertx);
     router.route().handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT));
     router.post("/generate").handler(this::generate);
@@ -75,25 +87,41 @@ public final class MockEngineVerticle extends VerticleBase {
     router.get("/state").handler(this::state);
     new OpenAiRoutes(workerId, this::generateOpenAi).mount(router);
     router.route().failureHandler(this::failure);
-    server = vertx.createHttpServer(new HttpServerOptions().setHost(options.host()).setPort(options.httpPort(index)));
+    server =
+        vertx.createHttpServer(
+            new HttpServerOptions().setHost(options.host()).setPort(options.httpPort(index)));
     return Future.fromCompletionStage(publisher.ready(), context)
-        .compose(eps -> server.requestHandler(router).listen().map(s -> {
-          info = describe(eps, s.actualPort());
-          return s;
-        }))
-        .onFailure(err -> vertx.executeBlocking(() -> {
-          publisher.close();
-          return null;
-        }, false));
+        .compose(
+            eps ->
+                server
+                    .requestHandler(router)
+                    .listen()
+                    .map(
+                        s -> {
+                          info = describe(eps, s.actualPort());
+                          return s;
+                        }))
+        .onFailure(
+            err ->
+                vertx.executeBlocking(
+                    () -> {
+                      publisher.close();
+                      return null;
+                    },
+                    false));
   }
 
   @Override
   public Future<?> stop() {
     Future<Void> closed = server == null ? Future.succeededFuture() : server.close();
-    return closed.eventually(() -> vertx.executeBlocking(() -> {
-      publisher.close();
-      return null;
-    }, false));
+    return closed.eventually(
+        () ->
+            vertx.executeBlocking(
+                () -> {
+                  publisher.close();
+                  return null;
+                },
+                false));
   }
 
   private EngineInfo describe(KvEventPublisher.Endpoints eps, int httpPort) {
@@ -103,8 +131,14 @@ public final class MockEngineVerticle extends VerticleBase {
       events.put(r, advertised(eps.publishers().get(r), host));
     }
     String replay = eps.replay() == null ? null : advertised(eps.replay(), host);
-    return new EngineInfo(workerId, "http://" + host + ":" + httpPort, Collections.unmodifiableMap(events), replay,
-        options.dpSize(), options.blockSize(), options.numGpuBlocks());
+    return new EngineInfo(
+        workerId,
+        "http://" + host + ":" + httpPort,
+        Collections.unmodifiableMap(events),
+        replay,
+        options.dpSize(),
+        options.blockSize(),
+        options.numGpuBlocks());
   }
 
   private static String advertised(String bound, String host) {
@@ -116,39 +150,57 @@ public final class MockEngineVerticle extends VerticleBase {
     if (body == null) {
       throw new IllegalArgumentException("a JSON object body is required");
     }
-    MockEngine.Prompt prompt = new MockEngine.Prompt(tokens(body), optString(body, "lora_name"),
-        optString(body, "cache_salt"));
+    MockEngine.Prompt prompt =
+        new MockEngine.Prompt(
+            tokens(body), optString(body, "lora_name"), optString(body, "cache_salt"));
     int outputTokens = optInt(body, "output_tokens", 0);
     Integer dpRank = body.getValue("dp_rank") == null ? null : optInt(body, "dp_rank", 0);
     MockEngine.Plan plan = engine.admit(prompt, dpRank, outputTokens);
     TimingModel t = engine.timing();
-    LOG.debug("worker {} rank {}: {} cached, {} uncached tokens", workerId, plan.dpRank(), plan.cachedTokens(),
+    LOG.debug(
+        "worker {} rank {}: {} cached, {} uncached tokens",
+        workerId,
+        plan.dpRank(),
+        plan.cachedTokens(),
         plan.uncachedTokens());
-    after(t.waitMs(plan.prefillMs()), () -> {
-      KvEventBatch batch = engine.commit(plan, now());
-      String session = optString(body, "session_id");
-      if (session != null) {
-        sessions.put(SELF, session, (long) prompt.tokens().length + outputTokens);
-      }
-      if (batch != null) {
-        publisher.publish(plan.dpRank(), KvEventEncoder.encode(batch, options.wire()));
-      }
-      after(t.waitMs(plan.decodeMs()), () -> json(ctx, new JsonObject()
-          .put("worker_id", workerId)
-          .put("dp_rank", plan.dpRank())
-          .put("cached_tokens", plan.cachedTokens())
-          .put("uncached_tokens", plan.uncachedTokens())
-          .put("prefill_ms", plan.prefillMs())
-          .put("decode_ms", plan.decodeMs())), ctx);
-    }, ctx);
+    after(
+        t.waitMs(plan.prefillMs()),
+        () -> {
+          KvEventBatch batch = engine.commit(plan, now());
+          String session = optString(body, "session_id");
+          if (session != null) {
+            sessions.put(SELF, session, (long) prompt.tokens().length + outputTokens);
+          }
+          if (batch != null) {
+            publisher.publish(plan.dpRank(), KvEventEncoder.encode(batch, options.wire()));
+          }
+          after(
+              t.waitMs(plan.decodeMs()),
+              () ->
+                  json(
+                      ctx,
+                      new JsonObject()
+                          .put("worker_id", workerId)
+                          .put("dp_rank", plan.dpRank())
+                          .put("cached_tokens", plan.cachedTokens())
+                          .put("uncached_tokens", plan.uncachedTokens())
+                          .put("prefill_ms", plan.prefillMs())
+                          .put("decode_ms", plan.decodeMs())),
+              ctx);
+        },
+        ctx);
   }
 
   /**
    * One generation for the OpenAI routes: the same admit, prefill wait, commit and publish as
    * {@code /generate}, reporting the cached tokens after the prefill and the end after the decode.
    */
-  private void generateOpenAi(int[] tokens, int outputTokens, java.util.function.Consumer<Integer> prefilled,
-      Runnable done, java.util.function.Consumer<Throwable> failed) {
+  private void generateOpenAi(
+      int[] tokens,
+      int outputTokens,
+      java.util.function.Consumer<Integer> prefilled,
+      Runnable done,
+      java.util.function.Consumer<Throwable> failed) {
     MockEngine.Plan plan;
     try {
       plan = engine.admit(new MockEngine.Prompt(tokens, null, null), null, outputTokens);
@@ -157,14 +209,16 @@ public final class MockEngineVerticle extends VerticleBase {
       return;
     }
     TimingModel t = engine.timing();
-    later(t.waitMs(plan.prefillMs()), () -> {
-      KvEventBatch batch = engine.commit(plan, now());
-      if (batch != null) {
-        publisher.publish(plan.dpRank(), KvEventEncoder.encode(batch, options.wire()));
-      }
-      prefilled.accept(plan.cachedTokens());
-      later(t.waitMs(plan.decodeMs()), done);
-    });
+    later(
+        t.waitMs(plan.prefillMs()),
+        () -> {
+          KvEventBatch batch = engine.commit(plan, now());
+          if (batch != null) {
+            publisher.publish(plan.dpRank(), KvEventEncoder.encode(batch, options.wire()));
+          }
+          prefilled.accept(plan.cachedTokens());
+          later(t.waitMs(plan.decodeMs()), done);
+        });
   }
 
   private void later(long ms, Runnable r) {
@@ -188,12 +242,15 @@ public final class MockEngineVerticle extends VerticleBase {
     long input = optInt(body, "input_tokens", -1);
     long append = optInt(body, "append_tokens", -1);
     if (input < 0 || append < 0 || append > input) {
-      throw new IllegalArgumentException("input_tokens and append_tokens are required, 0 <= append_tokens <= input_tokens");
+      throw new IllegalArgumentException(
+          "input_tokens and append_tokens are required, 0 <= append_tokens <= input_tokens");
     }
-    io.kvselect.core.kvc.AdmitDecision d = sessions.decide(SELF,
-        new io.kvselect.core.kvc.KvcRequest(session, optInt(body, "turn", 0), input, append),
-        (long) options.numGpuBlocks() * options.blockSize() * options.dpSize(),
-        io.kvselect.core.kvc.KvcParams.defaults());
+    io.kvselect.core.kvc.AdmitDecision d =
+        sessions.decide(
+            SELF,
+            new io.kvselect.core.kvc.KvcRequest(session, optInt(body, "turn", 0), input, append),
+            (long) options.numGpuBlocks() * options.blockSize() * options.dpSize(),
+            io.kvselect.core.kvc.KvcParams.defaults());
     JsonObject out = new JsonObject().put("can_admit", d.admitted());
     out.put("mode", d.admitted() ? d.mode().wire() : null);
     out.put("reason", d.reason());
@@ -219,8 +276,11 @@ public final class MockEngineVerticle extends VerticleBase {
     JsonArray ranks = new JsonArray();
     for (int r = 0; r < engine.dpSize(); r++) {
       long seq = publisher.lastSeq(r);
-      ranks.add(new JsonObject().put("dp_rank", r).put("cached_blocks", engine.cachedBlocks(r))
-          .put("last_seq", seq < 0 ? null : seq));
+      ranks.add(
+          new JsonObject()
+              .put("dp_rank", r)
+              .put("cached_blocks", engine.cachedBlocks(r))
+              .put("last_seq", seq < 0 ? null : seq));
     }
     json(ctx, new JsonObject().put("worker_id", workerId).put("ranks", ranks));
   }
@@ -231,20 +291,24 @@ public final class MockEngineVerticle extends VerticleBase {
       r.run();
       return;
     }
-    vertx.setTimer(ms, id -> {
-      try {
-        r.run();
-      } catch (RuntimeException e) {
-        ctx.fail(e);
-      }
-    });
+    vertx.setTimer(
+        ms,
+        id -> {
+          try {
+            r.run();
+          } catch (RuntimeException e) {
+            ctx.fail(e);
+          }
+        });
   }
 
   private void failure(RoutingContext ctx) {
     Throwable t = ctx.failure();
     int status;
     String message;
-    if (t instanceof IllegalArgumentException || t instanceof DecodeException || t instanceof ClassCastException) {
+    if (t instanceof IllegalArgumentException
+        || t instanceof DecodeException
+        || t instanceof ClassCastException) {
       status = 400;
       message = t.getMessage();
     } else if (t == null) {
@@ -255,7 +319,9 @@ public final class MockEngineVerticle extends VerticleBase {
       message = t.toString();
       LOG.warn("worker {}: request failed", workerId, t);
     }
-    ctx.response().setStatusCode(status).putHeader("content-type", "application/json")
+    ctx.response()
+        .setStatusCode(status)
+        .putHeader("content-type", "application/json")
         .end(new JsonObject().put("error", message).encode());
   }
 
@@ -282,9 +348,11 @@ public final class MockEngineVerticle extends VerticleBase {
     int[] out = new int[arr.size()];
     for (int i = 0; i < out.length; i++) {
       Object v = arr.getValue(i);
-      if (!(v instanceof Integer || v instanceof Long) || ((Number) v).longValue() < 0
+      if (!(v instanceof Integer || v instanceof Long)
+          || ((Number) v).longValue() < 0
           || ((Number) v).longValue() > 0xFFFF_FFFFL) {
-        throw new IllegalArgumentException("token_ids[" + i + "] must be an integer in [0, 4294967295]");
+        throw new IllegalArgumentException(
+            "token_ids[" + i + "] must be an integer in [0, 4294967295]");
       }
       out[i] = (int) ((Number) v).longValue();
     }

@@ -14,6 +14,7 @@ public final class MockFleet implements AutoCloseable {
 
   private final Vertx vertx;
   private final List<EngineInfo> engines;
+
   /** Where {@link #close} first deregisters the engines; null when the fleet did not register. Set once by its starter. */
   private volatile FleetRegistrar registrar;
 
@@ -60,8 +61,10 @@ public final class MockFleet implements AutoCloseable {
     if (r != null) {
       for (EngineInfo e : engines) {
         if (!r.deregister(e)) {
-          org.slf4j.LoggerFactory.getLogger(MockFleet.class).warn("worker {} could not be removed from the node",
-              Long.toUnsignedString(e.workerId()));
+          org.slf4j.LoggerFactory.getLogger(MockFleet.class)
+              .warn(
+                  "worker {} could not be removed from the node",
+                  Long.toUnsignedString(e.workerId()));
         }
       }
     }

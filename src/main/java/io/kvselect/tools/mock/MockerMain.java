@@ -24,7 +24,9 @@ import picocli.CommandLine.Option;
     sortOptions = false,
     usageHelpAutoWidth = true,
     mixinStandardHelpOptions = false,
-    description = {"Mock vLLM engines: prefix caches with LRU eviction, KV events over ZMQ, replay, HTTP."})
+    description = {
+      "Mock vLLM engines: prefix caches with LRU eviction, KV events over ZMQ, replay, HTTP."
+    })
 public final class MockerMain implements Callable<Integer> {
 
   private static final Logger LOG = LoggerFactory.getLogger(MockerMain.class);
@@ -33,7 +35,10 @@ public final class MockerMain implements Callable<Integer> {
   @Option(names = "--engines", paramLabel = "N", description = "Number of engines (workers) (1).")
   int engines = 1;
 
-  @Option(names = "--dp-size", paramLabel = "R", description = "Data-parallel ranks per engine (1).")
+  @Option(
+      names = "--dp-size",
+      paramLabel = "R",
+      description = "Data-parallel ranks per engine (1).")
   int dpSize = 1;
 
   @Option(names = "--num-gpu-blocks", paramLabel = "B", description = "KV blocks per rank (16384).")
@@ -42,50 +47,86 @@ public final class MockerMain implements Callable<Integer> {
   @Option(names = "--block-size", paramLabel = "S", description = "Tokens per block (16).")
   int blockSize = 16;
 
-  @Option(names = "--wire", paramLabel = "FORM",
+  @Option(
+      names = "--wire",
+      paramLabel = "FORM",
       description = "Event encoding: map (vLLM 0.26+) or array (vLLM <= 0.23) (map).")
   WireFormat wire = WireFormat.MAP;
 
-  @Option(names = "--replay-layout", paramLabel = "LAYOUT",
+  @Option(
+      names = "--replay-layout",
+      paramLabel = "LAYOUT",
       description = "Replay answers: topic (vLLM 0.26+) or legacy (older vLLM, SGLang) (topic).")
   ReplayLayout replayLayout = ReplayLayout.TOPIC;
 
-  @Option(names = "--topic", paramLabel = "TOPIC", description = "Topic frame of every batch (empty).")
+  @Option(
+      names = "--topic",
+      paramLabel = "TOPIC",
+      description = "Topic frame of every batch (empty).")
   String topic = "";
 
-  @Option(names = "--host", paramLabel = "ADDR", description = "Bind address of every socket (127.0.0.1).")
+  @Option(
+      names = "--host",
+      paramLabel = "ADDR",
+      description = "Bind address of every socket (127.0.0.1).")
   String host = "127.0.0.1";
 
-  @Option(names = "--base-port", paramLabel = "P",
-      description = "First port; engine e uses P+e*(R+2).. (ranks, replay, HTTP); 0 = ephemeral (0).")
+  @Option(
+      names = "--base-port",
+      paramLabel = "P",
+      description =
+          "First port; engine e uses P+e*(R+2).. (ranks, replay, HTTP); 0 = ephemeral (0).")
   int basePort;
 
-  @Option(names = "--register", paramLabel = "URL", description = "kvselect base URL to POST /workers to.")
+  @Option(
+      names = "--register",
+      paramLabel = "URL",
+      description = "kvselect base URL to POST /workers to.")
   String register;
 
-  @Option(names = "--prefill-us-per-token", paramLabel = "US", description = "Prefill time per uncached token (50).")
+  @Option(
+      names = "--prefill-us-per-token",
+      paramLabel = "US",
+      description = "Prefill time per uncached token (50).")
   double prefillUsPerToken = 50;
 
-  @Option(names = "--decode-us-per-token", paramLabel = "US", description = "Decode time per output token (10000).")
+  @Option(
+      names = "--decode-us-per-token",
+      paramLabel = "US",
+      description = "Decode time per output token (10000).")
   double decodeUsPerToken = 10_000;
 
   @Option(names = "--speedup", paramLabel = "X", description = "Divides every wait (1.0).")
   double speedup = 1.0;
 
-  @Option(names = "--model-name", paramLabel = "NAME", description = "model_name registered (node default).")
+  @Option(
+      names = "--model-name",
+      paramLabel = "NAME",
+      description = "model_name registered (node default).")
   String modelName;
 
-  @Option(names = "--routing-group", paramLabel = "NAME", description = "routing_group registered (node default).")
+  @Option(
+      names = "--routing-group",
+      paramLabel = "NAME",
+      description = "routing_group registered (node default).")
   String routingGroup;
 
-  @Option(names = "--worker-id-base", paramLabel = "ID", description = "Worker id of the first engine (1).")
+  @Option(
+      names = "--worker-id-base",
+      paramLabel = "ID",
+      description = "Worker id of the first engine (1).")
   long workerIdBase = 1;
 
-  @Option(names = "--max-num-batched-tokens", paramLabel = "N",
+  @Option(
+      names = "--max-num-batched-tokens",
+      paramLabel = "N",
       description = "max_num_batched_tokens registered (needed when the node queues).")
   Long maxNumBatchedTokens;
 
-  @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
+  @Option(
+      names = {"-h", "--help"},
+      usageHelp = true,
+      description = "Show this help and exit.")
   boolean help;
 
   public static void main(String[] args) {
@@ -101,9 +142,22 @@ public final class MockerMain implements Callable<Integer> {
 
   /** The validated fleet settings of the parsed flags. */
   MockerOptions options() {
-    return new MockerOptions(engines, dpSize, numGpuBlocks, blockSize, wire, host, basePort, register,
-        new TimingModel(prefillUsPerToken, decodeUsPerToken, speedup), modelName, routingGroup, workerIdBase, topic,
-        replayLayout, maxNumBatchedTokens);
+    return new MockerOptions(
+        engines,
+        dpSize,
+        numGpuBlocks,
+        blockSize,
+        wire,
+        host,
+        basePort,
+        register,
+        new TimingModel(prefillUsPerToken, decodeUsPerToken, speedup),
+        modelName,
+        routingGroup,
+        workerIdBase,
+        topic,
+        replayLayout,
+        maxNumBatchedTokens);
   }
 
   @Override
@@ -123,15 +177,19 @@ public final class MockerMain implements Callable<Integer> {
       return 1;
     }
     CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      try {
-        fleet.close();
-      } catch (Exception e) {
-        LOG.warn("fleet did not stop cleanly: {}", e.toString());
-      } finally {
-        stopped.countDown();
-      }
-    }, "kvselect-mocker-shutdown"));
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  try {
+                    fleet.close();
+                  } catch (Exception e) {
+                    LOG.warn("fleet did not stop cleanly: {}", e.toString());
+                  } finally {
+                    stopped.countDown();
+                  }
+                },
+                "kvselect-mocker-shutdown"));
     stopped.await();
     return 0;
   }

@@ -31,8 +31,12 @@ public record MockerOptions(
     positive("--num-gpu-blocks", numGpuBlocks);
     positive("--block-size", blockSize);
     if (basePort < 0 || (long) basePort + (long) engines * (dpSize + 2) - 1 > 65_535) {
-      throw new IllegalArgumentException("--base-port " + basePort + ": the fleet needs ports up to "
-          + ((long) basePort + (long) engines * (dpSize + 2) - 1) + ", above 65535");
+      throw new IllegalArgumentException(
+          "--base-port "
+              + basePort
+              + ": the fleet needs ports up to "
+              + ((long) basePort + (long) engines * (dpSize + 2) - 1)
+              + ", above 65535");
     }
     if (workerIdBase < 0) {
       throw new IllegalArgumentException("--worker-id-base must be >= 0: " + workerIdBase);
@@ -46,21 +50,64 @@ public record MockerOptions(
   }
 
   /** Options for tests and embedding: ephemeral ports on 127.0.0.1, no timing, no registration. */
-  public static MockerOptions local(int engines, int dpSize, int numGpuBlocks, int blockSize, WireFormat wire) {
-    return new MockerOptions(engines, dpSize, numGpuBlocks, blockSize, wire, "127.0.0.1", 0, null,
-        new TimingModel(0, 0, 1), null, null, 1, "", ReplayLayout.TOPIC, null);
+  public static MockerOptions local(
+      int engines, int dpSize, int numGpuBlocks, int blockSize, WireFormat wire) {
+    return new MockerOptions(
+        engines,
+        dpSize,
+        numGpuBlocks,
+        blockSize,
+        wire,
+        "127.0.0.1",
+        0,
+        null,
+        new TimingModel(0, 0, 1),
+        null,
+        null,
+        1,
+        "",
+        ReplayLayout.TOPIC,
+        null);
   }
 
   /** A copy with another replay layout. */
   public MockerOptions withReplayLayout(ReplayLayout layout) {
-    return new MockerOptions(engines, dpSize, numGpuBlocks, blockSize, wire, host, basePort, register, timing,
-        modelName, routingGroup, workerIdBase, topic, layout, maxNumBatchedTokens);
+    return new MockerOptions(
+        engines,
+        dpSize,
+        numGpuBlocks,
+        blockSize,
+        wire,
+        host,
+        basePort,
+        register,
+        timing,
+        modelName,
+        routingGroup,
+        workerIdBase,
+        topic,
+        layout,
+        maxNumBatchedTokens);
   }
 
   /** A copy with another timing model. */
   public MockerOptions withTiming(TimingModel t) {
-    return new MockerOptions(engines, dpSize, numGpuBlocks, blockSize, wire, host, basePort, register, t,
-        modelName, routingGroup, workerIdBase, topic, replayLayout, maxNumBatchedTokens);
+    return new MockerOptions(
+        engines,
+        dpSize,
+        numGpuBlocks,
+        blockSize,
+        wire,
+        host,
+        basePort,
+        register,
+        t,
+        modelName,
+        routingGroup,
+        workerIdBase,
+        topic,
+        replayLayout,
+        maxNumBatchedTokens);
   }
 
   /** The worker id of engine {@code e}. */

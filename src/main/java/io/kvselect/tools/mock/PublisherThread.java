@@ -44,8 +44,10 @@ public final class PublisherThread implements AutoCloseable {
   private final long idlePollMs;
   private final Thread thread;
   private final ConcurrentLinkedQueue<Task> queue = new ConcurrentLinkedQueue<>();
+
   /** True while this thread is about to block or blocked in poll; cleared by whoever wakes it. */
   private final AtomicBoolean sleeping = new AtomicBoolean();
+
   private final Wakeup wakeup = new Wakeup();
   private final CountDownLatch ended = new CountDownLatch(1);
   private volatile boolean stopping;
@@ -115,7 +117,7 @@ public final class PublisherThread implements AutoCloseable {
   @Override
   public void close() {
     stopping = true;
-    execute(owner -> { });
+    execute(owner -> {});
     try {
       if (!ended.await(5, TimeUnit.SECONDS)) {
         LOG.warn("{} did not stop within 5 s", thread.getName());

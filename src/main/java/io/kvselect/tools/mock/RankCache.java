@@ -60,7 +60,11 @@ public final class RankCache {
   public StoreResult store(long[] chain) {
     if (chain.length > capacity) {
       throw new IllegalArgumentException(
-          "request needs " + chain.length + " blocks, more than the " + capacity + " GPU blocks of a rank");
+          "request needs "
+              + chain.length
+              + " blocks, more than the "
+              + capacity
+              + " GPU blocks of a rank");
     }
     boolean[] inserted = new boolean[chain.length];
     int missing = 0;

@@ -17,8 +17,19 @@ final class AgenticWorkload {
 
   private AgenticWorkload() {}
 
-  record Params(int sessions, int requests, long turn0Min, long turn0Max, long appendMin, long appendMax,
-      long outputMin, long outputMax, long promptCap, double thinkMinMs, double thinkMaxMs, double startWindowMs,
+  record Params(
+      int sessions,
+      int requests,
+      long turn0Min,
+      long turn0Max,
+      long appendMin,
+      long appendMax,
+      long outputMin,
+      long outputMax,
+      long promptCap,
+      double thinkMinMs,
+      double thinkMaxMs,
+      double startWindowMs,
       int blockTokens) {}
 
   static Workload generate(Params p, long seed) {

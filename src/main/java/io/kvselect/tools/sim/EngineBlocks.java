@@ -39,8 +39,20 @@ final class EngineBlocks {
       return List.of();
     }
     int[] tokens = Arrays.copyOfRange(content, first * blockTokens, ids.length * blockTokens);
-    return List.of(new BlockStored(Arrays.copyOfRange(ids, first, ids.length), first > 0,
-        first > 0 ? ids[first - 1] : 0, tokens, blockTokens, null, null, null, null, null, null, null));
+    return List.of(
+        new BlockStored(
+            Arrays.copyOfRange(ids, first, ids.length),
+            first > 0,
+            first > 0 ? ids[first - 1] : 0,
+            tokens,
+            blockTokens,
+            null,
+            null,
+            null,
+            null,
+            null,
+            null,
+            null));
   }
 
   /** A holder of the chain {@code ids} goes; the events it causes. */

@@ -26,8 +26,9 @@ final class MapSweep {
   private record Cell(int open, double factor, Map<String, Simulator.Result> byName) {}
 
   static void run(SimCommand cmd, KvcParams k) throws IOException {
-    StringBuilder csv = new StringBuilder(
-        "open_sessions,kd_factor,kd_tokens,accounting,policy,requests,direct,ttft_p50_ms,ttft_p99_ms,e2e_p99_ms\n");
+    StringBuilder csv =
+        new StringBuilder(
+            "open_sessions,kd_factor,kd_tokens,accounting,policy,requests,direct,ttft_p50_ms,ttft_p99_ms,e2e_p99_ms\n");
     List<Cell> cells = new ArrayList<>();
     for (int open : cmd.mapOpen) {
       for (double f : cmd.mapKd) {
@@ -39,18 +40,35 @@ final class MapSweep {
         }
         for (AdmitAccounting a : AdmitAccounting.values()) {
           for (String p : List.of("kvc", "kvc_refined")) {
-            byName.put(p + "/" + a.wire(), new Simulator(w, cmd.config(kdTokens, open, k.withAccounting(a)), p, null)
-                .run());
+            byName.put(
+                p + "/" + a.wire(),
+                new Simulator(w, cmd.config(kdTokens, open, k.withAccounting(a)), p, null).run());
           }
         }
         for (Map.Entry<String, Simulator.Result> e : byName.entrySet()) {
           String[] pa = e.getKey().split("/");
           Simulator.Result r = e.getValue();
-          csv.append(String.format(Locale.ROOT, "%d,%s,%d,%s,%s,%d,%.4f,%.1f,%.1f,%.1f%n", open, num(f), kdTokens,
-              pa.length > 1 ? pa[1] : "-", pa[0], r.requests(), r.direct(), r.ttftP50(), r.ttftP99(), r.e2eP99()));
+          csv.append(
+              String.format(
+                  Locale.ROOT,
+                  "%d,%s,%d,%s,%s,%d,%.4f,%.1f,%.1f,%.1f%n",
+                  open,
+                  num(f),
+                  kdTokens,
+                  pa.length > 1 ? pa[1] : "-",
+                  pa[0],
+                  r.requests(),
+                  r.direct(),
+                  r.ttftP50(),
+                  r.ttftP99(),
+                  r.e2eP99()));
         }
         cells.add(new Cell(open, f, byName));
-        cmd.stderr.printf(Locale.ROOT, "kvselect-sim: map open=%s kd=%sx done%n", open == 0 ? "all" : open, num(f));
+        cmd.stderr.printf(
+            Locale.ROOT,
+            "kvselect-sim: map open=%s kd=%sx done%n",
+            open == 0 ? "all" : open,
+            num(f));
       }
     }
     Files.writeString(cmd.out.resolve("map.csv"), csv.toString(), StandardCharsets.UTF_8);
@@ -64,10 +82,16 @@ final class MapSweep {
   }
 
   private static String markdown(SimCommand cmd, List<Cell> cells) {
-    StringBuilder b = new StringBuilder("# kvselect-sim map: open sessions x K_d, seed " + cmd.seed + ", "
-        + cmd.memoryRule() + "\n\n");
-    b.append("Each cell: kvc Direct share; kvc TTFT p99 / best baseline TTFT p99 (which baseline); "
-        + "kvc_refined TTFT p99 / best baseline. Below 1.00 kvc wins.\n");
+    StringBuilder b =
+        new StringBuilder(
+            "# kvselect-sim map: open sessions x K_d, seed "
+                + cmd.seed
+                + ", "
+                + cmd.memoryRule()
+                + "\n\n");
+    b.append(
+        "Each cell: kvc Direct share; kvc TTFT p99 / best baseline TTFT p99 (which baseline); "
+            + "kvc_refined TTFT p99 / best baseline. Below 1.00 kvc wins.\n");
     double worstRefined = 0;
     double worstPlain = 0;
     for (AdmitAccounting a : AdmitAccounting.values()) {
@@ -81,7 +105,8 @@ final class MapSweep {
       for (int open : cmd.mapOpen) {
         b.append("| ").append(open == 0 ? "all" : Integer.toString(open)).append(" |");
         for (double f : cmd.mapKd) {
-          Cell c = cells.stream().filter(x -> x.open == open && x.factor == f).findFirst().orElseThrow();
+          Cell c =
+              cells.stream().filter(x -> x.open == open && x.factor == f).findFirst().orElseThrow();
           String bestName = null;
           double best = Double.MAX_VALUE;
           for (String bl : BASELINES) {
@@ -97,13 +122,19 @@ final class MapSweep {
           double rr = kr.ttftP99() / best;
           worstPlain = Math.max(worstPlain, rp);
           worstRefined = Math.max(worstRefined, rr);
-          b.append(String.format(Locale.ROOT, " %.0f%%; %.2f (%s); %.2f |", 100 * kv.direct(), rp, bestName, rr));
+          b.append(
+              String.format(
+                  Locale.ROOT, " %.0f%%; %.2f (%s); %.2f |", 100 * kv.direct(), rp, bestName, rr));
         }
         b.append('\n');
       }
     }
-    b.append(String.format(Locale.ROOT, "%nWorst kvc / best-baseline TTFT p99 over the map: plain %.2f, refined %.2f.%n",
-        worstPlain, worstRefined));
+    b.append(
+        String.format(
+            Locale.ROOT,
+            "%nWorst kvc / best-baseline TTFT p99 over the map: plain %.2f, refined %.2f.%n",
+            worstPlain,
+            worstRefined));
     return b.toString();
   }
 }

@@ -41,15 +41,23 @@ final class MooncakeWorkload {
         JsonNode j = JSON.readTree(line);
         JsonNode h = j.get("hash_ids");
         if (h == null || !h.isArray() || !j.path("input_length").canConvertToLong()) {
-          throw new IOException(trace + " line " + (n + 1) + ": need timestamp, input_length, output_length, hash_ids");
+          throw new IOException(
+              trace
+                  + " line "
+                  + (n + 1)
+                  + ": need timestamp, input_length, output_length, hash_ids");
         }
         long[] ids = new long[h.size()];
         for (int i = 0; i < ids.length; i++) {
           ids[i] = h.get(i).asLong();
         }
         hashes.add(ids);
-        rows.add(new long[] {j.path("timestamp").asLong(), j.get("input_length").asLong(),
-            j.path("output_length").asLong()});
+        rows.add(
+            new long[] {
+              j.path("timestamp").asLong(),
+              j.get("input_length").asLong(),
+              j.path("output_length").asLong()
+            });
         n++;
       }
     }
@@ -96,8 +104,9 @@ final class MooncakeWorkload {
         if (keep < blocks.length) {
           blocks = java.util.Arrays.copyOf(blocks, keep);
         }
-        turns.add(new Workload.Turn(s, t, input, prefix, Math.max(1, Math.min(outputCap, row[2])), 0, row[0],
-            blocks));
+        turns.add(
+            new Workload.Turn(
+                s, t, input, prefix, Math.max(1, Math.min(outputCap, row[2])), 0, row[0], blocks));
       }
       out.add(new Workload.Session(s, rows.get(idx.get(0))[0], List.copyOf(turns)));
     }

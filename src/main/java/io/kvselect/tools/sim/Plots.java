@@ -20,8 +20,14 @@ final class Plots {
   private Plots() {}
 
   static void write(Path dir, List<Simulator.Result> rs) throws IOException {
-    XYChart cdf = new XYChartBuilder().width(900).height(560).title("TTFT CDF")
-        .xAxisTitle("TTFT (s, log scale)").yAxisTitle("fraction of requests").build();
+    XYChart cdf =
+        new XYChartBuilder()
+            .width(900)
+            .height(560)
+            .title("TTFT CDF")
+            .xAxisTitle("TTFT (s, log scale)")
+            .yAxisTitle("fraction of requests")
+            .build();
     cdf.getStyler().setXAxisLogarithmic(true);
     for (Simulator.Result r : rs) {
       double[] t = r.ttftsSorted();
@@ -39,8 +45,14 @@ final class Plots {
     }
     BitmapEncoder.saveBitmap(cdf, dir.resolve(TTFT_CDF).toString(), BitmapEncoder.BitmapFormat.PNG);
 
-    CategoryChart modes = new CategoryChartBuilder().width(900).height(560).title("Mode share per policy")
-        .xAxisTitle("policy").yAxisTitle("share of requests").build();
+    CategoryChart modes =
+        new CategoryChartBuilder()
+            .width(900)
+            .height(560)
+            .title("Mode share per policy")
+            .xAxisTitle("policy")
+            .yAxisTitle("share of requests")
+            .build();
     modes.getStyler().setStacked(true);
     List<String> names = new ArrayList<>();
     List<Double> direct = new ArrayList<>();
@@ -58,6 +70,7 @@ final class Plots {
     modes.addSeries("seed", names, seed);
     modes.addSeries("reseed", names, reseed);
     modes.addSeries("fallback", names, fallback);
-    BitmapEncoder.saveBitmap(modes, dir.resolve(MODE_SHARE).toString(), BitmapEncoder.BitmapFormat.PNG);
+    BitmapEncoder.saveBitmap(
+        modes, dir.resolve(MODE_SHARE).toString(), BitmapEncoder.BitmapFormat.PNG);
   }
 }

@@ -43,8 +43,14 @@ final class SessionText {
       if (head > 0) {
         int[] prev = last[t.session()];
         if (prev == null || prev.length < head) {
-          throw new IllegalStateException("turn " + t.turn() + " of session " + t.session()
-              + " needs a " + head + "-token head its predecessor did not leave");
+          throw new IllegalStateException(
+              "turn "
+                  + t.turn()
+                  + " of session "
+                  + t.session()
+                  + " needs a "
+                  + head
+                  + "-token head its predecessor did not leave");
         }
         System.arraycopy(prev, 0, p, 0, head);
       }
@@ -99,8 +105,9 @@ final class SessionText {
     if (from >= a.length) {
       return;
     }
-    SplittableRandom r = new SplittableRandom(mix(seed * 0x2545F4914F6CDD1DL + t.session() * 131L + t.turn() * 7L
-        + kind));
+    SplittableRandom r =
+        new SplittableRandom(
+            mix(seed * 0x2545F4914F6CDD1DL + t.session() * 131L + t.turn() * 7L + kind));
     for (int i = from; i < a.length; i++) {
       a[i] = 1 + r.nextInt(1 << 30);
     }

@@ -66,7 +66,8 @@ final class SimRouter {
    *     {@code least_loaded}, {@code round_robin})
    * @param ops where every call is reported, or null
    */
-  SimRouter(String policy, KvcParams kvc, SimClock clock, long seed, int blockTokens, Consumer<Op> ops) {
+  SimRouter(
+      String policy, KvcParams kvc, SimClock clock, long seed, int blockTokens, Consumer<Op> ops) {
     this.service = build(NodeSettings.parse(new String[0], environment(policy, kvc)), clock, seed);
     this.clock = clock;
     this.blockTokens = blockTokens;
@@ -97,9 +98,14 @@ final class SimRouter {
 
   /** The registration of simulated worker {@code id}: a decode worker with capacity {@code kd}, or a prefill worker. */
   static WorkerSpec spec(long id, boolean decode, long kd, int blockTokens) {
-    return WorkerSpec.builder(id).endpoint(String.format(Locale.ROOT, "http://%s%d:8000", decode ? "d" : "p", id))
-        .kvEventsEndpoint("tcp://127.0.0.1:" + (20000 + id)).blockSize(blockTokens).dataParallelStartRank(0)
-        .dataParallelSize(1).disagg(new DisaggSpec(decode ? "decode" : "prefill", decode ? kd : null, null)).build();
+    return WorkerSpec.builder(id)
+        .endpoint(String.format(Locale.ROOT, "http://%s%d:8000", decode ? "d" : "p", id))
+        .kvEventsEndpoint("tcp://127.0.0.1:" + (20000 + id))
+        .blockSize(blockTokens)
+        .dataParallelStartRank(0)
+        .dataParallelSize(1)
+        .disagg(new DisaggSpec(decode ? "decode" : "prefill", decode ? kd : null, null))
+        .build();
   }
 
   /** {@code POST /workers}. */
@@ -112,8 +118,21 @@ final class SimRouter {
 
   /** {@code POST /select_and_reserve} of a session's turn, booking id {@code id}. */
   Selection selectAndReserve(String id, int session, int[] prompt, long expectedOutputTokens) {
-    SelectRequest req = new SelectRequest(PARTITION, id, PromptInput.tokens(prompt), null, expectedOutputTokens,
-        "s" + session, null, null, null, null, null, null, false);
+    SelectRequest req =
+        new SelectRequest(
+            PARTITION,
+            id,
+            PromptInput.tokens(prompt),
+            null,
+            expectedOutputTokens,
+            "s" + session,
+            null,
+            null,
+            null,
+            null,
+            null,
+            null,
+            false);
     Selection s = service.select(req, true).toCompletableFuture().join();
     report(new Select(clock.nowMs(), req, s));
     return s;

@@ -1,4 +1,5 @@
-// Over 400 lines: one discrete-event model (client, prefill and decode engines with their caches and KV events) whose parts share its clock and queues.
+// Over 400 lines: one discrete-event model (client, prefill and decode engines with their caches
+// and KV events) whose parts share its clock and queues.
 package io.kvselect.tools.sim;
 
 import io.kvselect.core.events.KvEvent;
@@ -60,11 +61,13 @@ import java.util.function.IntConsumer;
 final class Simulator {
 
   /** Every policy name the constructor accepts. */
-  static final List<String> POLICIES = List.of("kvc", "kvc_refined", "kv", "sticky", "least_loaded", "round_robin");
+  static final List<String> POLICIES =
+      List.of("kvc", "kvc_refined", "kv", "sticky", "least_loaded", "round_robin");
 
   /** When a D engine reserves a request's decode memory (and slot). */
   enum DecodeReserve {
-    AT_DISPATCH("at-dispatch"), AFTER_PREFILL("after-prefill");
+    AT_DISPATCH("at-dispatch"),
+    AFTER_PREFILL("after-prefill");
 
     final String wire;
 
@@ -78,14 +81,27 @@ final class Simulator {
           return d;
         }
       }
-      throw new IllegalArgumentException("--decode-reserve must be at-dispatch or after-prefill, got '" + s + "'");
+      throw new IllegalArgumentException(
+          "--decode-reserve must be at-dispatch or after-prefill, got '" + s + "'");
     }
   }
 
   /** The model's parameters. */
-  record Config(int prefillWorkers, int decodeWorkers, long kdTokens, int slots, double prefillMsPerToken,
-      double appendPrefillMsPerToken, double transferMsPerToken, double decodeMsPerToken, int concurrency,
-      int maxOpenSessions, boolean firstFit, boolean releaseOnClose, KvcParams kvc, long seed,
+  record Config(
+      int prefillWorkers,
+      int decodeWorkers,
+      long kdTokens,
+      int slots,
+      double prefillMsPerToken,
+      double appendPrefillMsPerToken,
+      double transferMsPerToken,
+      double decodeMsPerToken,
+      int concurrency,
+      int maxOpenSessions,
+      boolean firstFit,
+      boolean releaseOnClose,
+      KvcParams kvc,
+      long seed,
       DecodeReserve reserve) {}
 
   /**
@@ -96,14 +112,34 @@ final class Simulator {
    * {@code workerChanges}: turns served on another decode worker than the previous turn, whatever
    * the mode. {@code dump}: one CSV row per request when asked, else null.
    */
-  record Result(String policy, int requests, double direct, double seed, double reseed, double fallback,
-      double hitRate, double ttftP50, double ttftP90, double ttftP99, double e2eP50, double e2eP99,
-      double pBusyShare, long migrations, long fallbacks, long workerChanges, long rejects, double[] ttftsSorted,
-      long peakDecodeTokens, int servedTwice, double makespanMs, List<String> dump) {}
+  record Result(
+      String policy,
+      int requests,
+      double direct,
+      double seed,
+      double reseed,
+      double fallback,
+      double hitRate,
+      double ttftP50,
+      double ttftP90,
+      double ttftP99,
+      double e2eP50,
+      double e2eP99,
+      double pBusyShare,
+      long migrations,
+      long fallbacks,
+      long workerChanges,
+      long rejects,
+      double[] ttftsSorted,
+      long peakDecodeTokens,
+      int servedTwice,
+      double makespanMs,
+      List<String> dump) {}
 
   /** Header of the {@code --dump-requests} rows. */
-  static final String DUMP_HEADER = "policy,session,turn,input_tokens,prefix_tokens,output_tokens,decode_worker,"
-      + "prefill_worker,mode,local,overlap_blocks,append_tokens,attempts,accounted_tokens,sent_ms,ttft_ms,e2e_ms";
+  static final String DUMP_HEADER =
+      "policy,session,turn,input_tokens,prefix_tokens,output_tokens,decode_worker,"
+          + "prefill_worker,mode,local,overlap_blocks,append_tokens,attempts,accounted_tokens,sent_ms,ttft_ms,e2e_ms";
 
   private static final class Entry {
     final int session;
@@ -179,8 +215,9 @@ final class Simulator {
   private final Config c;
   private final String policy;
   private final IntConsumer progress;
-  private final PriorityQueue<Ev> events = new PriorityQueue<>((a, b) -> a.t != b.t ? Double.compare(a.t, b.t)
-      : Long.compare(a.seq, b.seq));
+  private final PriorityQueue<Ev> events =
+      new PriorityQueue<>(
+          (a, b) -> a.t != b.t ? Double.compare(a.t, b.t) : Long.compare(a.seq, b.seq));
   private long seq;
   private double now;
   private final SimClock clock = new SimClock();
@@ -195,10 +232,12 @@ final class Simulator {
   private int inFlight;
   private int open;
   private final ArrayDeque<Workload.Session> pendingOpen = new ArrayDeque<>();
-  private final PriorityQueue<Object[]> ready = new PriorityQueue<>((a, b) -> {
-    int x = Double.compare((Double) a[0], (Double) b[0]);
-    return x != 0 ? x : Long.compare((Long) a[1], (Long) b[1]);
-  });
+  private final PriorityQueue<Object[]> ready =
+      new PriorityQueue<>(
+          (a, b) -> {
+            int x = Double.compare((Double) a[0], (Double) b[0]);
+            return x != 0 ? x : Long.compare((Long) a[1], (Long) b[1]);
+          });
   private final int[] lastD;
   private final int[][] served;
 
@@ -229,9 +268,16 @@ final class Simulator {
    * @param dumpRequests keep one {@link #DUMP_HEADER} row per request in the result
    * @param ops where every call to the router is reported (a test replays them), or null
    */
-  Simulator(Workload w, Config c, String policy, IntConsumer progress, boolean dumpRequests, Consumer<SimRouter.Op> ops) {
+  Simulator(
+      Workload w,
+      Config c,
+      String policy,
+      IntConsumer progress,
+      boolean dumpRequests,
+      Consumer<SimRouter.Op> ops) {
     if (!POLICIES.contains(policy)) {
-      throw new IllegalArgumentException("unknown policy " + policy + " (" + String.join(", ", POLICIES) + ")");
+      throw new IllegalArgumentException(
+          "unknown policy " + policy + " (" + String.join(", ", POLICIES) + ")");
     }
     this.w = w;
     this.c = c;
@@ -245,7 +291,8 @@ final class Simulator {
     text = new SessionText(w.sessions().size(), w.blockTokens(), c.seed());
     ds = new DWorker[c.decodeWorkers()];
     for (int i = 0; i < ds.length; i++) {
-      ds[i] = new DWorker(router.addWorker(FIRST_DECODE_ID + i, true, c.kdTokens()), w.blockTokens());
+      ds[i] =
+          new DWorker(router.addWorker(FIRST_DECODE_ID + i, true, c.kdTokens()), w.blockTokens());
     }
     ps = new PWorker[c.prefillWorkers()];
     for (int i = 0; i < ps.length; i++) {
@@ -268,8 +315,11 @@ final class Simulator {
 
   Result run() {
     List<Workload.Session> order = new ArrayList<>(w.sessions());
-    order.sort((a, b) -> a.startMs() != b.startMs() ? Double.compare(a.startMs(), b.startMs())
-        : Integer.compare(a.id(), b.id()));
+    order.sort(
+        (a, b) ->
+            a.startMs() != b.startMs()
+                ? Double.compare(a.startMs(), b.startMs())
+                : Integer.compare(a.id(), b.id()));
     for (Workload.Session s : order) {
       at(s.startMs(), () -> arrive(s));
     }
@@ -295,10 +345,12 @@ final class Simulator {
 
   private void ready(Workload.Turn t, double when) {
     double at = Double.isNaN(t.arrivalMs()) ? when : Math.max(when, t.arrivalMs());
-    at(at, () -> {
-      ready.add(new Object[] {now, seq++, t});
-      pump();
-    });
+    at(
+        at,
+        () -> {
+          ready.add(new Object[] {now, seq++, t});
+          pump();
+        });
   }
 
   private void pump() {
@@ -384,7 +436,8 @@ final class Simulator {
     Selection s = router.selectAndReserve(r.id, t.session(), r.prompt, t.outputTokens());
     int i = (int) (s.workerId() - FIRST_DECODE_ID);
     if (i < 0 || i >= ds.length) {
-      throw new IllegalStateException("the router chose worker " + s.workerId() + ", not a decode worker");
+      throw new IllegalStateException(
+          "the router chose worker " + s.workerId() + ", not a decode worker");
     }
     r.d = i;
     Entry be = best(t, ds[i]);
@@ -426,11 +479,24 @@ final class Simulator {
     }
     lastD[t.session()] = r.d;
     if (dumping) {
-      r.dump = String.format(Locale.ROOT, "%s,%d,%d,%d,%d,%d,%d,%s,%s,%b,%d,%d,%s,%s", policy, t.session(), t.turn(),
-          t.inputTokens(), t.prefixTokens(), t.outputTokens(), s.workerId(),
-          r.p < 0 ? "-" : Long.toString(FIRST_PREFILL_ID + r.p), r.mode, r.local,
-          s.overlap() == null ? 0 : s.overlap().gpu() / w.blockTokens(), k == null ? -1 : k.appendTokens(),
-          attempts(k), accounted);
+      r.dump =
+          String.format(
+              Locale.ROOT,
+              "%s,%d,%d,%d,%d,%d,%d,%s,%s,%b,%d,%d,%s,%s",
+              policy,
+              t.session(),
+              t.turn(),
+              t.inputTokens(),
+              t.prefixTokens(),
+              t.outputTokens(),
+              s.workerId(),
+              r.p < 0 ? "-" : Long.toString(FIRST_PREFILL_ID + r.p),
+              r.mode,
+              r.local,
+              s.overlap() == null ? 0 : s.overlap().gpu() / w.blockTokens(),
+              k == null ? -1 : k.appendTokens(),
+              attempts(k),
+              accounted);
     }
     if (!r.local) {
       nP++;
@@ -462,7 +528,9 @@ final class Simulator {
   private String accounted() {
     StringBuilder b = new StringBuilder();
     for (DWorker d : ds) {
-      b.append(b.length() == 0 ? "" : ";").append(d.rank.workerId()).append(':')
+      b.append(b.length() == 0 ? "" : ";")
+          .append(d.rank.workerId())
+          .append(':')
           .append(router.service().kvcAccount(d.rank));
     }
     return b.toString();
@@ -476,15 +544,17 @@ final class Simulator {
     }
     Req r = p.queue.poll();
     p.busy = true;
-    at(now + r.turn.inputTokens() * c.prefillMsPerToken(), () -> {
-      p.busy = false;
-      if (c.reserve() == DecodeReserve.AT_DISPATCH) {
-        decode(ds[r.d], r, r.turn.inputTokens() * c.transferMsPerToken());
-      } else {
-        enqueueD(r);
-      }
-      startP(p);
-    });
+    at(
+        now + r.turn.inputTokens() * c.prefillMsPerToken(),
+        () -> {
+          p.busy = false;
+          if (c.reserve() == DecodeReserve.AT_DISPATCH) {
+            decode(ds[r.d], r, r.turn.inputTokens() * c.transferMsPerToken());
+          } else {
+            enqueueD(r);
+          }
+          startP(p);
+        });
   }
 
   // ---- decode workers ----
@@ -499,7 +569,8 @@ final class Simulator {
    * cache that it extends (another session's cache it read a shared prefix from stays where it is).
    */
   private long need(Req r) {
-    return r.kv() - (r.locked != null && r.locked.session == r.turn.session() ? r.locked.tokens : 0);
+    return r.kv()
+        - (r.locked != null && r.locked.session == r.turn.session() ? r.locked.tokens : 0);
   }
 
   /** Idle tokens {@code r} may evict on {@code d}. */
@@ -539,7 +610,8 @@ final class Simulator {
       }
       long need = need(head);
       if (c.kdTokens() - d.used() + evictable(d, head) < need) {
-        throw new IllegalStateException("request of " + head.kv() + " tokens can never fit K_d " + c.kdTokens());
+        throw new IllegalStateException(
+            "request of " + head.kv() + " tokens can never fit K_d " + c.kdTokens());
       }
       d.waiting.remove(0);
       start(d, head);
@@ -631,8 +703,14 @@ final class Simulator {
     ttfts.add(r.firstMs - r.sentMs);
     e2es.add(now - r.sentMs);
     if (dumping) {
-      dump.add(String.format(Locale.ROOT, "%s,%.1f,%.1f,%.1f", r.dump, r.sentMs, r.firstMs - r.sentMs,
-          now - r.sentMs));
+      dump.add(
+          String.format(
+              Locale.ROOT,
+              "%s,%.1f,%.1f,%.1f",
+              r.dump,
+              r.sentMs,
+              r.firstMs - r.sentMs,
+              now - r.sentMs));
     }
     reusedTokens += r.reused;
     if (++completed % 1000 == 0 && progress != null) {
@@ -656,14 +734,34 @@ final class Simulator {
       }
     }
     if (router.lifecycleMisses() > 0) {
-      throw new IllegalStateException(router.lifecycleMisses() + " prefill_complete or free calls were refused");
+      throw new IllegalStateException(
+          router.lifecycleMisses() + " prefill_complete or free calls were refused");
     }
     long rejects = kvc ? router.kvcMetrics().rejectsTotal() : 0;
     long migrations = kvc ? router.kvcMetrics().migrations() : workerChanges;
     double dn = Math.max(1, n);
-    return new Result(policy, n, nDirect / dn, nSeed / dn, nReseed / dn, nFallback / dn,
-        inputTokens == 0 ? 0 : (double) reusedTokens / inputTokens, pct(tt, 50), pct(tt, 90), pct(tt, 99),
-        pct(ee, 50), pct(ee, 99), nP / dn, migrations, nFallback, workerChanges, rejects, tt, peak, servedTwice, now,
+    return new Result(
+        policy,
+        n,
+        nDirect / dn,
+        nSeed / dn,
+        nReseed / dn,
+        nFallback / dn,
+        inputTokens == 0 ? 0 : (double) reusedTokens / inputTokens,
+        pct(tt, 50),
+        pct(tt, 90),
+        pct(tt, 99),
+        pct(ee, 50),
+        pct(ee, 99),
+        nP / dn,
+        migrations,
+        nFallback,
+        workerChanges,
+        rejects,
+        tt,
+        peak,
+        servedTwice,
+        now,
         dump == null ? null : List.copyOf(dump));
   }
 

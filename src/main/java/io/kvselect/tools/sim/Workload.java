@@ -18,8 +18,15 @@ record Workload(String name, int blockTokens, List<Session> sessions) {
    * blocks are its own, so only its own KV can match). An agentic turn is sent {@code thinkMs} after
    * the previous one completes; a mooncake turn not before {@code arrivalMs} (absolute).
    */
-  record Turn(int session, int turn, long inputTokens, long prefixTokens, long outputTokens, double thinkMs,
-      double arrivalMs, long[] blocks) {
+  record Turn(
+      int session,
+      int turn,
+      long inputTokens,
+      long prefixTokens,
+      long outputTokens,
+      double thinkMs,
+      double arrivalMs,
+      long[] blocks) {
 
     long appendTokens() {
       return inputTokens - prefixTokens;

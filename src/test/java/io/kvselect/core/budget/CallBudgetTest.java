@@ -20,17 +20,18 @@ import org.junit.jupiter.api.Test;
 class CallBudgetTest {
 
   /** Reads wait for the owner ("P"); writes for the owner and a backup ("P+X"). */
-  private static final CallBudget.Routes ROUTES = new CallBudget.Routes() {
-    @Override
-    public Object read(Object key) {
-      return "P";
-    }
+  private static final CallBudget.Routes ROUTES =
+      new CallBudget.Routes() {
+        @Override
+        public Object read(Object key) {
+          return "P";
+        }
 
-    @Override
-    public Object write(Object key) {
-      return "P+X";
-    }
-  };
+        @Override
+        public Object write(Object key) {
+          return "P+X";
+        }
+      };
 
   private final CallBudget budget = new CallBudget(Duration.ofMillis(40), Runnable::run, ROUTES);
   private final LongAdder fallbacks = new LongAdder();
@@ -46,14 +47,20 @@ class CallBudgetTest {
     assertEquals(1, budget.trips());
     assertTrue(budget.isTripped("k1"));
 
-    assertEquals("shared", get(budget.read("k2", CompletableFuture.completedFuture("shared"), () -> "local",
-        fallbacks)), "a read waits for the owner only, which answers");
+    assertEquals(
+        "shared",
+        get(
+            budget.read(
+                "k2", CompletableFuture.completedFuture("shared"), () -> "local", fallbacks)),
+        "a read waits for the owner only, which answers");
     assertTrue(budget.isTripped("k2"), "a fast read says nothing about the writes' backup");
 
     CompletableFuture<String> next = new CompletableFuture<>();
     long t0 = System.nanoTime();
     assertEquals("local", get(budget.write("k3", next, () -> "local", fallbacks)));
-    assertTrue(System.nanoTime() - t0 < TimeUnit.MILLISECONDS.toNanos(40) * 10, "no budget paid while tripped");
+    assertTrue(
+        System.nanoTime() - t0 < TimeUnit.MILLISECONDS.toNanos(40) * 10,
+        "no budget paid while tripped");
     assertEquals(2, fallbacks.sum());
     assertEquals(1, budget.trips());
   }
@@ -68,8 +75,10 @@ class CallBudgetTest {
     assertTrue(b.isTripped("k1"), "answered after the budget: the next write would still wait");
     assertEquals(1, b.tripped());
 
-    assertEquals("shared", get(b.write("k2", CompletableFuture.completedFuture("shared"), () -> "local",
-        fallbacks)), "a call made while tripped that answers at once is used");
+    assertEquals(
+        "shared",
+        get(b.write("k2", CompletableFuture.completedFuture("shared"), () -> "local", fallbacks)),
+        "a call made while tripped that answers at once is used");
     assertFalse(b.isTripped("k1"), "and, with no quiet period, it closed the breaker");
     assertEquals(0, b.tripped());
     assertEquals(1, fallbacks.sum());
@@ -82,15 +91,22 @@ class CallBudgetTest {
    */
   @Test
   void fastAnswersBetweenStalledCallsDoNotCloseTheBreaker() throws Exception {
-    CallBudget b = new CallBudget(Duration.ofMillis(40), Duration.ofSeconds(30), Runnable::run, ROUTES);
-    assertEquals("local", get(b.write("k1", new CompletableFuture<String>(), () -> "local", fallbacks)));
+    CallBudget b =
+        new CallBudget(Duration.ofMillis(40), Duration.ofSeconds(30), Runnable::run, ROUTES);
+    assertEquals(
+        "local", get(b.write("k1", new CompletableFuture<String>(), () -> "local", fallbacks)));
     assertTrue(b.isTripped("k1"));
     for (int i = 0; i < 5; i++) {
-      assertEquals("shared", get(b.write("k2", CompletableFuture.completedFuture("shared"), () -> "local",
-          fallbacks)), "an answer that is already there is used");
-      CompletableFuture<String> answer = b.write("k3", new CompletableFuture<String>(), () -> "local", fallbacks)
-          .toCompletableFuture();
-      assertTrue(answer.isDone(), "round " + i + ": a stalled write after a fast answer takes its fallback at once");
+      assertEquals(
+          "shared",
+          get(b.write("k2", CompletableFuture.completedFuture("shared"), () -> "local", fallbacks)),
+          "an answer that is already there is used");
+      CompletableFuture<String> answer =
+          b.write("k3", new CompletableFuture<String>(), () -> "local", fallbacks)
+              .toCompletableFuture();
+      assertTrue(
+          answer.isDone(),
+          "round " + i + ": a stalled write after a fast answer takes its fallback at once");
       assertEquals("local", answer.get());
     }
     assertEquals(1, b.trips());
@@ -108,13 +124,21 @@ class CallBudgetTest {
     get(b.write("k2", CompletableFuture.completedFuture("shared"), () -> "local", fallbacks));
     assertTrue(b.isTripped("k1"), "a fast answer right after a late one leaves the breaker open");
 
-    await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).until(() -> {
-      get(b.write("k2", CompletableFuture.completedFuture("shared"), () -> "local", fallbacks));
-      return !b.isTripped("k1");
-    });
-    assertTrue(System.nanoTime() - lastSlow >= quiet.toNanos(), "not closed before the route was quiet");
-    CompletableFuture<String> next = b.write("k3", new CompletableFuture<String>(), () -> "local", fallbacks)
-        .toCompletableFuture();
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .pollInterval(Duration.ofMillis(20))
+        .until(
+            () -> {
+              get(
+                  b.write(
+                      "k2", CompletableFuture.completedFuture("shared"), () -> "local", fallbacks));
+              return !b.isTripped("k1");
+            });
+    assertTrue(
+        System.nanoTime() - lastSlow >= quiet.toNanos(), "not closed before the route was quiet");
+    CompletableFuture<String> next =
+        b.write("k3", new CompletableFuture<String>(), () -> "local", fallbacks)
+            .toCompletableFuture();
     assertFalse(next.isDone(), "closed: a new call waits its budget again");
     assertEquals("local", get(next));
   }
@@ -128,13 +152,21 @@ class CallBudgetTest {
     long end = System.nanoTime() + 3 * quiet.toNanos();
     int[] rounds = {0};
     // a stalled call and a fast one every 50 ms for three quiet periods: never closed
-    await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).until(() -> {
-      rounds[0]++;
-      get(b.write("k1", new CompletableFuture<String>(), () -> "local", fallbacks));
-      get(b.write("k2", CompletableFuture.completedFuture("shared"), () -> "local", fallbacks));
-      assertTrue(b.isTripped("k1"), "round " + rounds[0] + ": a stalled call less than the quiet period ago");
-      return System.nanoTime() >= end;
-    });
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .pollInterval(Duration.ofMillis(50))
+        .until(
+            () -> {
+              rounds[0]++;
+              get(b.write("k1", new CompletableFuture<String>(), () -> "local", fallbacks));
+              get(
+                  b.write(
+                      "k2", CompletableFuture.completedFuture("shared"), () -> "local", fallbacks));
+              assertTrue(
+                  b.isTripped("k1"),
+                  "round " + rounds[0] + ": a stalled call less than the quiet period ago");
+              return System.nanoTime() >= end;
+            });
     assertEquals(1, b.trips());
   }
 

@@ -56,8 +56,12 @@ class CatalogVersionsTest {
 
   @Provide
   Arbitrary<List<Change>> changes() {
-    Arbitrary<Change> one = Combinators.combine(Arbitraries.longs().between(1, 4),
-        Arbitraries.integers().between(0, 3).injectNull(0.3), Arbitraries.longs().between(1, 12)).as(Change::new);
+    Arbitrary<Change> one =
+        Combinators.combine(
+                Arbitraries.longs().between(1, 4),
+                Arbitraries.integers().between(0, 3).injectNull(0.3),
+                Arbitraries.longs().between(1, 12))
+            .as(Change::new);
     return one.list().ofMinSize(1).ofMaxSize(30);
   }
 
@@ -107,7 +111,10 @@ class CatalogVersionsTest {
     for (long id = 1; id <= 5; id++) {
       v.removed(id, new CatalogVersion(id, CatalogVersion.REMOVAL_TIE), id);
     }
-    assertEquals(List.of(3L, 4L, 5L), v.tombstones(6).stream().map(Map.Entry::getKey).toList(), "oldest dropped");
+    assertEquals(
+        List.of(3L, 4L, 5L),
+        v.tombstones(6).stream().map(Map.Entry::getKey).toList(),
+        "oldest dropped");
   }
 
   @Test
@@ -117,7 +124,8 @@ class CatalogVersionsTest {
     long s2 = v.nextStamp(400);
     assertTrue(s2 > s1, s1 + " then " + s2);
     v.upserted(7, new CatalogVersion(5000, 1), 0);
-    assertTrue(v.nextStamp(1000) > 5000, "a change made here after seeing a peer's is newer than it");
+    assertTrue(
+        v.nextStamp(1000) > 5000, "a change made here after seeing a peer's is newer than it");
   }
 
   @Test
@@ -141,6 +149,8 @@ class CatalogVersionsTest {
   void anUpsertTieIsStableForASpecAndNeverTheRemovalTie() {
     WorkerSpec s = WorkerSpec.builder(1L).modelName("m").endpoint("http://w").blockSize(16).build();
     assertEquals(CatalogVersion.upsertTie(s), CatalogVersion.upsertTie(s));
-    assertTrue(CatalogVersion.upsertTie(s) >= 0 && CatalogVersion.upsertTie(s) < CatalogVersion.REMOVAL_TIE);
+    assertTrue(
+        CatalogVersion.upsertTie(s) >= 0
+            && CatalogVersion.upsertTie(s) < CatalogVersion.REMOVAL_TIE);
   }
 }

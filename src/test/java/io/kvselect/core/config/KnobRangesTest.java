@@ -19,8 +19,11 @@ class KnobRangesTest {
   private static final List<String> NO_CHOICES = List.of();
 
   private static void rejected(KnobKind kind, Object value) {
-    ConfigException e = assertThrows(ConfigException.class,
-        () -> kind.fromJson("router.knob", value, NO_CHOICES), kind + " " + value);
+    ConfigException e =
+        assertThrows(
+            ConfigException.class,
+            () -> kind.fromJson("router.knob", value, NO_CHOICES),
+            kind + " " + value);
     assertTrue(e.getMessage().startsWith("router.knob "), e.getMessage());
   }
 
@@ -62,12 +65,17 @@ class KnobRangesTest {
     rejected(KnobKind.POSITIVE_INT, 0);
     assertEquals(0, KnobKind.NON_NEGATIVE_INT.fromJson("router.knob", 0L, NO_CHOICES));
     rejected(KnobKind.NON_NEGATIVE_INT, -1);
-    assertEquals(Integer.MAX_VALUE,
+    assertEquals(
+        Integer.MAX_VALUE,
         KnobKind.NON_NEGATIVE_INT.fromJson("router.knob", (long) Integer.MAX_VALUE, NO_CHOICES));
     rejected(KnobKind.NON_NEGATIVE_INT, Integer.MAX_VALUE + 1L);
     rejected(KnobKind.NON_NEGATIVE_INT, Integer.MIN_VALUE - 1L);
-    ConfigException min = assertThrows(ConfigException.class,
-        () -> KnobKind.NON_NEGATIVE_INT.fromJson("router.knob", (long) Integer.MIN_VALUE, NO_CHOICES));
+    ConfigException min =
+        assertThrows(
+            ConfigException.class,
+            () ->
+                KnobKind.NON_NEGATIVE_INT.fromJson(
+                    "router.knob", (long) Integer.MIN_VALUE, NO_CHOICES));
     assertTrue(min.getMessage().contains(">= 0"), min.getMessage());
     assertEquals(3, KnobKind.POSITIVE_INT.fromJson("router.knob", (short) 3, NO_CHOICES));
     rejected(KnobKind.POSITIVE_INT, 1.5);
@@ -79,11 +87,15 @@ class KnobRangesTest {
     assertNull(KnobKind.OPTIONAL_CHOICE.fromJson("router.knob", "None", choices));
     assertNull(KnobKind.OPTIONAL_CHOICE.fromJson("router.knob", " ", choices));
     assertEquals("lcfs", KnobKind.OPTIONAL_CHOICE.fromJson("router.knob", "LCFS", choices));
-    assertThrows(ConfigException.class, () -> KnobKind.CHOICE.fromJson("router.knob", "none", choices));
-    assertThrows(ConfigException.class, () -> KnobKind.OPTIONAL_STRING.fromJson("router.knob", " ", choices));
+    assertThrows(
+        ConfigException.class, () -> KnobKind.CHOICE.fromJson("router.knob", "none", choices));
+    assertThrows(
+        ConfigException.class,
+        () -> KnobKind.OPTIONAL_STRING.fromJson("router.knob", " ", choices));
     assertEquals("k", KnobKind.OPTIONAL_STRING.fromJson("router.knob", " k ", choices));
     assertNull(KnobKind.OPTIONAL_STRING.fromJson("router.knob", null, choices));
-    assertThrows(ConfigException.class, () -> KnobKind.CHOICE.fromJson("router.knob", null, choices));
+    assertThrows(
+        ConfigException.class, () -> KnobKind.CHOICE.fromJson("router.knob", null, choices));
   }
 
   @Test
@@ -125,8 +137,15 @@ class KnobRangesTest {
     for (int i = 0; i < one.length; i++) {
       Object[] f = new Object[7];
       f[i] = one[i];
-      RouterConfigOverride o = new RouterConfigOverride((Double) f[0], (Double) f[1],
-          (Double) f[2], (Boolean) f[3], (Boolean) f[4], (Double) f[5], (Double) f[6]);
+      RouterConfigOverride o =
+          new RouterConfigOverride(
+              (Double) f[0],
+              (Double) f[1],
+              (Double) f[2],
+              (Boolean) f[3],
+              (Boolean) f[4],
+              (Double) f[5],
+              (Double) f[6]);
       assertFalse(o.isEmpty(), "field " + i);
     }
   }

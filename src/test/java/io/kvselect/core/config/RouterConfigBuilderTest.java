@@ -14,8 +14,18 @@ class RouterConfigBuilderTest {
   @Test
   void theBuilderStartsFromTheDefaultsAndCopiesEveryKnob() {
     assertEquals(D, RouterConfig.builder().build());
-    RouterConfig c = RouterConfigLoader.fromEnv(D, java.util.Map.of("DYN_ROUTER_QUEUE_THRESHOLD", "2",
-        "DYN_ROUTER_TRACKING_KEY_ID", "k", "KVSELECT_ROUTER_POLICY", "kvc", "KVSELECT_KVC_RHO", "0.5"));
+    RouterConfig c =
+        RouterConfigLoader.fromEnv(
+            D,
+            java.util.Map.of(
+                "DYN_ROUTER_QUEUE_THRESHOLD",
+                "2",
+                "DYN_ROUTER_TRACKING_KEY_ID",
+                "k",
+                "KVSELECT_ROUTER_POLICY",
+                "kvc",
+                "KVSELECT_KVC_RHO",
+                "0.5"));
     assertEquals(c, c.toBuilder().build());
     assertEquals(2.0, c.queue().threshold());
     assertEquals("k", c.tracking().keyId());
@@ -32,7 +42,8 @@ class RouterConfigBuilderTest {
     assertEquals(D.queue(), c.queue());
     assertEquals(D.replica(), c.replica());
     assertEquals(D.tracking(), c.tracking());
-    assertEquals(new QueueSettings(3.0, "wspt", null),
+    assertEquals(
+        new QueueSettings(3.0, "wspt", null),
         D.toBuilder().queue(new QueueSettings(3.0, "wspt", null)).build().queue());
   }
 
@@ -41,7 +52,8 @@ class RouterConfigBuilderTest {
     RouterConfig two = RouterConfig.builder().overlapScoreWeight(2).build();
     assertEquals(2.0, two.cost().prefillLoadScale());
     assertEquals(D.cost().overlapScoreCredit(), two.cost().overlapScoreCredit());
-    assertEquals(0.0, RouterConfig.builder().overlapScoreWeight(0).build().cost().overlapScoreCredit());
+    assertEquals(
+        0.0, RouterConfig.builder().overlapScoreWeight(0).build().cost().overlapScoreCredit());
   }
 
   @Test

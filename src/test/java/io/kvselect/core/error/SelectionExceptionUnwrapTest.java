@@ -14,9 +14,11 @@ class SelectionExceptionUnwrapTest {
     assertSame(cause, SelectionException.unwrap(cause));
     assertSame(cause, SelectionException.unwrap(new CompletionException(cause)));
     assertSame(cause, SelectionException.unwrap(new ExecutionException(cause)));
-    assertSame(cause, SelectionException.unwrap(new CompletionException(new ExecutionException(cause))));
+    assertSame(
+        cause, SelectionException.unwrap(new CompletionException(new ExecutionException(cause))));
     CompletionException bare = new CompletionException("no cause", null);
-    assertSame(bare, SelectionException.unwrap(bare), "a wrapper without a cause is the failure itself");
+    assertSame(
+        bare, SelectionException.unwrap(bare), "a wrapper without a cause is the failure itself");
     IllegalStateException other = new IllegalStateException(new RuntimeException("inner"));
     assertSame(other, SelectionException.unwrap(other), "other exceptions keep their cause");
   }

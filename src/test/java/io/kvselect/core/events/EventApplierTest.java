@@ -1,6 +1,5 @@
 package io.kvselect.core.events;
 
-import io.kvselect.testing.WireVectors;
 import static io.kvselect.core.events.Payloads.H1;
 import static io.kvselect.core.events.Payloads.H2;
 import static io.kvselect.core.events.Payloads.hex;
@@ -15,13 +14,13 @@ import io.kvselect.core.index.RankOverlap;
 import io.kvselect.core.index.StorageTier;
 import io.kvselect.core.index.StoredBlock;
 import io.kvselect.core.index.WorkerRank;
+import io.kvselect.testing.WireVectors;
 import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** {@link EventApplier} against a real {@link PrefixChainIndex}. */
 class EventApplierTest {
-
 
   private static final WorkerRank R0 = new WorkerRank(1, 0);
   private static final WorkerRank R1 = new WorkerRank(1, 1);
@@ -30,18 +29,29 @@ class EventApplierTest {
   private final PrefixChainIndex index = new PrefixChainIndex();
 
   private static long[] plainLocal(int[] tokens, int blockSize) {
-    return BlockHasher.localBlockHashes(tokens, tokens.length, blockSize, BlockHasher.CHAIN_SEED,
-        false, null);
+    return BlockHasher.localBlockHashes(
+        tokens, tokens.length, blockSize, BlockHasher.CHAIN_SEED, false, null);
   }
 
   private static KvEventBatch batch(KvEvent... events) {
     return new KvEventBatch(0.0, List.of(events), null);
   }
 
-  private static BlockStored stored(long[] hashes, Long parent, int[] tokens, int blockSize,
-      String medium, String locality) {
-    return new BlockStored(hashes, parent != null, parent == null ? 0 : parent, tokens, blockSize,
-        medium, null, null, null, null, null, locality);
+  private static BlockStored stored(
+      long[] hashes, Long parent, int[] tokens, int blockSize, String medium, String locality) {
+    return new BlockStored(
+        hashes,
+        parent != null,
+        parent == null ? 0 : parent,
+        tokens,
+        blockSize,
+        medium,
+        null,
+        null,
+        null,
+        null,
+        null,
+        locality);
   }
 
   private ApplyStats apply(WorkerRank rank, int blockSize, KvEventBatch b) {
@@ -98,12 +108,12 @@ class EventApplierTest {
   @Test
   void childStoreExtendsItsParentAndUnknownParentIsRejected() {
     apply(R0, 4, batch(stored(new long[] {10, 11}, null, range(1, 8), 4, null, null)));
-    ApplyStats child = apply(R0, 4, batch(stored(new long[] {12}, 11L, range(9, 12), 4, null,
-        null)));
+    ApplyStats child =
+        apply(R0, 4, batch(stored(new long[] {12}, 11L, range(9, 12), 4, null, null)));
     assertEquals(1, child.storedBlocks());
     assertEquals(3, overlap(R0, plainLocal(range(1, 12), 4)).device());
-    ApplyStats orphan = apply(R0, 4, batch(stored(new long[] {20}, 999L, range(9, 12), 4, null,
-        null)));
+    ApplyStats orphan =
+        apply(R0, 4, batch(stored(new long[] {20}, 999L, range(9, 12), 4, null, null)));
     assertEquals(new ApplyStats(0, 0, 0, 1, 0, 0), orphan);
     assertEquals(3, index.size());
   }
@@ -117,8 +127,8 @@ class EventApplierTest {
 
   @Test
   void shortTokenIdsIndexOnlyTheCompleteLeadingBlocks() {
-    ApplyStats s = apply(R0, 16, batch(stored(new long[] {H1, H2}, null, range(1, 24), 16, null,
-        null)));
+    ApplyStats s =
+        apply(R0, 16, batch(stored(new long[] {H1, H2}, null, range(1, 24), 16, null, null)));
     assertEquals(new ApplyStats(1, 0, 0, 0, 0, 1), s);
     assertEquals(1, overlap(R0, plainLocal(range(1, 32), 16)).device());
     assertEquals(H1, index.dump().get(0).externalHash());
@@ -127,11 +137,18 @@ class EventApplierTest {
   @Test
   void nonLocalLocalityIsDropped() {
     int[] t = range(1, 4);
-    assertEquals(2, apply(R0, 4, batch(stored(new long[] {1}, null, t, 4, null, "REMOTE"),
-        stored(new long[] {2}, null, t, 4, null, "SOMEWHERE"))).droppedEvents());
+    assertEquals(
+        2,
+        apply(
+                R0,
+                4,
+                batch(
+                    stored(new long[] {1}, null, t, 4, null, "REMOTE"),
+                    stored(new long[] {2}, null, t, 4, null, "SOMEWHERE")))
+            .droppedEvents());
     assertEquals(0, index.size());
-    assertEquals(1, apply(R0, 4, batch(stored(new long[] {3}, null, t, 4, null, "LOCAL")))
-        .storedBlocks());
+    assertEquals(
+        1, apply(R0, 4, batch(stored(new long[] {3}, null, t, 4, null, "LOCAL"))).storedBlocks());
     ApplyStats rm = apply(R0, 4, batch(new BlockRemoved(new long[] {3}, null, null, "REMOTE")));
     assertEquals(1, rm.droppedEvents());
     assertEquals(1, index.size());
@@ -151,22 +168,39 @@ class EventApplierTest {
   @Test
   void duplicateHashesIncludingTheParentAreANoOp() {
     apply(R0, 4, batch(stored(new long[] {1}, null, range(1, 4), 4, null, null)));
-    ApplyStats dup = apply(R0, 4, batch(stored(new long[] {2, 2}, 1L, range(5, 12), 4, null, null),
-        stored(new long[] {3, 1}, 1L, range(5, 12), 4, null, null)));
+    ApplyStats dup =
+        apply(
+            R0,
+            4,
+            batch(
+                stored(new long[] {2, 2}, 1L, range(5, 12), 4, null, null),
+                stored(new long[] {3, 1}, 1L, range(5, 12), 4, null, null)));
     assertEquals(new ApplyStats(0, 0, 0, 0, 2, 0), dup);
     long[] many = new long[40];
     Arrays.setAll(many, i -> 100 + i);
     many[39] = 100;
-    assertEquals(1, apply(R0, 4, batch(stored(many, null, range(1, 160), 4, null, null)))
-        .droppedEvents());
+    assertEquals(
+        1, apply(R0, 4, batch(stored(many, null, range(1, 160), 4, null, null))).droppedEvents());
     assertEquals(1, index.size());
   }
 
   @Test
   void loraCacheSaltAndMultimodalHashesSaltTheLocalHash() {
     long[][] mm = {null, {42L}};
-    BlockStored s = new BlockStored(new long[] {1, 2}, false, 0, range(1, 8), 4, null,
-        "adapter-a", "tenant-a", mm, 0, "full_attention", "LOCAL");
+    BlockStored s =
+        new BlockStored(
+            new long[] {1, 2},
+            false,
+            0,
+            range(1, 8),
+            4,
+            null,
+            "adapter-a",
+            "tenant-a",
+            mm,
+            0,
+            "full_attention",
+            "LOCAL");
     apply(R0, 4, batch(s));
     long seed = BlockHasher.saltSeed("adapter-a", "tenant-a");
     long[] expected = BlockHasher.localBlockHashes(range(1, 8), 8, 4, seed, false, mm);
@@ -177,41 +211,73 @@ class EventApplierTest {
 
   @Test
   void eagleBigramEventsUseOverlappingWindows() throws Exception {
-    byte[] payload = Payloads.batchOf(p -> {
-      p.packArrayHeader(7).packString("BlockStored").packArrayHeader(2).packLong(1).packLong(2)
-          .packNil();
-      p.packArrayHeader(8);
-      for (int t = 1; t <= 8; t++) {
-        p.packArrayHeader(2).packInt(t).packInt(t + 1);
-      }
-      p.packInt(4).packNil().packNil();
-    });
+    byte[] payload =
+        Payloads.batchOf(
+            p -> {
+              p.packArrayHeader(7)
+                  .packString("BlockStored")
+                  .packArrayHeader(2)
+                  .packLong(1)
+                  .packLong(2)
+                  .packNil();
+              p.packArrayHeader(8);
+              for (int t = 1; t <= 8; t++) {
+                p.packArrayHeader(2).packInt(t).packInt(t + 1);
+              }
+              p.packInt(4).packNil().packNil();
+            });
     assertEquals(2, apply(R0, 4, KvEventDecoder.decode(payload)).storedBlocks());
-    long[] expected = BlockHasher.localBlockHashes(range(1, 9), 9, 4, BlockHasher.CHAIN_SEED,
-        true, null);
+    long[] expected =
+        BlockHasher.localBlockHashes(range(1, 9), 9, 4, BlockHasher.CHAIN_SEED, true, null);
     assertEquals(2, overlap(R0, expected).device());
     assertFalse(Arrays.equals(expected, plainLocal(range(1, 8), 4)));
   }
 
   @Test
   void registeredEagleNeedsOneExtraToken() {
-    ApplyStats s = EventApplier.apply(index, R0, 4, true,
-        batch(stored(new long[] {1, 2}, null, range(1, 8), 4, null, null)));
+    ApplyStats s =
+        EventApplier.apply(
+            index, R0, 4, true, batch(stored(new long[] {1, 2}, null, range(1, 8), 4, null, null)));
     assertEquals(new ApplyStats(1, 0, 0, 0, 0, 1), s);
   }
 
   @Test
   void nonMainAttentionGroupsAreDropped() {
-    BlockStored sliding = new BlockStored(new long[] {1}, false, 0, range(1, 4), 4, null, null,
-        null, null, 1, "sliding_window", null);
-    BlockStored group1 = new BlockStored(new long[] {2}, false, 0, range(1, 4), 4, null, null,
-        null, null, 1, null, null);
-    BlockStored mla = new BlockStored(new long[] {3}, false, 0, range(1, 4), 4, null, null,
-        null, null, 1, "mla_attention", null);
-    ApplyStats s = apply(R0, 4, batch(sliding, group1, mla,
-        new BlockRemoved(new long[] {3}, null, 1, null)));
+    BlockStored sliding =
+        new BlockStored(
+            new long[] {1},
+            false,
+            0,
+            range(1, 4),
+            4,
+            null,
+            null,
+            null,
+            null,
+            1,
+            "sliding_window",
+            null);
+    BlockStored group1 =
+        new BlockStored(
+            new long[] {2}, false, 0, range(1, 4), 4, null, null, null, null, 1, null, null);
+    BlockStored mla =
+        new BlockStored(
+            new long[] {3},
+            false,
+            0,
+            range(1, 4),
+            4,
+            null,
+            null,
+            null,
+            null,
+            1,
+            "mla_attention",
+            null);
+    ApplyStats s =
+        apply(R0, 4, batch(sliding, group1, mla, new BlockRemoved(new long[] {3}, null, 1, null)));
     assertEquals(new ApplyStats(1, 0, 0, 0, 3, 0), s);
-    assertArrayEquals(new long[] {3},
-        index.dump().stream().mapToLong(StoredBlock::externalHash).toArray());
+    assertArrayEquals(
+        new long[] {3}, index.dump().stream().mapToLong(StoredBlock::externalHash).toArray());
   }
 }

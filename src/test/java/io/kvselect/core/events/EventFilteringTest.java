@@ -26,10 +26,21 @@ class EventFilteringTest {
 
   private final PrefixChainIndex index = new PrefixChainIndex();
 
-  private static BlockStored store(long[] hashes, Long parent, int[] tokens, Integer groupIdx,
-      String kind, String locality) {
-    return new BlockStored(hashes, parent != null, parent == null ? 0 : parent, tokens, 4, null,
-        null, null, null, groupIdx, kind, locality);
+  private static BlockStored store(
+      long[] hashes, Long parent, int[] tokens, Integer groupIdx, String kind, String locality) {
+    return new BlockStored(
+        hashes,
+        parent != null,
+        parent == null ? 0 : parent,
+        tokens,
+        4,
+        null,
+        null,
+        null,
+        null,
+        groupIdx,
+        kind,
+        locality);
   }
 
   private ApplyStats apply(KvEvent... events) {
@@ -41,44 +52,53 @@ class EventFilteringTest {
     ApplyStats s = apply(store(new long[] {1}, null, range(1, 4), 3, "sink_full_attention", null));
     assertEquals(new ApplyStats(1, 0, 0, 0, 0, 0), s);
     assertEquals(1, index.size());
-    assertEquals(new ApplyStats(0, 1, 0, 0, 0, 0),
+    assertEquals(
+        new ApplyStats(0, 1, 0, 0, 0, 0),
         apply(new BlockRemoved(new long[] {1}, null, 3, null, "sink_full_attention")));
     assertEquals(0, index.size());
   }
 
   @Test
   void fullAndMlaAttentionAreMainGroupsOtherKindsAreNot() {
-    assertEquals(1, apply(store(new long[] {1}, null, range(1, 4), 2, "full_attention", null))
-        .storedBlocks());
-    assertEquals(1, apply(store(new long[] {2}, null, range(5, 8), 2, "mla_attention", null))
-        .storedBlocks());
-    assertEquals(1, apply(store(new long[] {3}, null, range(9, 12), 0, "sliding_window", null))
-        .droppedEvents());
-    assertEquals(1, apply(store(new long[] {4}, null, range(9, 12), 0, "FULL_ATTENTION", null))
-        .droppedEvents());
+    assertEquals(
+        1,
+        apply(store(new long[] {1}, null, range(1, 4), 2, "full_attention", null)).storedBlocks());
+    assertEquals(
+        1,
+        apply(store(new long[] {2}, null, range(5, 8), 2, "mla_attention", null)).storedBlocks());
+    assertEquals(
+        1,
+        apply(store(new long[] {3}, null, range(9, 12), 0, "sliding_window", null))
+            .droppedEvents());
+    assertEquals(
+        1,
+        apply(store(new long[] {4}, null, range(9, 12), 0, "FULL_ATTENTION", null))
+            .droppedEvents());
     assertEquals(2, index.size());
   }
 
   @Test
   void explicitGroupZeroWithoutAKindIsTheMainGroup() {
-    assertEquals(new ApplyStats(1, 0, 0, 0, 0, 0),
+    assertEquals(
+        new ApplyStats(1, 0, 0, 0, 0, 0),
         apply(store(new long[] {1}, null, range(1, 4), 0, null, null)));
-    assertEquals(new ApplyStats(0, 0, 0, 0, 1, 0),
+    assertEquals(
+        new ApplyStats(0, 0, 0, 0, 1, 0),
         apply(store(new long[] {2}, null, range(5, 8), 1, null, null)));
-    assertEquals(new ApplyStats(0, 0, 0, 0, 1, 0),
-        apply(new BlockRemoved(new long[] {1}, null, 1, null)));
+    assertEquals(
+        new ApplyStats(0, 0, 0, 0, 1, 0), apply(new BlockRemoved(new long[] {1}, null, 1, null)));
     assertEquals(1, index.size());
-    assertEquals(new ApplyStats(0, 1, 0, 0, 0, 0),
-        apply(new BlockRemoved(new long[] {1}, null, 0, null)));
+    assertEquals(
+        new ApplyStats(0, 1, 0, 0, 0, 0), apply(new BlockRemoved(new long[] {1}, null, 0, null)));
     assertEquals(0, index.size());
   }
 
   @Test
   void onlyLocalEventsApply() {
-    assertEquals(1, apply(store(new long[] {1}, null, range(1, 4), null, null, "local"))
-        .storedBlocks());
-    assertEquals(1, apply(store(new long[] {2}, null, range(5, 8), null, null, "REMOTE"))
-        .droppedEvents());
+    assertEquals(
+        1, apply(store(new long[] {1}, null, range(1, 4), null, null, "local")).storedBlocks());
+    assertEquals(
+        1, apply(store(new long[] {2}, null, range(5, 8), null, null, "REMOTE")).droppedEvents());
     assertEquals(1, apply(new BlockRemoved(new long[] {1}, null, null, "REMOTE")).droppedEvents());
     assertEquals(1, index.size());
   }
@@ -86,10 +106,10 @@ class EventFilteringTest {
   @Test
   void theRegisteredBlockSizeMustBePositive() {
     KvEventBatch empty = new KvEventBatch(0.0, List.of(), null);
-    assertThrows(IllegalArgumentException.class,
-        () -> EventApplier.apply(index, R, 0, false, empty));
-    assertThrows(IllegalArgumentException.class,
-        () -> EventApplier.apply(index, R, -4, false, empty));
+    assertThrows(
+        IllegalArgumentException.class, () -> EventApplier.apply(index, R, 0, false, empty));
+    assertThrows(
+        IllegalArgumentException.class, () -> EventApplier.apply(index, R, -4, false, empty));
     assertEquals(ApplyStats.NONE, EventApplier.apply(index, R, 1, false, empty));
   }
 
@@ -102,14 +122,20 @@ class EventFilteringTest {
       int[] tokens = range(1, 4 * n);
       long[] withParent = hashes.clone();
       withParent[n - 1] = 1;
-      assertEquals(1, apply(store(withParent, 1L, tokens, null, null, null)).droppedEvents(),
+      assertEquals(
+          1,
+          apply(store(withParent, 1L, tokens, null, null, null)).droppedEvents(),
           n + " hashes naming the parent");
       long[] repeated = hashes.clone();
       repeated[n - 1] = repeated[0];
-      assertEquals(1, apply(store(repeated, 1L, tokens, null, null, null)).droppedEvents(),
+      assertEquals(
+          1,
+          apply(store(repeated, 1L, tokens, null, null, null)).droppedEvents(),
           n + " hashes with a repeat");
-      assertEquals(new ApplyStats(n, 0, 0, 0, 0, 0),
-          apply(store(hashes, 1L, tokens, null, null, null)), n + " distinct hashes");
+      assertEquals(
+          new ApplyStats(n, 0, 0, 0, 0, 0),
+          apply(store(hashes, 1L, tokens, null, null, null)),
+          n + " distinct hashes");
     }
     assertEquals(1 + 15 + 16 + 40, index.size());
   }
@@ -123,12 +149,18 @@ class EventFilteringTest {
   }
 
   private static long[][] mmOf(Payloads.Body extraKeys) throws Exception {
-    byte[] payload = Payloads.batchOf(p -> {
-      p.packArrayHeader(9).packString("BlockStored").packArrayHeader(1).packLong(1).packNil();
-      Payloads.packTokens(p, 1, 4);
-      p.packInt(4).packNil().packNil().packString("my-lora");
-      extraKeys.write(p);
-    });
+    byte[] payload =
+        Payloads.batchOf(
+            p -> {
+              p.packArrayHeader(9)
+                  .packString("BlockStored")
+                  .packArrayHeader(1)
+                  .packLong(1)
+                  .packNil();
+              Payloads.packTokens(p, 1, 4);
+              p.packInt(4).packNil().packNil().packString("my-lora");
+              extraKeys.write(p);
+            });
     return ((BlockStored) KvEventDecoder.decode(payload).events().get(0)).mmHashes();
   }
 
@@ -136,11 +168,13 @@ class EventFilteringTest {
   void hexKeysAcceptEveryHexDigitAndNothingNextToThem() throws Exception {
     String hex = "09afAF0123456789" + "abcdefABCDEF0123".repeat(3);
     long expected = Long.parseUnsignedLong("09afAF0123456789", 16);
-    assertArrayEquals(new long[][] {{expected}},
+    assertArrayEquals(
+        new long[][] {{expected}},
         mmOf(p -> p.packArrayHeader(1).packArrayHeader(1).packString(hex)));
     for (char bad : new char[] {'/', ':', '`', 'g', '@', 'G'}) {
       String key = bad + hex.substring(1);
-      assertNull(mmOf(p -> p.packArrayHeader(1).packArrayHeader(1).packString(key)),
+      assertNull(
+          mmOf(p -> p.packArrayHeader(1).packArrayHeader(1).packString(key)),
           "key with '" + bad + "'");
     }
     assertNull(mmOf(p -> p.packArrayHeader(1).packArrayHeader(1).packString(hex.substring(1))));
@@ -151,28 +185,32 @@ class EventFilteringTest {
   void identifierPairsHashTheirIdentifier() throws Exception {
     String hex = "00000000000000ff" + "0".repeat(48);
     long img = BlockHasher.xxh3("img-1".getBytes(StandardCharsets.UTF_8), 0L);
-    long[][] mm = mmOf(p -> {
-      p.packArrayHeader(1).packArrayHeader(8);
-      p.packArrayHeader(2).packString(hex).packInt(0);
-      p.packArrayHeader(2).packString("img-1").packInt(16);
-      p.packArrayHeader(2).packString("").packInt(0);
-      p.packArrayHeader(2).packString("img-2").packString("0");
-      p.packArrayHeader(2).packInt(1).packInt(2);
-      p.packArrayHeader(3).packString("img-3").packInt(0).packInt(1);
-      p.packString("my-lora");
-      p.packInt(5);
-    });
+    long[][] mm =
+        mmOf(
+            p -> {
+              p.packArrayHeader(1).packArrayHeader(8);
+              p.packArrayHeader(2).packString(hex).packInt(0);
+              p.packArrayHeader(2).packString("img-1").packInt(16);
+              p.packArrayHeader(2).packString("").packInt(0);
+              p.packArrayHeader(2).packString("img-2").packString("0");
+              p.packArrayHeader(2).packInt(1).packInt(2);
+              p.packArrayHeader(3).packString("img-3").packInt(0).packInt(1);
+              p.packString("my-lora");
+              p.packInt(5);
+            });
     assertArrayEquals(new long[][] {{0xff, img}}, mm);
   }
 
   @Test
   void blocksWithoutKeysStayNull() throws Exception {
     long img = BlockHasher.xxh3("x".getBytes(StandardCharsets.UTF_8), 0L);
-    long[][] mm = mmOf(p -> {
-      p.packArrayHeader(3).packNil();
-      p.packArrayHeader(1).packArrayHeader(2).packString("x").packInt(0);
-      p.packArrayHeader(1).packString("my-lora");
-    });
+    long[][] mm =
+        mmOf(
+            p -> {
+              p.packArrayHeader(3).packNil();
+              p.packArrayHeader(1).packArrayHeader(2).packString("x").packInt(0);
+              p.packArrayHeader(1).packString("my-lora");
+            });
     assertEquals(3, mm.length);
     assertNull(mm[0]);
     assertArrayEquals(new long[] {img}, mm[1]);

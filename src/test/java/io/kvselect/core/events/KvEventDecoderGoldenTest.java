@@ -1,6 +1,5 @@
 package io.kvselect.core.events;
 
-import io.kvselect.testing.WireVectors;
 import static io.kvselect.core.events.Payloads.H1;
 import static io.kvselect.core.events.Payloads.H2;
 import static io.kvselect.core.events.Payloads.hex;
@@ -11,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
+import io.kvselect.testing.WireVectors;
 import org.junit.jupiter.api.Test;
 
 /** The test vectors of kv_events_wire.md §4, byte for byte, every decoded field asserted. */

@@ -74,16 +74,30 @@ class KvEventDecoderLayoutTest {
 
   @Test
   void nineElementStoreWithNilExtraKeys() throws Exception {
-    BlockStored s = onlyStored(decode(hex("93", TS, "91", "99", STORED_HEAD, "c0", GPU, "c0",
-        "92c0c0", "00")));
+    BlockStored s =
+        onlyStored(decode(hex("93", TS, "91", "99", STORED_HEAD, "c0", GPU, "c0", "92c0c0", "00")));
     assertNull(s.mmHashes());
     assertNull(s.groupIdx());
   }
 
   @Test
   void elevenElementStoreWithGroupAndKind() throws Exception {
-    BlockStored s = onlyStored(decode(hex("93", TS, "91", "9b", STORED_HEAD, "c0", GPU, "c0",
-        "92c0c0", "00", FULL_ATTENTION, "00")));
+    BlockStored s =
+        onlyStored(
+            decode(
+                hex(
+                    "93",
+                    TS,
+                    "91",
+                    "9b",
+                    STORED_HEAD,
+                    "c0",
+                    GPU,
+                    "c0",
+                    "92c0c0",
+                    "00",
+                    FULL_ATTENTION,
+                    "00")));
     assertEquals(0, s.groupIdx());
     assertEquals("full_attention", s.kvCacheSpecKind());
   }
@@ -93,8 +107,10 @@ class KvEventDecoderLayoutTest {
     String slidingWindow = "ae736c6964696e675f77696e646f77";
     String remote = "a652454d4f5445";
     String tail = "01" + slidingWindow + "cd0400" + remote + "a3667778" + "81a178c0" + "c0";
-    BlockStored s = onlyStored(decode(hex("93", TS, "91", "dc0010",
-        STORED_HEAD, "c0", GPU, "c0", "92c0c0", tail, "00")));
+    BlockStored s =
+        onlyStored(
+            decode(
+                hex("93", TS, "91", "dc0010", STORED_HEAD, "c0", GPU, "c0", "92c0c0", tail, "00")));
     assertEquals(1, s.groupIdx());
     assertEquals("sliding_window", s.kvCacheSpecKind());
     assertEquals("REMOTE", s.locality());
@@ -102,13 +118,36 @@ class KvEventDecoderLayoutTest {
 
   @Test
   void removedArrayTails() throws Exception {
-    BlockRemoved r = assertInstanceOf(BlockRemoved.class, decode(hex("93", TS, "91", "94",
-        TAG_REMOVED, "91", H2_HEX, GPU, "02", "00")).events().get(0));
+    BlockRemoved r =
+        assertInstanceOf(
+            BlockRemoved.class,
+            decode(hex("93", TS, "91", "94", TAG_REMOVED, "91", H2_HEX, GPU, "02", "00"))
+                .events()
+                .get(0));
     assertEquals(2, r.groupIdx());
     assertNull(r.locality());
-    r = assertInstanceOf(BlockRemoved.class, decode(hex("93", TS, "91", "99", TAG_REMOVED, "91",
-        H2_HEX, "a3435055", "00", FULL_ATTENTION, "c0", "a54c4f43414c", "c0", "c3", "00"))
-        .events().get(0));
+    r =
+        assertInstanceOf(
+            BlockRemoved.class,
+            decode(
+                    hex(
+                        "93",
+                        TS,
+                        "91",
+                        "99",
+                        TAG_REMOVED,
+                        "91",
+                        H2_HEX,
+                        "a3435055",
+                        "00",
+                        FULL_ATTENTION,
+                        "c0",
+                        "a54c4f43414c",
+                        "c0",
+                        "c3",
+                        "00"))
+                .events()
+                .get(0));
     assertEquals("CPU", r.medium());
     assertEquals("full_attention", r.kvCacheSpecKind());
     assertEquals("LOCAL", r.locality());
@@ -116,8 +155,24 @@ class KvEventDecoderLayoutTest {
 
   @Test
   void trailingMetadataOfAnotherTypeIsIgnored() throws Exception {
-    BlockStored s = onlyStored(decode(hex("93", TS, "91", "9d", STORED_HEAD, "c0", GPU, "c0",
-        "a1" + "78", "a178", "05", "c3", "07", "00")));
+    BlockStored s =
+        onlyStored(
+            decode(
+                hex(
+                    "93",
+                    TS,
+                    "91",
+                    "9d",
+                    STORED_HEAD,
+                    "c0",
+                    GPU,
+                    "c0",
+                    "a1" + "78",
+                    "a178",
+                    "05",
+                    "c3",
+                    "07",
+                    "00")));
     assertNull(s.mmHashes());
     assertNull(s.groupIdx());
     assertNull(s.kvCacheSpecKind());
@@ -137,41 +192,59 @@ class KvEventDecoderLayoutTest {
 
   @Test
   void mapEnvelope() throws Exception {
-    byte[] payload = pack(p -> {
-      p.packMapHeader(4);
-      p.packString("unknown").packArrayHeader(2).packNil().packString("x");
-      p.packString("events").packArrayHeader(1).packArrayHeader(1).packString("AllBlocksCleared");
-      p.packString("data_parallel_rank").packInt(3);
-      p.packString("ts").packDouble(12.25);
-    });
+    byte[] payload =
+        pack(
+            p -> {
+              p.packMapHeader(4);
+              p.packString("unknown").packArrayHeader(2).packNil().packString("x");
+              p.packString("events")
+                  .packArrayHeader(1)
+                  .packArrayHeader(1)
+                  .packString("AllBlocksCleared");
+              p.packString("data_parallel_rank").packInt(3);
+              p.packString("ts").packDouble(12.25);
+            });
     KvEventBatch b = decode(payload);
     assertEquals(12.25, b.timestamp());
     assertEquals(3, b.dpRank());
     assertInstanceOf(AllBlocksCleared.class, b.events().get(0));
-    KvEventBatch sg = decode(pack(p -> p.packMapHeader(2).packString("attn_dp_rank").packNil()
-        .packString("events").packArrayHeader(0)));
+    KvEventBatch sg =
+        decode(
+            pack(
+                p ->
+                    p.packMapHeader(2)
+                        .packString("attn_dp_rank")
+                        .packNil()
+                        .packString("events")
+                        .packArrayHeader(0)));
     assertNull(sg.dpRank());
     assertTrue(sg.events().isEmpty());
   }
 
   @Test
   void mapEventWithUnknownKeysInAnyOrder() throws Exception {
-    byte[] payload = batchOf(p -> {
-      p.packMapHeader(12);
-      p.packString("future_map").packMapHeader(1).packInt(1).packArrayHeader(1).packFloat(1.5f);
-      p.packString("token_ids");
-      Payloads.packTokens(p, 1, 32);
-      p.packString("ownership").packString("shared");
-      p.packString("block_hashes").packArrayHeader(2).packLong(H1).packLong(H2);
-      p.packString("future_bin").packBinaryHeader(3).writePayload(new byte[] {1, 2, 3});
-      p.packString("block_size").packInt(16);
-      p.packString("session_id").packString("s-1");
-      p.packString("parent_block_hash").packLong(-5L);
-      p.packString("cache_salt").packString("tenant-a");
-      p.packString("lora_name").packString("adapter-a");
-      p.packString("locality").packString("LOCAL");
-      p.packString("type").packString("BlockStored");
-    });
+    byte[] payload =
+        batchOf(
+            p -> {
+              p.packMapHeader(12);
+              p.packString("future_map")
+                  .packMapHeader(1)
+                  .packInt(1)
+                  .packArrayHeader(1)
+                  .packFloat(1.5f);
+              p.packString("token_ids");
+              Payloads.packTokens(p, 1, 32);
+              p.packString("ownership").packString("shared");
+              p.packString("block_hashes").packArrayHeader(2).packLong(H1).packLong(H2);
+              p.packString("future_bin").packBinaryHeader(3).writePayload(new byte[] {1, 2, 3});
+              p.packString("block_size").packInt(16);
+              p.packString("session_id").packString("s-1");
+              p.packString("parent_block_hash").packLong(-5L);
+              p.packString("cache_salt").packString("tenant-a");
+              p.packString("lora_name").packString("adapter-a");
+              p.packString("locality").packString("LOCAL");
+              p.packString("type").packString("BlockStored");
+            });
     BlockStored s = onlyStored(decode(payload));
     assertTrue(s.hasParent());
     assertEquals(-5L, s.parentHash());
@@ -183,9 +256,21 @@ class KvEventDecoderLayoutTest {
 
   @Test
   void sglangMetadataMapCarriesCacheSalt() throws Exception {
-    byte[] payload = hex("93", TS, "91", "98", STORED_HEAD, "c0", GPU,
-        "82", "aa63616368655f73616c74", "a874656e616e742d61", "aa73657373696f6e5f6964", "a131",
-        "00");
+    byte[] payload =
+        hex(
+            "93",
+            TS,
+            "91",
+            "98",
+            STORED_HEAD,
+            "c0",
+            GPU,
+            "82",
+            "aa63616368655f73616c74",
+            "a874656e616e742d61",
+            "aa73657373696f6e5f6964",
+            "a131",
+            "00");
     BlockStored s = onlyStored(decode(payload));
     assertEquals("tenant-a", s.cacheSalt());
     assertNull(s.loraName());
@@ -193,25 +278,27 @@ class KvEventDecoderLayoutTest {
 
   @ParameterizedTest
   @CsvSource({
-      "cf7fffffffffffffff, 9223372036854775807",
-      "cf8000000000000000, -9223372036854775808",
-      "cfffffffffffffffff, -1",
-      "d3cf97adeedb59e05b, -3488128144981237669",
-      "d3ffffffffffffffff, -1",
-      "d280000000, -2147483648",
-      "d1fc18, -1000",
-      "d0c8, -56",
-      "e0, -32",
-      "7f, 127",
-      "cc80, 128",
-      "cdffff, 65535",
-      "ceffffffff, 4294967295",
-      "c408aabbccddeeff0011, -6144092013047381999",
-      "c41000000000000000000102030405060708, 72623859790382856",
+    "cf7fffffffffffffff, 9223372036854775807",
+    "cf8000000000000000, -9223372036854775808",
+    "cfffffffffffffffff, -1",
+    "d3cf97adeedb59e05b, -3488128144981237669",
+    "d3ffffffffffffffff, -1",
+    "d280000000, -2147483648",
+    "d1fc18, -1000",
+    "d0c8, -56",
+    "e0, -32",
+    "7f, 127",
+    "cc80, 128",
+    "cdffff, 65535",
+    "ceffffffff, 4294967295",
+    "c408aabbccddeeff0011, -6144092013047381999",
+    "c41000000000000000000102030405060708, 72623859790382856",
   })
   void hashesOfEveryIntWidthAndBinKeepTheirBits(String hashHex, long expected) throws Exception {
-    BlockRemoved r = assertInstanceOf(BlockRemoved.class,
-        decode(hex("93", TS, "91", "92", TAG_REMOVED, "91", hashHex, "00")).events().get(0));
+    BlockRemoved r =
+        assertInstanceOf(
+            BlockRemoved.class,
+            decode(hex("93", TS, "91", "92", TAG_REMOVED, "91", hashHex, "00")).events().get(0));
     assertEquals(expected, r.blockHashes()[0]);
   }
 
@@ -221,13 +308,15 @@ class KvEventDecoderLayoutTest {
     for (int i = 0; i < 32; i++) {
       digest[i] = (byte) (0xa0 + i);
     }
-    byte[] payload = batchOf(p -> {
-      p.packArrayHeader(8).packString("BlockStored");
-      p.packArrayHeader(1).packBinaryHeader(32).writePayload(digest);
-      p.packBinaryHeader(32).writePayload(digest);
-      Payloads.packTokens(p, 1, 16);
-      p.packInt(16).packNil().packString("GPU").packNil();
-    });
+    byte[] payload =
+        batchOf(
+            p -> {
+              p.packArrayHeader(8).packString("BlockStored");
+              p.packArrayHeader(1).packBinaryHeader(32).writePayload(digest);
+              p.packBinaryHeader(32).writePayload(digest);
+              Payloads.packTokens(p, 1, 16);
+              p.packInt(16).packNil().packString("GPU").packNil();
+            });
     BlockStored s = assertInstanceOf(BlockStored.class, decode(payload).events().get(0));
     assertEquals(0xb8b9babbbcbdbebfL, s.blockHashes()[0]);
     assertTrue(s.hasParent());
@@ -236,14 +325,20 @@ class KvEventDecoderLayoutTest {
 
   @Test
   void eagleBigramTokensAreFlattened() throws Exception {
-    byte[] payload = batchOf(p -> {
-      p.packArrayHeader(7).packString("BlockStored").packArrayHeader(1).packLong(9).packNil();
-      p.packArrayHeader(4);
-      for (int t = 1; t <= 4; t++) {
-        p.packArrayHeader(2).packInt(t).packLong(t + 1);
-      }
-      p.packInt(4).packNil().packNil();
-    });
+    byte[] payload =
+        batchOf(
+            p -> {
+              p.packArrayHeader(7)
+                  .packString("BlockStored")
+                  .packArrayHeader(1)
+                  .packLong(9)
+                  .packNil();
+              p.packArrayHeader(4);
+              for (int t = 1; t <= 4; t++) {
+                p.packArrayHeader(2).packInt(t).packLong(t + 1);
+              }
+              p.packInt(4).packNil().packNil();
+            });
     BlockStored s = assertInstanceOf(BlockStored.class, decode(payload).events().get(0));
     assertTrue(s.eagle());
     assertArrayEquals(new int[] {1, 2, 3, 4, 5}, s.tokenIds());
@@ -252,21 +347,42 @@ class KvEventDecoderLayoutTest {
 
   @Test
   void u32TokenIdsAboveIntMaxKeepTheirBits() throws Exception {
-    BlockStored s = assertInstanceOf(BlockStored.class, decode(hex("93", TS, "91", "95",
-        TAG_STORED, "9101", "c0", "92ceffffffffce80000000", "02", "00")).events().get(0));
+    BlockStored s =
+        assertInstanceOf(
+            BlockStored.class,
+            decode(
+                    hex(
+                        "93",
+                        TS,
+                        "91",
+                        "95",
+                        TAG_STORED,
+                        "9101",
+                        "c0",
+                        "92ceffffffffce80000000",
+                        "02",
+                        "00"))
+                .events()
+                .get(0));
     assertArrayEquals(new int[] {-1, Integer.MIN_VALUE}, s.tokenIds());
   }
 
   @Test
   void unknownTagsAreDroppedAndTheBatchKept() throws Exception {
-    byte[] payload = pack(p -> {
-      p.packArrayHeader(3).packDouble(1.0).packArrayHeader(4);
-      p.packArrayHeader(3).packString("BlockMoved").packArrayHeader(1).packInt(1).packNil();
-      p.packArrayHeader(1).packString("AllBlocksCleared");
-      p.packMapHeader(2).packString("type").packString("Ignored").packString("x").packInt(1);
-      p.packArrayHeader(2).packString("Ignored").packMapHeader(0);
-      p.packNil();
-    });
+    byte[] payload =
+        pack(
+            p -> {
+              p.packArrayHeader(3).packDouble(1.0).packArrayHeader(4);
+              p.packArrayHeader(3).packString("BlockMoved").packArrayHeader(1).packInt(1).packNil();
+              p.packArrayHeader(1).packString("AllBlocksCleared");
+              p.packMapHeader(2)
+                  .packString("type")
+                  .packString("Ignored")
+                  .packString("x")
+                  .packInt(1);
+              p.packArrayHeader(2).packString("Ignored").packMapHeader(0);
+              p.packNil();
+            });
     KvEventBatch b = decode(payload);
     assertEquals(1, b.events().size());
     assertInstanceOf(AllBlocksCleared.class, b.events().get(0));
@@ -276,19 +392,39 @@ class KvEventDecoderLayoutTest {
   void extraKeysYieldMultimodalHashes() throws Exception {
     String digest = "0123456789abcdef".repeat(4);
     String lora = "fedcba9876543210".repeat(4);
-    byte[] payload = batchOf(p -> {
-      p.packArrayHeader(9).packString("BlockStored").packArrayHeader(3).packInt(1).packInt(2)
-          .packInt(3).packNil();
-      Payloads.packTokens(p, 1, 12);
-      p.packInt(4).packNil().packString("GPU").packString(lora);
-      p.packArrayHeader(3);
-      p.packArrayHeader(4).packString(lora).packString(digest).packString("tenant-a")
-          .packBinaryHeader(2).writePayload(new byte[] {1, 2});
-      p.packNil();
-      p.packArrayHeader(4).packArrayHeader(2).packString("opaque-id").packInt(-3)
-          .packArrayHeader(2).packString(digest).packInt(0)
-          .packInt(7).packArrayHeader(3).packString("x").packInt(1).packInt(2);
-    });
+    byte[] payload =
+        batchOf(
+            p -> {
+              p.packArrayHeader(9)
+                  .packString("BlockStored")
+                  .packArrayHeader(3)
+                  .packInt(1)
+                  .packInt(2)
+                  .packInt(3)
+                  .packNil();
+              Payloads.packTokens(p, 1, 12);
+              p.packInt(4).packNil().packString("GPU").packString(lora);
+              p.packArrayHeader(3);
+              p.packArrayHeader(4)
+                  .packString(lora)
+                  .packString(digest)
+                  .packString("tenant-a")
+                  .packBinaryHeader(2)
+                  .writePayload(new byte[] {1, 2});
+              p.packNil();
+              p.packArrayHeader(4)
+                  .packArrayHeader(2)
+                  .packString("opaque-id")
+                  .packInt(-3)
+                  .packArrayHeader(2)
+                  .packString(digest)
+                  .packInt(0)
+                  .packInt(7)
+                  .packArrayHeader(3)
+                  .packString("x")
+                  .packInt(1)
+                  .packInt(2);
+            });
     BlockStored s = assertInstanceOf(BlockStored.class, decode(payload).events().get(0));
     assertEquals(lora, s.loraName());
     long[][] mm = s.mmHashes();
@@ -301,8 +437,8 @@ class KvEventDecoderLayoutTest {
 
   @Test
   void emptyMediumAndLoraNameAreAbsent() throws Exception {
-    BlockStored s = onlyStored(decode(hex("93", TS, "91", "98", STORED_HEAD, "c0", "a0", "a0",
-        "00")));
+    BlockStored s =
+        onlyStored(decode(hex("93", TS, "91", "98", STORED_HEAD, "c0", "a0", "a0", "00")));
     assertNull(s.medium());
     assertNull(s.loraName());
   }

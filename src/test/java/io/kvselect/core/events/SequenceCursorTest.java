@@ -15,7 +15,10 @@ import org.junit.jupiter.params.provider.CsvSource;
 class SequenceCursorTest {
 
   @ParameterizedTest(name = "[{index}] replay={0} seen=''{1}'' seq={2} -> {3} [{4},{5}) last={6}")
-  @CsvSource(delimiter = '|', textBlock = """
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
       # replay | seen before  | seq | kind    | from | to | last after
       true     | ''           | 0   | APPLY   | 0    | 0  | 0
       true     | ''           | 7   | REPLAY  | 0    | 7  | 7
@@ -38,9 +41,11 @@ class SequenceCursorTest {
       true     | 0 1 2 0      | 3   | GAP     | 1    | 3  | 3
       true     | 0 1 5 2      | 6   | APPLY   | 0    | 0  | 6
       """)
-  void decisionTable(boolean replay, String seen, long seq, Kind kind, long from, long to, long lastAfter) {
+  void decisionTable(
+      boolean replay, String seen, long seq, Kind kind, long from, long to, long lastAfter) {
     SequenceCursor cursor = new SequenceCursor(replay, 4);
-    Arrays.stream(seen.trim().split("\\s+")).filter(s -> !s.isEmpty())
+    Arrays.stream(seen.trim().split("\\s+"))
+        .filter(s -> !s.isEmpty())
         .forEach(s -> cursor.onSequence(Long.parseLong(s)));
     SequenceCursor.Decision d = cursor.onSequence(seq);
     assertEquals(new SequenceCursor.Decision(kind, from, to), d);
@@ -65,7 +70,8 @@ class SequenceCursorTest {
     SequenceCursor cursor = new SequenceCursor(false);
     cursor.onSequence(1000);
     assertEquals(Kind.STALE, cursor.onSequence(1000 - SequenceCursor.DEFAULT_STALE_WINDOW).kind());
-    assertEquals(Kind.RESTART, cursor.onSequence(1000 - SequenceCursor.DEFAULT_STALE_WINDOW - 1).kind());
+    assertEquals(
+        Kind.RESTART, cursor.onSequence(1000 - SequenceCursor.DEFAULT_STALE_WINDOW - 1).kind());
   }
 
   @Test

@@ -33,7 +33,8 @@ class BlockHasherBoundsTest {
   void nonPositiveBlockSizeIsRejected() {
     assertThrows(IllegalArgumentException.class, () -> BlockHasher.blockCount(8, 0, false));
     assertThrows(IllegalArgumentException.class, () -> BlockHasher.blockCount(8, -4, false));
-    assertThrows(IllegalArgumentException.class,
+    assertThrows(
+        IllegalArgumentException.class,
         () -> BlockHasher.localBlockHashes(range(0, 7), 8, 0, 1337, false, null));
   }
 
@@ -56,16 +57,20 @@ class BlockHasherBoundsTest {
     assertEquals(0, BlockHasher.localBlockHashes(new int[0], 0, 4, 1337, false, null).length);
     long[] all = BlockHasher.localBlockHashes(tokens, tokens.length, 4, 1337, false, null);
     assertArrayEquals(
-        new long[] {BlockHasher.xxh3(le(tokens, 0, 4), 1337), BlockHasher.xxh3(le(tokens, 4, 4), 1337)},
+        new long[] {
+          BlockHasher.xxh3(le(tokens, 0, 4), 1337), BlockHasher.xxh3(le(tokens, 4, 4), 1337)
+        },
         all);
   }
 
   @Test
   void tokenCountOutsideTheArrayIsRejected() {
     int[] tokens = range(0, 7);
-    assertThrows(IllegalArgumentException.class,
+    assertThrows(
+        IllegalArgumentException.class,
         () -> BlockHasher.localBlockHashes(tokens, -1, 4, 1337, false, null));
-    assertThrows(IllegalArgumentException.class,
+    assertThrows(
+        IllegalArgumentException.class,
         () -> BlockHasher.localBlockHashes(tokens, 9, 4, 1337, false, null));
   }
 
@@ -134,9 +139,11 @@ class BlockHasherBoundsTest {
   @Test
   void seedZeroAndChainSeedHashLikeAnyOtherSeed() {
     byte[] data = le(range(1, 4), 0, 4);
-    assertEquals(BlockHasher.xxh3(data, 0L),
+    assertEquals(
+        BlockHasher.xxh3(data, 0L),
         BlockHasher.localBlockHashes(range(1, 4), 4, 4, 0L, false, null)[0]);
-    assertEquals(BlockHasher.xxh3(data, BlockHasher.CHAIN_SEED),
+    assertEquals(
+        BlockHasher.xxh3(data, BlockHasher.CHAIN_SEED),
         BlockHasher.localBlockHashes(range(1, 4), 4, 4, BlockHasher.CHAIN_SEED, false, null)[0]);
   }
 }

@@ -8,9 +8,9 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.Test;
 
 class BlockHasherTest {
 
@@ -61,7 +61,8 @@ class BlockHasherTest {
   void loraSalt() {
     long seed = BlockHasher.saltSeed("adapter-a", null);
     assertEquals(u("8842669519798868182"), seed);
-    assertArrayEquals(new long[] {u("6665157333201000639")},
+    assertArrayEquals(
+        new long[] {u("6665157333201000639")},
         BlockHasher.localBlockHashes(range(0, 3), 4, 4, seed, false, null));
   }
 
@@ -69,7 +70,8 @@ class BlockHasherTest {
   void namespaceSalt() {
     long seed = BlockHasher.saltSeed(null, "tenant-a");
     assertEquals(u("1948188790972764086"), seed);
-    assertArrayEquals(new long[] {u("17009624042690211646")},
+    assertArrayEquals(
+        new long[] {u("17009624042690211646")},
         BlockHasher.localBlockHashes(range(0, 3), 4, 4, seed, false, null));
   }
 
@@ -93,7 +95,8 @@ class BlockHasherTest {
   @ValueSource(ints = {11, 32, 64})
   void onlyCompleteBlocksAreHashed(int blockSize) {
     int[] tokens = range(0, 199);
-    long[] local = BlockHasher.localBlockHashes(tokens, tokens.length, blockSize, 1337, false, null);
+    long[] local =
+        BlockHasher.localBlockHashes(tokens, tokens.length, blockSize, 1337, false, null);
     assertEquals(200 / blockSize, local.length);
     for (int b = 0; b < local.length; b++) {
       assertEquals(BlockHasher.xxh3(le(tokens, b * blockSize, blockSize), 1337), local[b]);
@@ -136,7 +139,8 @@ class BlockHasherTest {
   @Test
   void largeTokenIdsAreUnsignedLittleEndian() {
     int[] tokens = {-1, 0x12345678, 151_643, 7};
-    assertEquals(BlockHasher.xxh3(le(tokens, 0, 4), 1337),
+    assertEquals(
+        BlockHasher.xxh3(le(tokens, 0, 4), 1337),
         BlockHasher.localBlockHashes(tokens, 4, 4, 1337, false, null)[0]);
   }
 

@@ -34,8 +34,8 @@ abstract class BlockIndexContract {
     return idx.store(r, t, false, 0, ext(local), local);
   }
 
-  static boolean storeAfter(BlockIndex idx, WorkerRank r, StorageTier t, long parentLocal,
-      long... local) {
+  static boolean storeAfter(
+      BlockIndex idx, WorkerRank r, StorageTier t, long parentLocal, long... local) {
     return idx.store(r, t, true, parentLocal + 1000, ext(local), local);
   }
 
@@ -68,8 +68,7 @@ abstract class BlockIndexContract {
     storeRoot(idx, A, StorageTier.DEVICE, 1, 2, 3);
     storeRoot(idx, B, StorageTier.DEVICE, 1, 2);
     OverlapScores s = idx.findMatches(q(1, 2, 3));
-    assertEquals(Map.of(A, new RankOverlap(3, 0, 0, 0), B, new RankOverlap(2, 0, 0, 0)),
-        s.ranks());
+    assertEquals(Map.of(A, new RankOverlap(3, 0, 0, 0), B, new RankOverlap(2, 0, 0, 0)), s.ranks());
   }
 
   @Test
@@ -304,7 +303,9 @@ abstract class BlockIndexContract {
   @Test
   void externalHashesStopAtTheDepthTheQueryAndTheFirstMissingBlock() {
     BlockIndex idx = newIndex();
-    long[] big = {0x9000000000000001L, 0x9000000000000002L, 0x9000000000000003L, 0x9000000000000004L};
+    long[] big = {
+      0x9000000000000001L, 0x9000000000000002L, 0x9000000000000003L, 0x9000000000000004L
+    };
     idx.store(A, StorageTier.DEVICE, false, 0, big, q(1, 2, 3, 4));
     long[] query = q(1, 2, 3, 4);
     assertArrayEquals(Arrays.copyOf(big, 2), idx.externalHashes(A, query, 2));
@@ -375,8 +376,15 @@ abstract class BlockIndexContract {
 
   static void replayInto(BlockIndex target, List<StoredBlock> dump) {
     for (StoredBlock b : dump) {
-      assertTrue(target.store(b.rank(), b.tier(), b.hasParent(), b.parentExternalHash(),
-          new long[] {b.externalHash()}, new long[] {b.localHash()}), b.toString());
+      assertTrue(
+          target.store(
+              b.rank(),
+              b.tier(),
+              b.hasParent(),
+              b.parentExternalHash(),
+              new long[] {b.externalHash()},
+              new long[] {b.localHash()}),
+          b.toString());
     }
   }
 

@@ -31,10 +31,11 @@ class ExternalHashesModelTest {
 
   static Stream<Arguments> cases() {
     List<Arguments> out = new ArrayList<>();
-    Map<String, Supplier<BlockIndex>> impls = Map.of(
-        "chain", PrefixChainIndex::new,
-        "sharded", () -> new ShardedBlockIndex(3, PrefixChainIndex::new),
-        "ttl", () -> new TtlBlockIndex(Duration.ofDays(1), Clock.systemUTC()));
+    Map<String, Supplier<BlockIndex>> impls =
+        Map.of(
+            "chain", PrefixChainIndex::new,
+            "sharded", () -> new ShardedBlockIndex(3, PrefixChainIndex::new),
+            "ttl", () -> new TtlBlockIndex(Duration.ofDays(1), Clock.systemUTC()));
     for (String name : List.of("chain", "sharded", "ttl")) {
       for (long seed = 1; seed <= 4; seed++) {
         out.add(Arguments.of(name, seed, impls.get(name)));
@@ -79,8 +80,10 @@ class ExternalHashesModelTest {
           }
         }
         long parent = pooled(rnd, rnd.nextInt(2) == 0 ? tier : 0);
-        assertEquals(model.store(r, tier, hasParent, parent, ext, loc),
-            idx.store(r, StorageTier.values()[tier], hasParent, parent, ext, loc), "op " + op);
+        assertEquals(
+            model.store(r, tier, hasParent, parent, ext, loc),
+            idx.store(r, StorageTier.values()[tier], hasParent, parent, ext, loc),
+            "op " + op);
       } else if (roll < 90) {
         long ext = pooled(rnd, tier);
         model.remove(r, tier, ext);
@@ -101,7 +104,8 @@ class ExternalHashesModelTest {
         long[] got = idx.externalHashes(rank, q, depth);
         assertEquals(Math.min(depth, device), got.length, "op " + op + " rank " + rank);
         for (int i = 0; i < got.length; i++) {
-          assertTrue(namesOf(model, rank, prefix(q, i + 1)).contains(got[i]),
+          assertTrue(
+              namesOf(model, rank, prefix(q, i + 1)).contains(got[i]),
               "op " + op + " rank " + rank + " block " + i + ": " + Long.toUnsignedString(got[i]));
           checkedBlocks++;
         }
@@ -111,15 +115,19 @@ class ExternalHashesModelTest {
   }
 
   /** Every external hash under which the model's {@code rank} stored {@code prefix} on the device. */
-  private static Set<Long> namesOf(PrefixChainIndexModelTest.Model model, WorkerRank rank, List<Long> prefix) {
+  private static Set<Long> namesOf(
+      PrefixChainIndexModelTest.Model model, WorkerRank rank, List<Long> prefix) {
     Set<Long> out = new HashSet<>();
     List<Map<Long, List<Long>>> byTier = model.lookups.get(rank);
     if (byTier != null) {
-      byTier.get(0).forEach((ext, p) -> {
-        if (p.equals(prefix)) {
-          out.add(ext);
-        }
-      });
+      byTier
+          .get(0)
+          .forEach(
+              (ext, p) -> {
+                if (p.equals(prefix)) {
+                  out.add(ext);
+                }
+              });
     }
     return out;
   }

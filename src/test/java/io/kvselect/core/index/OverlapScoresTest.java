@@ -34,8 +34,8 @@ class OverlapScoresTest {
   @Test
   void slotFormAndMapFormAreEqualWhenTheirRanksAre() {
     OverlapScores slots = fromIndex();
-    OverlapScores map = new OverlapScores(
-        Map.of(A, new RankOverlap(2, 0, 0, 0), B, new RankOverlap(1, 0, 0, 0)));
+    OverlapScores map =
+        new OverlapScores(Map.of(A, new RankOverlap(2, 0, 0, 0), B, new RankOverlap(1, 0, 0, 0)));
     assertEquals(map, slots);
     assertEquals(slots, map);
     assertEquals(map.hashCode(), slots.hashCode());
@@ -50,8 +50,9 @@ class OverlapScoresTest {
     assertNotEquals(OverlapScores.EMPTY, slots);
     assertNotEquals(slots, OverlapScores.EMPTY);
     assertNotEquals(new OverlapScores(Map.of(A, new RankOverlap(2, 0, 0, 0))), slots);
-    assertNotEquals(new OverlapScores(
-        Map.of(A, new RankOverlap(2, 0, 0, 0), B, new RankOverlap(2, 0, 0, 0))), slots);
+    assertNotEquals(
+        new OverlapScores(Map.of(A, new RankOverlap(2, 0, 0, 0), B, new RankOverlap(2, 0, 0, 0))),
+        slots);
     assertNotEquals(slots, "not scores");
     assertNotEquals(slots, null);
     assertEquals(OverlapScores.EMPTY, new OverlapScores(Map.of()));
@@ -69,10 +70,11 @@ class OverlapScoresTest {
       assertSame(RankOverlap.NONE, s.of(C), "a known rank without a match");
       assertSame(RankOverlap.NONE, s.of(new WorkerRank(99, 0)), "an unknown rank");
       List<WorkerRank> seen = new ArrayList<>();
-      s.forEach((r, o) -> {
-        seen.add(r);
-        assertEquals(s.of(r), o);
-      });
+      s.forEach(
+          (r, o) -> {
+            seen.add(r);
+            assertEquals(s.of(r), o);
+          });
       seen.sort(null);
       assertEquals(List.of(A, B), seen);
     }
@@ -86,20 +88,29 @@ class OverlapScoresTest {
     OverlapScores p = new OverlapScores(Map.of(A, new RankOverlap(1, 0, 0, 0)));
     assertEquals(p, OverlapMerge.maxDevice(p, OverlapScores.EMPTY));
     assertEquals(p, OverlapMerge.maxDevice(OverlapScores.EMPTY, p));
-    assertEquals(OverlapScores.EMPTY, OverlapMerge.maxDevice(OverlapScores.EMPTY, OverlapScores.EMPTY));
+    assertEquals(
+        OverlapScores.EMPTY, OverlapMerge.maxDevice(OverlapScores.EMPTY, OverlapScores.EMPTY));
   }
 
   @Test
   void mergeKeepsDiskAndExternalRangesThatReachPastTheSideDepth() {
-    OverlapScores p = new OverlapScores(Map.of(
-        A, new RankOverlap(1, 1, 3, 0),
-        B, new RankOverlap(1, 1, 0, 3),
-        C, new RankOverlap(5, 1, 0, 0)));
-    OverlapScores s = new OverlapScores(Map.of(
-        A, new RankOverlap(3, 0, 0, 0),
-        B, new RankOverlap(4, 0, 0, 0),
-        C, new RankOverlap(2, 0, 0, 0),
-        new WorkerRank(4, 0), new RankOverlap(6, 0, 0, 0)));
+    OverlapScores p =
+        new OverlapScores(
+            Map.of(
+                A, new RankOverlap(1, 1, 3, 0),
+                B, new RankOverlap(1, 1, 0, 3),
+                C, new RankOverlap(5, 1, 0, 0)));
+    OverlapScores s =
+        new OverlapScores(
+            Map.of(
+                A,
+                new RankOverlap(3, 0, 0, 0),
+                B,
+                new RankOverlap(4, 0, 0, 0),
+                C,
+                new RankOverlap(2, 0, 0, 0),
+                new WorkerRank(4, 0),
+                new RankOverlap(6, 0, 0, 0)));
     OverlapScores m = OverlapMerge.maxDevice(p, s);
     assertEquals(new RankOverlap(3, 0, 2, 0), m.of(A));
     assertEquals(new RankOverlap(4, 0, 0, 1), m.of(B));
@@ -131,20 +142,21 @@ class OverlapScoresTest {
 
   @Test
   void enginesMediumsMapToTiers() {
-    Map<String, StorageTier> expected = Map.ofEntries(
-        Map.entry("GPU", StorageTier.DEVICE),
-        Map.entry("device", StorageTier.DEVICE),
-        Map.entry("CPU", StorageTier.HOST_PINNED),
-        Map.entry("cpu_pinned", StorageTier.HOST_PINNED),
-        Map.entry("CPU_TIER1", StorageTier.HOST_PINNED),
-        Map.entry("CPU_TIER2", StorageTier.DISK),
-        Map.entry("Disk", StorageTier.DISK),
-        Map.entry("NVME", StorageTier.DISK),
-        Map.entry("EXTERNAL", StorageTier.EXTERNAL),
-        Map.entry("network", StorageTier.EXTERNAL),
-        Map.entry("REMOTE", StorageTier.EXTERNAL),
-        Map.entry("SHARED", StorageTier.EXTERNAL),
-        Map.entry("TAPE", StorageTier.DEVICE));
+    Map<String, StorageTier> expected =
+        Map.ofEntries(
+            Map.entry("GPU", StorageTier.DEVICE),
+            Map.entry("device", StorageTier.DEVICE),
+            Map.entry("CPU", StorageTier.HOST_PINNED),
+            Map.entry("cpu_pinned", StorageTier.HOST_PINNED),
+            Map.entry("CPU_TIER1", StorageTier.HOST_PINNED),
+            Map.entry("CPU_TIER2", StorageTier.DISK),
+            Map.entry("Disk", StorageTier.DISK),
+            Map.entry("NVME", StorageTier.DISK),
+            Map.entry("EXTERNAL", StorageTier.EXTERNAL),
+            Map.entry("network", StorageTier.EXTERNAL),
+            Map.entry("REMOTE", StorageTier.EXTERNAL),
+            Map.entry("SHARED", StorageTier.EXTERNAL),
+            Map.entry("TAPE", StorageTier.DEVICE));
     expected.forEach((medium, tier) -> assertSame(tier, StorageTier.fromMedium(medium), medium));
     assertSame(StorageTier.DEVICE, StorageTier.fromMedium(null));
   }

@@ -25,23 +25,27 @@ class PrefixChainIndexModelTest {
     final Map<WorkerRank, List<Set<List<Long>>>> held = new HashMap<>();
 
     private List<Map<Long, List<Long>>> lookups(WorkerRank r) {
-      return lookups.computeIfAbsent(r, k -> {
-        List<Map<Long, List<Long>>> l = new ArrayList<>();
-        for (int t = 0; t < 4; t++) {
-          l.add(new HashMap<>());
-        }
-        return l;
-      });
+      return lookups.computeIfAbsent(
+          r,
+          k -> {
+            List<Map<Long, List<Long>>> l = new ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+              l.add(new HashMap<>());
+            }
+            return l;
+          });
     }
 
     private List<Set<List<Long>>> held(WorkerRank r) {
-      return held.computeIfAbsent(r, k -> {
-        List<Set<List<Long>>> l = new ArrayList<>();
-        for (int t = 0; t < 4; t++) {
-          l.add(new HashSet<>());
-        }
-        return l;
-      });
+      return held.computeIfAbsent(
+          r,
+          k -> {
+            List<Set<List<Long>>> l = new ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+              l.add(new HashSet<>());
+            }
+            return l;
+          });
     }
 
     boolean store(WorkerRank r, int tier, boolean hasParent, long parent, long[] ext, long[] loc) {
@@ -134,8 +138,10 @@ class PrefixChainIndexModelTest {
         }
         boolean hasParent = rnd.nextBoolean();
         long parent = rnd.nextInt(4) * 1000L + rnd.nextInt(60);
-        assertEquals(model.store(r, tier, hasParent, parent, ext, loc),
-            idx.store(r, StorageTier.values()[tier], hasParent, parent, ext, loc), "op " + op);
+        assertEquals(
+            model.store(r, tier, hasParent, parent, ext, loc),
+            idx.store(r, StorageTier.values()[tier], hasParent, parent, ext, loc),
+            "op " + op);
       } else if (roll < 90) {
         long ext = tier * 1000L + rnd.nextInt(60);
         model.remove(r, tier, ext);

@@ -106,8 +106,8 @@ class PrefixChainIndexNodesTest {
     assertEquals(3, idx.nodeCount());
     assertEquals(3, idx.findMatches(local).of(A).device());
     long[] four = seq(11, 12, 13, 14);
-    assertTrue(idx.store(A, StorageTier.DEVICE, true, four[2], new long[] {four[3]},
-        new long[] {14}));
+    assertTrue(
+        idx.store(A, StorageTier.DEVICE, true, four[2], new long[] {four[3]}, new long[] {14}));
     assertEquals(4, idx.findMatches(new long[] {11, 12, 13, 14}).of(A).device());
     idx.remove(A, StorageTier.DEVICE, four);
     assertEquals(0, idx.findMatches(local).size());
@@ -131,7 +131,8 @@ class PrefixChainIndexNodesTest {
   @Test
   void mismatchedHashArraysAreRejected() {
     PrefixChainIndex idx = new PrefixChainIndex();
-    assertThrows(IllegalArgumentException.class,
+    assertThrows(
+        IllegalArgumentException.class,
         () -> idx.store(A, StorageTier.DEVICE, false, 0, new long[] {1, 2}, new long[] {1}));
     assertEquals(0, idx.size());
   }
@@ -172,7 +173,8 @@ class PrefixChainIndexNodesTest {
     long[] local = range(1, 150);
     idx.store(A, StorageTier.DEVICE, false, 0, plus(10_000, local), local);
     idx.store(B, StorageTier.DEVICE, false, 0, plus(20_000, range(1, 70)), range(1, 70));
-    assertEquals(Map.of(A, new RankOverlap(150, 0, 0, 0), B, new RankOverlap(70, 0, 0, 0)),
+    assertEquals(
+        Map.of(A, new RankOverlap(150, 0, 0, 0), B, new RankOverlap(70, 0, 0, 0)),
         idx.findMatches(local).ranks());
     assertEquals(64, idx.findMatches(range(1, 64)).of(A).device());
     long[] longer = range(1, 200);
@@ -192,7 +194,8 @@ class PrefixChainIndexNodesTest {
     }
     for (int r = 0; r < 130; r++) {
       OverlapScores s = idx.findMatches(new long[] {1_000 + r, 2_000 + r});
-      assertEquals(Map.of(new WorkerRank(r, 0), new RankOverlap(2, 0, 0, 0)), s.ranks(), "rank " + r);
+      assertEquals(
+          Map.of(new WorkerRank(r, 0), new RankOverlap(2, 0, 0, 0)), s.ranks(), "rank " + r);
     }
   }
 
@@ -203,11 +206,11 @@ class PrefixChainIndexNodesTest {
       WorkerRank rank = new WorkerRank(r, 0);
       if (r % 3 == 0) {
         idx.store(rank, StorageTier.DEVICE, false, 0, new long[] {101}, new long[] {1});
-        idx.store(rank, StorageTier.HOST_PINNED, true, 101, new long[] {102, 103},
-            new long[] {2, 3});
+        idx.store(
+            rank, StorageTier.HOST_PINNED, true, 101, new long[] {102, 103}, new long[] {2, 3});
       } else {
-        idx.store(rank, StorageTier.HOST_PINNED, false, 0, new long[] {101, 102},
-            new long[] {1, 2});
+        idx.store(
+            rank, StorageTier.HOST_PINNED, false, 0, new long[] {101, 102}, new long[] {1, 2});
       }
     }
     OverlapScores s = idx.findMatches(new long[] {1, 2, 3, 4});
@@ -222,7 +225,12 @@ class PrefixChainIndexNodesTest {
   void bitsetMembershipsShrinkBackToOneRank() {
     PrefixChainIndex idx = new PrefixChainIndex();
     for (int r = 0; r < 80; r++) {
-      idx.store(new WorkerRank(r, 0), StorageTier.DEVICE, false, 0, new long[] {101, 102},
+      idx.store(
+          new WorkerRank(r, 0),
+          StorageTier.DEVICE,
+          false,
+          0,
+          new long[] {101, 102},
           new long[] {1, 2});
     }
     for (int r = 0; r < 80; r++) {
@@ -230,12 +238,16 @@ class PrefixChainIndexNodesTest {
         idx.removeRank(new WorkerRank(r, 0));
       }
     }
-    assertEquals(Map.of(new WorkerRank(70, 0), new RankOverlap(2, 0, 0, 0)),
+    assertEquals(
+        Map.of(new WorkerRank(70, 0), new RankOverlap(2, 0, 0, 0)),
         idx.findMatches(new long[] {1, 2}).ranks());
-    idx.store(new WorkerRank(5, 0), StorageTier.DEVICE, false, 0, new long[] {101},
-        new long[] {1});
-    assertEquals(Map.of(new WorkerRank(70, 0), new RankOverlap(2, 0, 0, 0),
-        new WorkerRank(5, 0), new RankOverlap(1, 0, 0, 0)),
+    idx.store(new WorkerRank(5, 0), StorageTier.DEVICE, false, 0, new long[] {101}, new long[] {1});
+    assertEquals(
+        Map.of(
+            new WorkerRank(70, 0),
+            new RankOverlap(2, 0, 0, 0),
+            new WorkerRank(5, 0),
+            new RankOverlap(1, 0, 0, 0)),
         idx.findMatches(new long[] {1, 2}).ranks());
     assertEquals(2, idx.nodeCount());
   }
@@ -244,8 +256,13 @@ class PrefixChainIndexNodesTest {
   void dumpListsRanksInWorkerRankOrderWithinEachDepth() {
     PrefixChainIndex idx = new PrefixChainIndex();
     WorkerRank[] ranks = {
-      new WorkerRank(-3, 0), new WorkerRank(40, 2), new WorkerRank(7, 1), new WorkerRank(40, 1),
-      new WorkerRank(Long.MAX_VALUE, 0), new WorkerRank(0, 5), new WorkerRank(7, 0)
+      new WorkerRank(-3, 0),
+      new WorkerRank(40, 2),
+      new WorkerRank(7, 1),
+      new WorkerRank(40, 1),
+      new WorkerRank(Long.MAX_VALUE, 0),
+      new WorkerRank(0, 5),
+      new WorkerRank(7, 0)
     };
     for (WorkerRank r : ranks) {
       idx.store(r, StorageTier.DEVICE, false, 0, new long[] {101}, new long[] {1});

@@ -27,11 +27,13 @@ class ShardedBlockIndexLockTest {
 
   @BeforeEach
   void startOtherThread() {
-    other = Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, "other-writer");
-      t.setDaemon(true);
-      return t;
-    });
+    other =
+        Executors.newSingleThreadExecutor(
+            r -> {
+              Thread t = new Thread(r, "other-writer");
+              t.setDaemon(true);
+              return t;
+            });
   }
 
   @AfterEach
@@ -41,10 +43,21 @@ class ShardedBlockIndexLockTest {
 
   private void assertAnotherThreadCanWrite(ShardedBlockIndex idx, String after) throws Exception {
     long before = idx.size();
-    boolean stored = other.submit(() -> idx.store(B, StorageTier.DEVICE, false, 0,
-        new long[] {before + 5_000}, new long[] {before + 5_000})).get(20, TimeUnit.SECONDS);
+    boolean stored =
+        other
+            .submit(
+                () ->
+                    idx.store(
+                        B,
+                        StorageTier.DEVICE,
+                        false,
+                        0,
+                        new long[] {before + 5_000},
+                        new long[] {before + 5_000}))
+            .get(20, TimeUnit.SECONDS);
     assertTrue(stored, after);
-    other.submit(() -> idx.remove(B, StorageTier.DEVICE, new long[] {before + 5_000}))
+    other
+        .submit(() -> idx.remove(B, StorageTier.DEVICE, new long[] {before + 5_000}))
         .get(20, TimeUnit.SECONDS);
   }
 
@@ -58,8 +71,10 @@ class ShardedBlockIndexLockTest {
   @Test
   void everyOperationReleasesItsLocks() throws Exception {
     for (int shards : new int[] {1, 3}) {
-      check(shards, "store", i -> i.store(A, StorageTier.DEVICE, true, 102, new long[] {103},
-          new long[] {3}));
+      check(
+          shards,
+          "store",
+          i -> i.store(A, StorageTier.DEVICE, true, 102, new long[] {103}, new long[] {3}));
       check(shards, "remove", i -> i.remove(A, StorageTier.DEVICE, new long[] {102}));
       check(shards, "clearWorker", i -> i.clearWorker(1));
       check(shards, "removeRank", i -> i.removeRank(A));
@@ -83,8 +98,10 @@ class ShardedBlockIndexLockTest {
 
   @Test
   void atLeastOneShard() {
-    assertThrows(IllegalArgumentException.class, () -> new ShardedBlockIndex(0, PrefixChainIndex::new));
-    assertThrows(IllegalArgumentException.class, () -> new ShardedBlockIndex(-1, PrefixChainIndex::new));
+    assertThrows(
+        IllegalArgumentException.class, () -> new ShardedBlockIndex(0, PrefixChainIndex::new));
+    assertThrows(
+        IllegalArgumentException.class, () -> new ShardedBlockIndex(-1, PrefixChainIndex::new));
     ShardedBlockIndex one = new ShardedBlockIndex(1, PrefixChainIndex::new);
     assertEquals(1, one.shardCount());
     assertEquals(0, one.shardOf(new WorkerRank(12345, 7)));
@@ -102,7 +119,8 @@ class ShardedBlockIndexLockTest {
       got[i] = ShardedBlockIndex.shardOf(new WorkerRank(i / 3 * 1_000_003L, i % 3), 1_000_003);
     }
     assertEquals(Arrays.toString(PINNED), Arrays.toString(got));
-    assertEquals(ShardedBlockIndex.shardOf(new WorkerRank(-1, 0), 7),
+    assertEquals(
+        ShardedBlockIndex.shardOf(new WorkerRank(-1, 0), 7),
         new ShardedBlockIndex(7, PrefixChainIndex::new).shardOf(new WorkerRank(-1, 0)));
     for (long w = -50; w < 50; w++) {
       int s = ShardedBlockIndex.shardOf(new WorkerRank(w, 3), 7);

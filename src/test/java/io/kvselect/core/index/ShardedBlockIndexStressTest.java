@@ -12,8 +12,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -49,8 +47,9 @@ class ShardedBlockIndexStressTest {
     void apply(BlockIndex index);
   }
 
-  private record Store(WorkerRank rank, StorageTier tier, boolean hasParent, long parent, long[] ext,
-      long[] local) implements Op {
+  private record Store(
+      WorkerRank rank, StorageTier tier, boolean hasParent, long parent, long[] ext, long[] local)
+      implements Op {
     @Override
     public void apply(BlockIndex index) {
       index.store(rank, tier, hasParent, parent, ext, local);
@@ -87,8 +86,12 @@ class ShardedBlockIndexStressTest {
    * other's query (an {@code ArrayIndexOutOfBoundsException} within about 20,000 reads).
    */
   static Stream<Arguments> cases() {
-    return Stream.of(Arguments.of(1, 1, 11L), Arguments.of(1, 2, 12L), Arguments.of(4, 1, 11L),
-        Arguments.of(4, 2, 12L), Arguments.of(1, 3, 13L));
+    return Stream.of(
+        Arguments.of(1, 1, 11L),
+        Arguments.of(1, 2, 12L),
+        Arguments.of(4, 1, 11L),
+        Arguments.of(4, 2, 12L),
+        Arguments.of(1, 3, 13L));
   }
 
   @ParameterizedTest(name = "{0} shard(s), {1} reader(s), seed {2}")
@@ -102,8 +105,13 @@ class ShardedBlockIndexStressTest {
 
     Outcome outcome = run(index, sequences, queries(families), readers);
 
-    assertTrue(outcome.failures().isEmpty(), () -> "exceptions escaped: " + outcome.failures().size()
-        + ", first: " + outcome.failures().get(0));
+    assertTrue(
+        outcome.failures().isEmpty(),
+        () ->
+            "exceptions escaped: "
+                + outcome.failures().size()
+                + ", first: "
+                + outcome.failures().get(0));
     assertTrue(outcome.reads() > 0, "no read overlapped the writes");
     PrefixChainIndex reference = new PrefixChainIndex();
     for (List<Op> seq : sequences) {
@@ -113,7 +121,9 @@ class ShardedBlockIndexStressTest {
     assertEquals(reference.size(), index.size());
     assertEquals(new HashSet<>(reference.dump()), new HashSet<>(index.dump()));
     for (long[] q : queries(families)) {
-      assertEquals(reference.findMatches(q).ranks(), index.findMatches(q).ranks(),
+      assertEquals(
+          reference.findMatches(q).ranks(),
+          index.findMatches(q).ranks(),
           () -> "query " + Arrays.toString(q));
     }
   }
@@ -123,8 +133,9 @@ class ShardedBlockIndexStressTest {
    * writer interleaved op by op) against readers looping over {@code queries}; collects whatever
    * any thread throws.
    */
-  static Outcome run(BlockIndex index, List<List<Op>> sequences, List<long[]> queries,
-      int readerCount) throws InterruptedException {
+  static Outcome run(
+      BlockIndex index, List<List<Op>> sequences, List<long[]> queries, int readerCount)
+      throws InterruptedException {
     List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
     AtomicBoolean writing = new AtomicBoolean(true);
     AtomicLong reads = new AtomicLong();
@@ -135,38 +146,51 @@ class ShardedBlockIndexStressTest {
       for (int w = t; w < sequences.size(); w += WRITERS) {
         mine.add(sequences.get(w));
       }
-      writers.add(thread("stress-writer-" + t, failures, start, () -> {
-        for (int i = 0; i < OPS_PER_WORKER; i++) {
-          for (List<Op> seq : mine) {
-            seq.get(i).apply(index);
-          }
-        }
-      }));
+      writers.add(
+          thread(
+              "stress-writer-" + t,
+              failures,
+              start,
+              () -> {
+                for (int i = 0; i < OPS_PER_WORKER; i++) {
+                  for (List<Op> seq : mine) {
+                    seq.get(i).apply(index);
+                  }
+                }
+              }));
     }
     List<Thread> readers = new ArrayList<>();
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(READ_DEADLINE_MS);
     for (int t = 0; t < readerCount; t++) {
       int offset = t;
-      readers.add(thread("stress-reader-" + t, failures, start, () -> {
-        for (int i = 0; i < MAX_READS_PER_READER && failures.isEmpty(); i++) {
-          if (!writing.get() || System.nanoTime() > deadline) {
-            return;
-          }
-          long[] q = queries.get((i + offset) % queries.size());
-          OverlapScores s = index.findMatches(q);
-          int[] visited = {0};
-          s.forEach((rank, overlap) -> {
-            visited[0]++;
-            if (overlap.totalBlocks() > q.length) {
-              throw new AssertionError(rank + " overlaps " + overlap + " of " + q.length);
-            }
-          });
-          if (visited[0] != s.size()) {
-            throw new AssertionError("visited " + visited[0] + " of " + s.size() + " scored ranks");
-          }
-          reads.incrementAndGet();
-        }
-      }));
+      readers.add(
+          thread(
+              "stress-reader-" + t,
+              failures,
+              start,
+              () -> {
+                for (int i = 0; i < MAX_READS_PER_READER && failures.isEmpty(); i++) {
+                  if (!writing.get() || System.nanoTime() > deadline) {
+                    return;
+                  }
+                  long[] q = queries.get((i + offset) % queries.size());
+                  OverlapScores s = index.findMatches(q);
+                  int[] visited = {0};
+                  s.forEach(
+                      (rank, overlap) -> {
+                        visited[0]++;
+                        if (overlap.totalBlocks() > q.length) {
+                          throw new AssertionError(
+                              rank + " overlaps " + overlap + " of " + q.length);
+                        }
+                      });
+                  if (visited[0] != s.size()) {
+                    throw new AssertionError(
+                        "visited " + visited[0] + " of " + s.size() + " scored ranks");
+                  }
+                  reads.incrementAndGet();
+                }
+              }));
     }
     writers.forEach(Thread::start);
     readers.forEach(Thread::start);
@@ -184,16 +208,19 @@ class ShardedBlockIndexStressTest {
     return new Outcome(List.copyOf(failures), reads.get());
   }
 
-  private static Thread thread(String name, List<Throwable> failures, CountDownLatch start,
-      Runnable body) {
-    Thread t = new Thread(() -> {
-      try {
-        start.await();
-        body.run();
-      } catch (Throwable e) {
-        failures.add(e);
-      }
-    }, name);
+  private static Thread thread(
+      String name, List<Throwable> failures, CountDownLatch start, Runnable body) {
+    Thread t =
+        new Thread(
+            () -> {
+              try {
+                start.await();
+                body.run();
+              } catch (Throwable e) {
+                failures.add(e);
+              }
+            },
+            name);
     t.setDaemon(true);
     return t;
   }
@@ -246,8 +273,14 @@ class ShardedBlockIndexStressTest {
           for (int p = from; p < to; p++) {
             ext[p - from] = external(f, p);
           }
-          ops.add(new Store(rank, tier, from > 0, from > 0 ? external(f, from - 1) : 0, ext,
-              Arrays.copyOfRange(families[f], from, to)));
+          ops.add(
+              new Store(
+                  rank,
+                  tier,
+                  from > 0,
+                  from > 0 ? external(f, from - 1) : 0,
+                  ext,
+                  Arrays.copyOfRange(families[f], from, to)));
         } else if (roll < 970) {
           int from = rnd.nextInt(FAMILY_BLOCKS);
           int n = 1 + rnd.nextInt(4);

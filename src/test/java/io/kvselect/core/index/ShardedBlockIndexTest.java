@@ -46,23 +46,33 @@ class ShardedBlockIndexTest extends BlockIndexContract {
       List<Future<?>> writers = new ArrayList<>();
       for (int t = 0; t < 4; t++) {
         int thread = t;
-        writers.add(pool.submit(() -> {
-          for (int w = thread; w < 64; w += 4) {
-            WorkerRank rank = new WorkerRank(w, 0);
-            int depth = 1 + (w % 32);
-            long[] ext = new long[depth];
-            for (int i = 0; i < depth; i++) {
-              ext[i] = w * 1_000L + i;
-            }
-            sharded.store(rank, StorageTier.DEVICE, false, 0, ext, java.util.Arrays.copyOf(local, depth));
-          }
-        }));
+        writers.add(
+            pool.submit(
+                () -> {
+                  for (int w = thread; w < 64; w += 4) {
+                    WorkerRank rank = new WorkerRank(w, 0);
+                    int depth = 1 + (w % 32);
+                    long[] ext = new long[depth];
+                    for (int i = 0; i < depth; i++) {
+                      ext[i] = w * 1_000L + i;
+                    }
+                    sharded.store(
+                        rank,
+                        StorageTier.DEVICE,
+                        false,
+                        0,
+                        ext,
+                        java.util.Arrays.copyOf(local, depth));
+                  }
+                }));
       }
-      Future<?> reader = pool.submit(() -> {
-        for (int i = 0; i < 200; i++) {
-          sharded.findMatches(local);
-        }
-      });
+      Future<?> reader =
+          pool.submit(
+              () -> {
+                for (int i = 0; i < 200; i++) {
+                  sharded.findMatches(local);
+                }
+              });
       for (Future<?> f : writers) {
         f.get(30, TimeUnit.SECONDS);
       }
@@ -76,7 +86,13 @@ class ShardedBlockIndexTest extends BlockIndexContract {
       for (int i = 0; i < depth; i++) {
         ext[i] = w * 1_000L + i;
       }
-      serial.store(new WorkerRank(w, 0), StorageTier.DEVICE, false, 0, ext, java.util.Arrays.copyOf(local, depth));
+      serial.store(
+          new WorkerRank(w, 0),
+          StorageTier.DEVICE,
+          false,
+          0,
+          ext,
+          java.util.Arrays.copyOf(local, depth));
     }
     assertEquals(serial.findMatches(local).ranks(), sharded.findMatches(local).ranks());
     assertEquals(serial.size(), sharded.size());

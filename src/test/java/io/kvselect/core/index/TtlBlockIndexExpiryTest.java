@@ -80,8 +80,8 @@ class TtlBlockIndexExpiryTest {
   @Test
   void ttlMustBePositive() {
     assertThrows(IllegalArgumentException.class, () -> new TtlBlockIndex(Duration.ZERO, clock));
-    assertThrows(IllegalArgumentException.class,
-        () -> new TtlBlockIndex(Duration.ofSeconds(-1), clock));
+    assertThrows(
+        IllegalArgumentException.class, () -> new TtlBlockIndex(Duration.ofSeconds(-1), clock));
     TtlBlockIndex shortest = new TtlBlockIndex(Duration.ofMillis(1), clock);
     shortest.record(A, new long[] {1}, seq(1));
     assertEquals(1, shortest.size());

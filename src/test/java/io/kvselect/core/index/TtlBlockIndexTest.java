@@ -61,7 +61,10 @@ class TtlBlockIndexTest extends BlockIndexContract {
       clock.advanceSeconds(0.001);
     }
     assertEquals(500, idx.liveEntries());
-    assertEquals(500, idx.pendingDeadlines(), "one record per (rank, block), not one per booking (was 5,000,000)");
+    assertEquals(
+        500,
+        idx.pendingDeadlines(),
+        "one record per (rank, block), not one per booking (was 5,000,000)");
     // past the first records' check time the refreshed entries stay, each with one record again
     clock.advanceSeconds(115);
     assertEquals(500, idx.findMatches(local).of(A).device());
@@ -81,8 +84,9 @@ class TtlBlockIndexTest extends BlockIndexContract {
       idx.removeRank(A);
     }
     assertEquals(0, idx.liveEntries());
-    assertTrue(idx.pendingDeadlines() <= TtlBlockIndex.STALE_SLACK + 1, "stale records bounded: "
-        + idx.pendingDeadlines());
+    assertTrue(
+        idx.pendingDeadlines() <= TtlBlockIndex.STALE_SLACK + 1,
+        "stale records bounded: " + idx.pendingDeadlines());
   }
 
   @Test

@@ -25,8 +25,11 @@ class BudgetedKvcStateTest {
   /** {@link KvcStateContract} through the budget and near cache, over a local state that always answers in time. */
   @Nested
   class OverALocalState extends KvcStateContract {
-    private final KvcState state = new BudgetedKvcState(new LocalKvcState(),
-        new CallBudget(Duration.ofSeconds(5), Runnable::run, k -> "member"), 1000);
+    private final KvcState state =
+        new BudgetedKvcState(
+            new LocalKvcState(),
+            new CallBudget(Duration.ofSeconds(5), Runnable::run, k -> "member"),
+            1000);
 
     @Override
     protected KvcState state(int handle) {
@@ -40,8 +43,12 @@ class BudgetedKvcStateTest {
   private final LocalKvcState table = new LocalKvcState();
   private final Gate gate = new Gate(table);
   // no quiet period: these tests are about the KVC state, not about when the breaker closes
-  private final CallBudget budget = new CallBudget(Duration.ofMillis(30), Duration.ZERO, Runnable::run,
-      CallBudget.Routes.byOwner(k -> "the-owner"));
+  private final CallBudget budget =
+      new CallBudget(
+          Duration.ofMillis(30),
+          Duration.ZERO,
+          Runnable::run,
+          CallBudget.Routes.byOwner(k -> "the-owner"));
   private final BudgetedKvcState state = new BudgetedKvcState(gate, budget, 100);
 
   /** Passes calls to the state, or holds them until {@link #open}. */
@@ -59,13 +66,17 @@ class BudgetedKvcStateTest {
         return call.get();
       }
       CompletableFuture<T> later = new CompletableFuture<>();
-      held.add(() -> call.get().whenComplete((v, e) -> {
-        if (e == null) {
-          later.complete(v);
-        } else {
-          later.completeExceptionally(e);
-        }
-      }));
+      held.add(
+          () ->
+              call.get()
+                  .whenComplete(
+                      (v, e) -> {
+                        if (e == null) {
+                          later.complete(v);
+                        } else {
+                          later.completeExceptionally(e);
+                        }
+                      }));
       return later;
     }
 
@@ -86,7 +97,8 @@ class BudgetedKvcStateTest {
     }
 
     @Override
-    public CompletionStage<WorkerRank> admitted(String p, String s, WorkerRank d, ResetScope scope) {
+    public CompletionStage<WorkerRank> admitted(
+        String p, String s, WorkerRank d, ResetScope scope) {
       return gate(() -> inner.admitted(p, s, d, scope));
     }
 
@@ -137,8 +149,10 @@ class BudgetedKvcStateTest {
     long t0 = System.nanoTime();
     KvcSnapshot seen = get(state.snapshot("p", "s1"));
     assertEquals(A, seen.pin(), "the near cache's pin");
-    assertEquals(null, get(state.snapshot("p", "unseen")).pin(), "an unseen session: the first-turn path");
-    assertEquals(A, get(state.admitted("p", "s1", B, ResetScope.WINNER)), "the pin the node last saw");
+    assertEquals(
+        null, get(state.snapshot("p", "unseen")).pin(), "an unseen session: the first-turn path");
+    assertEquals(
+        A, get(state.admitted("p", "s1", B, ResetScope.WINNER)), "the pin the node last saw");
     assertNull(get(state.finished("p", A)));
     long first = get(state.nextRoundRobin("p", "pool"));
     assertEquals(first + 1, get(state.nextRoundRobin("p", "pool")), "a local cursor still spreads");
@@ -146,9 +160,13 @@ class BudgetedKvcStateTest {
     assertEquals(1, budget.tripped(), "the owner is not waited for after its first timeout");
 
     gate.open();
-    assertEquals(B, get(table.snapshot("p", "s1")).pin(), "the held admission landed once the owner answered");
+    assertEquals(
+        B,
+        get(table.snapshot("p", "s1")).pin(),
+        "the held admission landed once the owner answered");
     assertEquals(B, get(state.snapshot("p", "s1")).pin());
     assertEquals(0, budget.tripped());
-    System.out.printf("six calls on a silent owner answered in %.0f ms%n", (System.nanoTime() - t0) / 1e6);
+    System.out.printf(
+        "six calls on a silent owner answered in %.0f ms%n", (System.nanoTime() - t0) / 1e6);
   }
 }

@@ -67,10 +67,16 @@ public abstract class KvcStateContract {
     assertEquals(1, seen.turns());
     assertEquals(Map.of(W1, 1L), seen.inflight());
 
-    assertEquals(W1, get(c.admitted(p, "s", W2, ResetScope.WINNER)), "the migration reports the previous pin");
+    assertEquals(
+        W1,
+        get(c.admitted(p, "s", W2, ResetScope.WINNER)),
+        "the migration reports the previous pin");
     KvcSnapshot moved = get(a.snapshot(p, "s"));
     assertEquals(W2, moved.pin(), "a migration decided on one handle is the pin on the others");
-    assertEquals(Map.of(W1, 2), moved.rejects(), "reset-on-success (winner) clears the admitting worker only");
+    assertEquals(
+        Map.of(W1, 2),
+        moved.rejects(),
+        "reset-on-success (winner) clears the admitting worker only");
     get(b.fallback(p, "s", W3));
     assertEquals(W2, get(b.snapshot(p, "s")).pin(), "a fallback leaves the pin");
     assertEquals(W2, get(b.admitted(p, "s", W1, ResetScope.ALL)));
@@ -82,7 +88,8 @@ public abstract class KvcStateContract {
     get(a.finished(p, W1));
     get(b.finished(p, W1));
     get(c.finished(p, W1));
-    assertEquals(Map.of(W2, 1L, W3, 1L), get(a.snapshot(p, "s")).inflight(), "in-flight never goes below 0");
+    assertEquals(
+        Map.of(W2, 1L, W3, 1L), get(a.snapshot(p, "s")).inflight(), "in-flight never goes below 0");
     assertEquals(KvcSnapshot.EMPTY, get(a.snapshot(p + "x", "s")), "partitions are separate");
 
     get(c.rejected(p, "s", W2));
@@ -102,9 +109,14 @@ public abstract class KvcStateContract {
       dispatchers.add(new KvcDispatcher(s));
     }
     List<WorkerRank> decode = List.of(W1, W2);
-    // W1 refuses everything, W2 admits everything: each dispatch is at most one reject, then an admission
-    Admission admission = (d, r) -> CompletableFuture.completedFuture(
-        d.equals(W1) ? AdmitDecision.reject(AdmitDecision.NO_CAPACITY) : AdmitDecision.admit(KvcMode.RESEED));
+    // W1 refuses everything, W2 admits everything: each dispatch is at most one reject, then an
+    // admission
+    Admission admission =
+        (d, r) ->
+            CompletableFuture.completedFuture(
+                d.equals(W1)
+                    ? AdmitDecision.reject(AdmitDecision.NO_CAPACITY)
+                    : AdmitDecision.admit(KvcMode.RESEED));
     KvcParams params = KvcParams.defaults().withTauReject(1_000_000).withEpsilon(2);
     int perHandle = 40;
     String[] sessions = {"s0", "s1", "s2", "s3"};
@@ -115,9 +127,23 @@ public abstract class KvcStateContract {
         String s = sessions[(i + m) % sessions.length];
         KvcDispatcher d = dispatchers.get(m);
         KvcState st = states.get(m);
-        all.add(CompletableFuture.supplyAsync(() -> d.dispatch(p, new KvcRequest(s, 1, 100, 10), params, decode,
-            r -> 0, List.of(W3), admission, true), callers).thenCompose(x -> x));
-        cursors.add(CompletableFuture.supplyAsync(() -> st.nextRoundRobin(p, "probe"), callers).thenCompose(x -> x));
+        all.add(
+            CompletableFuture.supplyAsync(
+                    () ->
+                        d.dispatch(
+                            p,
+                            new KvcRequest(s, 1, 100, 10),
+                            params,
+                            decode,
+                            r -> 0,
+                            List.of(W3),
+                            admission,
+                            true),
+                    callers)
+                .thenCompose(x -> x));
+        cursors.add(
+            CompletableFuture.supplyAsync(() -> st.nextRoundRobin(p, "probe"), callers)
+                .thenCompose(x -> x));
       }
     }
     CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(120, TimeUnit.SECONDS);

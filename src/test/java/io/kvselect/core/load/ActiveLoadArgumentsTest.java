@@ -42,15 +42,18 @@ class ActiveLoadArgumentsTest {
 
   @Test
   void negativePrefillTokensAreABadRequest() {
-    assertBadRequest("effective_prefill_tokens must not be negative",
+    assertBadRequest(
+        "effective_prefill_tokens must not be negative",
         () -> load.addRequest("r", A, new long[] {1}, 4, 4, null, true, -1));
-    assertBadRequest("effective_prefill_tokens must not be negative",
+    assertBadRequest(
+        "effective_prefill_tokens must not be negative",
         () -> load.addRequest("r", A, new long[] {1}, 4, 4, null, false, -1));
   }
 
   @Test
   void negativeExpectedOutputTokensAreABadRequest() {
-    assertBadRequest("expected_output_tokens must not be negative",
+    assertBadRequest(
+        "expected_output_tokens must not be negative",
         () -> load.addRequest("r", A, new long[] {1}, 4, 4, -1, true, 0));
     load.addRequest("zero", A, new long[] {1}, 4, 4, 0, true, 0);
     load.addRequest("none", A, new long[] {2}, 4, 4, null, true, 0);
@@ -59,13 +62,16 @@ class ActiveLoadArgumentsTest {
 
   @Test
   void negativeInputLengthOrNonPositiveBlockSizeIsABadRequest() {
-    assertBadRequest("isl_tokens must not be negative",
+    assertBadRequest(
+        "isl_tokens must not be negative",
         () -> load.addRequest("r", A, new long[] {1}, -1, 4, null, true, 0));
-    assertBadRequest("block_size must be positive",
+    assertBadRequest(
+        "block_size must be positive",
         () -> load.addRequest("r", A, new long[] {1}, 4, 0, null, true, 0));
-    assertBadRequest("block_size must be positive",
-        () -> load.potentialDecodeBlocks(A, new long[] {1}, 4, 0));
-    assertBadRequest("isl_tokens must not be negative",
+    assertBadRequest(
+        "block_size must be positive", () -> load.potentialDecodeBlocks(A, new long[] {1}, 4, 0));
+    assertBadRequest(
+        "isl_tokens must not be negative",
         () -> load.potentialDecodeBlocks(A, new long[] {1}, -4, 4));
     load.addRequest("empty", A, new long[0], 0, 1, null, true, 0);
     assertEquals(new RankLoad(0, 0, 1), load.load(A));

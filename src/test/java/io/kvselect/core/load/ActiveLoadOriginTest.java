@@ -41,7 +41,9 @@ class ActiveLoadOriginTest {
     assertEquals(6, v.prefillTokens());
     load.markPrefillComplete("peer");
     assertEquals(0, load.requests("node-b").get(0).prefillTokens());
-    assertEquals(List.of("local"), load.requests(null).stream().map(ActiveLoad.RequestView::requestId).toList());
+    assertEquals(
+        List.of("local"),
+        load.requests(null).stream().map(ActiveLoad.RequestView::requestId).toList());
   }
 
   @Test

@@ -229,7 +229,8 @@ class ActiveLoadTest {
       assertEquals(0, load.load(r).activeDecodeBlocks(), r.toString());
       assertEquals(0, load.load(r).activeRequests(), r.toString());
       // an idle rank answers without probing a single hash (the O(1) path)
-      assertEquals(prompt.length + 1, load.potentialDecodeBlocks(r, prompt, prompt.length * 16L + 1, 16));
+      assertEquals(
+          prompt.length + 1, load.potentialDecodeBlocks(r, prompt, prompt.length * 16L + 1, 16));
     }
     assertEquals(0, load.size());
   }

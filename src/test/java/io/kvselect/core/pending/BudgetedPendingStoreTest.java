@@ -27,18 +27,20 @@ class BudgetedPendingStoreTest {
   class OverALocalStore extends PendingStoreContract {
     @Override
     protected PendingStore<Key, Value> store(MutableClock clock, Duration ttl, long maxBytes) {
-      return new BudgetedPendingStore<>(new LocalPendingStore<>(clock, ttl, 16, maxBytes),
+      return new BudgetedPendingStore<>(
+          new LocalPendingStore<>(clock, ttl, 16, maxBytes),
           new CallBudget(Duration.ofSeconds(5), Runnable::run, k -> "member"));
     }
 
     @Override
-    protected PendingStore<Key, Value> other(PendingStore<Key, Value> s, MutableClock clock, Duration ttl,
-        long maxBytes) {
+    protected PendingStore<Key, Value> other(
+        PendingStore<Key, Value> s, MutableClock clock, Duration ttl, long maxBytes) {
       return s;
     }
 
     @Override
-    protected void awaitExpiry(MutableClock clock, Duration ttl, java.util.concurrent.Callable<Boolean> gone)
+    protected void awaitExpiry(
+        MutableClock clock, Duration ttl, java.util.concurrent.Callable<Boolean> gone)
         throws Exception {
       clock.advance(ttl);
       org.junit.jupiter.api.Assertions.assertTrue(gone.call());
@@ -86,12 +88,14 @@ class BudgetedPendingStoreTest {
   @Test
   void aSilentStoreAnswersEachCallByItsFallback() throws Exception {
     Silent silent = new Silent();
-    BudgetedPendingStore<String, String> store = new BudgetedPendingStore<>(silent,
-        new CallBudget(Duration.ofMillis(20), Runnable::run, k -> "member"));
+    BudgetedPendingStore<String, String> store =
+        new BudgetedPendingStore<>(
+            silent, new CallBudget(Duration.ofMillis(20), Runnable::run, k -> "member"));
     assertEquals(-1L, get(store.put("a", "x", 10)));
     ExecutionException e = assertThrows(ExecutionException.class, () -> get(store.peek("a")));
     SelectionException se = (SelectionException) e.getCause();
-    assertEquals(ErrorCode.NOT_READY, se.code(), "a replay that cannot be decided here is a retryable 503");
+    assertEquals(
+        ErrorCode.NOT_READY, se.code(), "a replay that cannot be decided here is a retryable 503");
     assertTrue(se.getMessage().contains("pending-selection store"), se.getMessage());
     assertTrue(get(store.removeIfGeneration("a", 1)));
     get(store.remove("a"));
@@ -101,10 +105,11 @@ class BudgetedPendingStoreTest {
 
   @Test
   void anAnsweringStoreIsPassedThrough() throws Exception {
-    LocalPendingStore<String, String> local = new LocalPendingStore<>(java.time.Clock.systemUTC(),
-        Duration.ofSeconds(60), 100, 1 << 20);
-    BudgetedPendingStore<String, String> store = new BudgetedPendingStore<>(local,
-        new CallBudget(Duration.ofSeconds(5), Runnable::run, k -> "member"));
+    LocalPendingStore<String, String> local =
+        new LocalPendingStore<>(java.time.Clock.systemUTC(), Duration.ofSeconds(60), 100, 1 << 20);
+    BudgetedPendingStore<String, String> store =
+        new BudgetedPendingStore<>(
+            local, new CallBudget(Duration.ofSeconds(5), Runnable::run, k -> "member"));
     long g = get(store.put("a", "x", 10));
     assertEquals("x", get(store.peek("a")).value());
     assertTrue(get(store.removeIfGeneration("a", g)));

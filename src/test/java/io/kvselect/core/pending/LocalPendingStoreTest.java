@@ -24,13 +24,14 @@ class LocalPendingStoreTest extends PendingStoreContract {
   }
 
   @Override
-  protected PendingStore<Key, Value> other(PendingStore<Key, Value> s, MutableClock clock, Duration ttl,
-      long maxBytes) {
+  protected PendingStore<Key, Value> other(
+      PendingStore<Key, Value> s, MutableClock clock, Duration ttl, long maxBytes) {
     return s;
   }
 
   @Override
-  protected void awaitExpiry(MutableClock clock, Duration ttl, Callable<Boolean> gone) throws Exception {
+  protected void awaitExpiry(MutableClock clock, Duration ttl, Callable<Boolean> gone)
+      throws Exception {
     clock.advance(ttl.minusMillis(1));
     assertFalse(gone.call(), "live until its deadline");
     clock.advance(Duration.ofMillis(1));
@@ -67,7 +68,8 @@ class LocalPendingStoreTest extends PendingStoreContract {
     var cache = new PendingSelectionCache<String, String>(clock, Duration.ofSeconds(120), 16, 1024);
     long g = cache.put("early", "v", 5);
     clock.advance(Duration.ofMillis(119_999));
-    assertTrue(cache.removeIfGeneration("early", g), "one millisecond before the deadline it is live");
+    assertTrue(
+        cache.removeIfGeneration("early", g), "one millisecond before the deadline it is live");
 
     long h = cache.put("late", "v", 5);
     clock.advance(Duration.ofSeconds(120));
@@ -96,12 +98,23 @@ class LocalPendingStoreTest extends PendingStoreContract {
 
   @Test
   void limitsAndArgumentsAreChecked() {
-    assertThrows(IllegalArgumentException.class, () -> new PendingSelectionCache<>(clock, null, 1, 1));
-    assertThrows(IllegalArgumentException.class, () -> new PendingSelectionCache<>(clock, Duration.ZERO, 1, 1));
-    assertThrows(IllegalArgumentException.class, () -> new PendingSelectionCache<>(clock, Duration.ofSeconds(-1), 1, 1));
-    assertThrows(IllegalArgumentException.class, () -> new PendingSelectionCache<>(clock, Duration.ofSeconds(1), 0, 1));
-    assertThrows(IllegalArgumentException.class, () -> new PendingSelectionCache<>(clock, Duration.ofSeconds(1), 1, 0));
-    assertThrows(NullPointerException.class, () -> new PendingSelectionCache<>(null, Duration.ofSeconds(1), 1, 1));
+    assertThrows(
+        IllegalArgumentException.class, () -> new PendingSelectionCache<>(clock, null, 1, 1));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> new PendingSelectionCache<>(clock, Duration.ZERO, 1, 1));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> new PendingSelectionCache<>(clock, Duration.ofSeconds(-1), 1, 1));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> new PendingSelectionCache<>(clock, Duration.ofSeconds(1), 0, 1));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> new PendingSelectionCache<>(clock, Duration.ofSeconds(1), 1, 0));
+    assertThrows(
+        NullPointerException.class,
+        () -> new PendingSelectionCache<>(null, Duration.ofSeconds(1), 1, 1));
     var one = new PendingSelectionCache<String, String>(clock, Duration.ofMillis(1), 1, 1);
     one.put("a", "1", 1);
     assertEquals(1, one.size(), "the smallest limits hold one entry");

@@ -38,18 +38,21 @@ public abstract class PendingStoreContract {
   public record Part(String model, String group) {}
 
   /** A value shaped like the service's pending selection. */
-  public record Value(WorkerRank rank, long[] hashes, long[] none, Long maybe, boolean flag, String session) {}
+  public record Value(
+      WorkerRank rank, long[] hashes, long[] none, Long maybe, boolean flag, String session) {}
 
   protected final MutableClock clock = new MutableClock();
 
-  protected abstract PendingStore<Key, Value> store(MutableClock clock, Duration ttl, long maxBytes);
+  protected abstract PendingStore<Key, Value> store(
+      MutableClock clock, Duration ttl, long maxBytes);
 
   /** A second handle on {@code s}'s entries (another member's; locally {@code s} itself). */
-  protected abstract PendingStore<Key, Value> other(PendingStore<Key, Value> s, MutableClock clock, Duration ttl,
-      long maxBytes);
+  protected abstract PendingStore<Key, Value> other(
+      PendingStore<Key, Value> s, MutableClock clock, Duration ttl, long maxBytes);
 
   /** Waits until {@code gone} holds once {@code ttl} has passed (the test's clock, or real time). */
-  protected abstract void awaitExpiry(MutableClock clock, Duration ttl, Callable<Boolean> gone) throws Exception;
+  protected abstract void awaitExpiry(MutableClock clock, Duration ttl, Callable<Boolean> gone)
+      throws Exception;
 
   /** A TTL short enough to wait out in {@link #entriesExpireWithTheirTtl}. */
   protected Duration shortTtl() {
@@ -99,7 +102,10 @@ public abstract class PendingStoreContract {
     Key k = key();
     long old = get(a.put(k, value("old"), 10));
     long fresh = get(a.put(k, value("new"), 12));
-    assertNotEquals(old, fresh, "a replacing put has a generation of its own (the interface promises no order)");
+    assertNotEquals(
+        old,
+        fresh,
+        "a replacing put has a generation of its own (the interface promises no order)");
     assertFalse(get(a.removeIfGeneration(k, old)), "a stale generation removes nothing");
     assertEquals("new", get(a.peek(k)).value().session());
     assertEquals(fresh, get(a.peek(k)).generation());

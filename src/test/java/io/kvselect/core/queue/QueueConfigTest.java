@@ -71,7 +71,8 @@ class QueueConfigTest {
     assertEquals(d, QueueConfig.parse("  \n", "wspt"));
     assertEquals(d, QueueConfig.parse("# nothing\n", "wspt"));
     assertEquals(d, QueueConfig.parse("classes: null\n", "wspt"));
-    assertEquals(d, QueueConfig.parse("classes: []\nrouter_queue_by_incoming_missing_isl: []\n", "wspt"));
+    assertEquals(
+        d, QueueConfig.parse("classes: []\nrouter_queue_by_incoming_missing_isl: []\n", "wspt"));
   }
 
   static Stream<Arguments> invalid() {
@@ -81,27 +82,68 @@ class QueueConfigTest {
         Arguments.of("clases: []\n", "router_policy_config.clases: unknown key"),
         Arguments.of("classes: 3\n", "router_policy_config.classes: must be a list"),
         Arguments.of("classes: [3]\n", "router_policy_config.classes[0]: must be a mapping"),
-        Arguments.of("classes:\n  - quantum: 2\n", "router_policy_config.classes[0].name: is required"),
-        Arguments.of("classes:\n  - name: 5\n", "router_policy_config.classes[0].name: must be a non-blank string"),
-        Arguments.of("classes:\n  - name: ' '\n", "router_policy_config.classes[0].name: must be a non-blank string"),
-        Arguments.of("classes:\n  - name: a\n  - name: a\n", "router_policy_config.classes[1].name: duplicate class name 'a'"),
-        Arguments.of("classes:\n  - name: a\n    quantum: 0\n", "router_policy_config.classes[0].quantum: must be an integer >= 1, got 0"),
-        Arguments.of("classes:\n  - name: a\n    quantum: 1.5\n", "router_policy_config.classes[0].quantum: must be an integer >= 1, got 1.5"),
-        Arguments.of("classes:\n  - name: a\n    quantum: '2'\n", "router_policy_config.classes[0].quantum: must be an integer >= 1"),
-        Arguments.of("classes:\n  - name: a\n    queue_policy: sjf\n", "router_policy_config.classes[0].queue_policy: must be one of fcfs, lcfs, wspt"),
-        Arguments.of("classes:\n  - name: a\n    queue_policy: 3\n", "router_policy_config.classes[0].queue_policy: must be one of fcfs, lcfs, wspt"),
-        Arguments.of("classes:\n  - name: a\n    prefill_busy_threshold: -1\n", "router_policy_config.classes[0].prefill_busy_threshold: must be a finite number >= 0"),
-        Arguments.of("classes:\n  - name: a\n    prefill_busy_threshold: high\n", "router_policy_config.classes[0].prefill_busy_threshold: must be a finite number >= 0"),
-        Arguments.of("classes:\n  - name: a\n    request_queue_limit_per_worker: -1\n", "router_policy_config.classes[0].request_queue_limit_per_worker: must be an integer >= 0, got -1"),
-        Arguments.of("classes:\n  - name: a\n    request_queue_limit_per_worker: 3000000000\n", "router_policy_config.classes[0].request_queue_limit_per_worker: must be at most 2147483647"),
-        Arguments.of("classes:\n  - name: a\n    weight: 2\n", "router_policy_config.classes[0].weight: unknown key"),
-        Arguments.of("router_queue_by_incoming_missing_isl: {}\n", "router_policy_config.router_queue_by_incoming_missing_isl: must be a list"),
-        Arguments.of("router_queue_by_incoming_missing_isl: [1]\n", "router_policy_config.router_queue_by_incoming_missing_isl[0]: must be a mapping"),
-        Arguments.of("router_queue_by_incoming_missing_isl:\n  - max_queue_depth: 1\n", "router_policy_config.router_queue_by_incoming_missing_isl[0].min_missing_isl_tokens: is required"),
-        Arguments.of("router_queue_by_incoming_missing_isl:\n  - min_missing_isl_tokens: 0\n", "router_policy_config.router_queue_by_incoming_missing_isl[0].max_queue_depth: is required"),
-        Arguments.of("router_queue_by_incoming_missing_isl:\n  - min_missing_isl_tokens: 0\n    max_queue_depth: -2\n", "router_policy_config.router_queue_by_incoming_missing_isl[0].max_queue_depth: must be an integer >= 0, got -2"),
-        Arguments.of("router_queue_by_incoming_missing_isl:\n  - min_missing_isl_tokens: 0\n    max_queue_depth: 1\n    depth: 1\n", "router_policy_config.router_queue_by_incoming_missing_isl[0].depth: unknown key"),
-        Arguments.of("router_queue_by_incoming_missing_isl:\n  - min_missing_isl_tokens: 5\n    max_queue_depth: 1\n  - min_missing_isl_tokens: 5\n    max_queue_depth: 2\n", "router_policy_config.router_queue_by_incoming_missing_isl[1].min_missing_isl_tokens: duplicate tier floor 5"),
+        Arguments.of(
+            "classes:\n  - quantum: 2\n", "router_policy_config.classes[0].name: is required"),
+        Arguments.of(
+            "classes:\n  - name: 5\n",
+            "router_policy_config.classes[0].name: must be a non-blank string"),
+        Arguments.of(
+            "classes:\n  - name: ' '\n",
+            "router_policy_config.classes[0].name: must be a non-blank string"),
+        Arguments.of(
+            "classes:\n  - name: a\n  - name: a\n",
+            "router_policy_config.classes[1].name: duplicate class name 'a'"),
+        Arguments.of(
+            "classes:\n  - name: a\n    quantum: 0\n",
+            "router_policy_config.classes[0].quantum: must be an integer >= 1, got 0"),
+        Arguments.of(
+            "classes:\n  - name: a\n    quantum: 1.5\n",
+            "router_policy_config.classes[0].quantum: must be an integer >= 1, got 1.5"),
+        Arguments.of(
+            "classes:\n  - name: a\n    quantum: '2'\n",
+            "router_policy_config.classes[0].quantum: must be an integer >= 1"),
+        Arguments.of(
+            "classes:\n  - name: a\n    queue_policy: sjf\n",
+            "router_policy_config.classes[0].queue_policy: must be one of fcfs, lcfs, wspt"),
+        Arguments.of(
+            "classes:\n  - name: a\n    queue_policy: 3\n",
+            "router_policy_config.classes[0].queue_policy: must be one of fcfs, lcfs, wspt"),
+        Arguments.of(
+            "classes:\n  - name: a\n    prefill_busy_threshold: -1\n",
+            "router_policy_config.classes[0].prefill_busy_threshold: must be a finite number >= 0"),
+        Arguments.of(
+            "classes:\n  - name: a\n    prefill_busy_threshold: high\n",
+            "router_policy_config.classes[0].prefill_busy_threshold: must be a finite number >= 0"),
+        Arguments.of(
+            "classes:\n  - name: a\n    request_queue_limit_per_worker: -1\n",
+            "router_policy_config.classes[0].request_queue_limit_per_worker: must be an integer >= 0, got -1"),
+        Arguments.of(
+            "classes:\n  - name: a\n    request_queue_limit_per_worker: 3000000000\n",
+            "router_policy_config.classes[0].request_queue_limit_per_worker: must be at most 2147483647"),
+        Arguments.of(
+            "classes:\n  - name: a\n    weight: 2\n",
+            "router_policy_config.classes[0].weight: unknown key"),
+        Arguments.of(
+            "router_queue_by_incoming_missing_isl: {}\n",
+            "router_policy_config.router_queue_by_incoming_missing_isl: must be a list"),
+        Arguments.of(
+            "router_queue_by_incoming_missing_isl: [1]\n",
+            "router_policy_config.router_queue_by_incoming_missing_isl[0]: must be a mapping"),
+        Arguments.of(
+            "router_queue_by_incoming_missing_isl:\n  - max_queue_depth: 1\n",
+            "router_policy_config.router_queue_by_incoming_missing_isl[0].min_missing_isl_tokens: is required"),
+        Arguments.of(
+            "router_queue_by_incoming_missing_isl:\n  - min_missing_isl_tokens: 0\n",
+            "router_policy_config.router_queue_by_incoming_missing_isl[0].max_queue_depth: is required"),
+        Arguments.of(
+            "router_queue_by_incoming_missing_isl:\n  - min_missing_isl_tokens: 0\n    max_queue_depth: -2\n",
+            "router_policy_config.router_queue_by_incoming_missing_isl[0].max_queue_depth: must be an integer >= 0, got -2"),
+        Arguments.of(
+            "router_queue_by_incoming_missing_isl:\n  - min_missing_isl_tokens: 0\n    max_queue_depth: 1\n    depth: 1\n",
+            "router_policy_config.router_queue_by_incoming_missing_isl[0].depth: unknown key"),
+        Arguments.of(
+            "router_queue_by_incoming_missing_isl:\n  - min_missing_isl_tokens: 5\n    max_queue_depth: 1\n  - min_missing_isl_tokens: 5\n    max_queue_depth: 2\n",
+            "router_policy_config.router_queue_by_incoming_missing_isl[1].min_missing_isl_tokens: duplicate tier floor 5"),
         Arguments.of("classes: []\nclasses: []\n", "router_policy_config: invalid YAML"));
   }
 
@@ -110,7 +152,10 @@ class QueueConfigTest {
   void invalidConfigNamesTheField(String yaml, String messageStart) {
     ConfigException e = assertThrows(ConfigException.class, () -> QueueConfig.parse(yaml, "fcfs"));
     String message = e.getMessage();
-    assertEquals("config field " + messageStart, message.substring(0, Math.min(message.length(), ("config field " + messageStart).length())), message);
+    assertEquals(
+        "config field " + messageStart,
+        message.substring(0, Math.min(message.length(), ("config field " + messageStart).length())),
+        message);
   }
 
   @Test
@@ -133,7 +178,8 @@ class QueueConfigTest {
     assertThrows(IllegalArgumentException.class, () -> new QueueClass("a", 0, "fcfs", null, null));
     assertThrows(IllegalArgumentException.class, () -> new QueueClass("a", 1, "x", null, null));
     assertThrows(IllegalArgumentException.class, () -> new QueueClass("a", 1, "fcfs", -0.1, null));
-    assertThrows(IllegalArgumentException.class, () -> new QueueClass("a", 1, "fcfs", Double.NaN, null));
+    assertThrows(
+        IllegalArgumentException.class, () -> new QueueClass("a", 1, "fcfs", Double.NaN, null));
     assertThrows(
         IllegalArgumentException.class,
         () -> new QueueClass("a", 1, "fcfs", Double.POSITIVE_INFINITY, null));

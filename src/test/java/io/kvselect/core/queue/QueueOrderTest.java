@@ -27,23 +27,78 @@ class QueueOrderTest {
 
   static Stream<Arguments> cases() {
     return Stream.of(
-        Arguments.of("fcfs", List.of(r("a", 1, 0, null, 5), r("b", 2, 0, null, 1), r("c", 3, 0, null, 3)), "abc"),
-        Arguments.of("fcfs", List.of(r("a", 1, 0, null, 0), r("b", 5, 4.5, null, 0), r("c", 3, 0, null, 0)), "bac"),
-        Arguments.of("fcfs", List.of(r("a", 1, 0, null, 0), r("b", 5, 4, null, 0), r("c", 3, 0, null, 0)), "abc"),
-        Arguments.of("fcfs", List.of(r("a", 1, 0, null, 0), r("b", 5, 0, 2L, 0), r("c", 3, 100, 1L, 0), r("d", 2, 0, 0L, 0)), "bcad"),
-        Arguments.of("fcfs", List.of(r("a", 2, 0, null, 0), r("b", 2, 0, null, 0), r("c", 2, 0, null, 0)), "abc"),
-        Arguments.of("lcfs", List.of(r("a", 1, 0, null, 0), r("b", 2, 0, null, 0), r("c", 3, 0, null, 0)), "cba"),
-        Arguments.of("lcfs", List.of(r("a", 1, 1.5, null, 0), r("b", 2, 0, null, 0), r("c", 3, 0, null, 0)), "cab"),
-        Arguments.of("lcfs", List.of(r("a", 1, 2.5, null, 0), r("b", 2, 0, null, 0), r("c", 3, 0, null, 0)), "acb"),
-        Arguments.of("lcfs", List.of(r("a", 1, 0, 1L, 0), r("b", 2, 0, null, 0), r("c", 3, 0, null, 0)), "acb"),
-        Arguments.of("lcfs", List.of(r("a", 2, 0, null, 0), r("b", 2, 0, null, 0), r("c", 2, 0, null, 0)), "cba"),
-        Arguments.of("wspt", List.of(r("a", 1, 0, null, 300), r("b", 2, 0, null, 100), r("c", 3, 0, null, 200)), "bca"),
-        Arguments.of("wspt", List.of(r("a", 3, 0, null, 100), r("b", 2, 0, null, 100), r("c", 1, 0, null, 100)), "cba"),
-        Arguments.of("wspt", List.of(r("a", 1, 0, null, 100), r("b", 2, 1, null, 300), r("c", 3, 0, null, 90)), "cab"),
-        Arguments.of("wspt", List.of(r("a", 1, 0, null, 100), r("b", 2, 4, null, 300), r("c", 3, 0, null, 90)), "bca"),
-        Arguments.of("wspt", List.of(r("a", 5, 0, null, 100), r("b", 2, 1, null, 200), r("c", 1, 0, null, 100)), "bca"),
-        Arguments.of("wspt", List.of(r("a", 1, 0, null, 1), r("b", 2, 0, 7L, 10_000), r("c", 3, 0, null, 0)), "bca"),
-        Arguments.of("wspt", List.of(r("a", 1, 0, null, 50), r("b", 2, 0, null, 50), r("c", 9, 8, null, 50)), "cab"));
+        Arguments.of(
+            "fcfs",
+            List.of(r("a", 1, 0, null, 5), r("b", 2, 0, null, 1), r("c", 3, 0, null, 3)),
+            "abc"),
+        Arguments.of(
+            "fcfs",
+            List.of(r("a", 1, 0, null, 0), r("b", 5, 4.5, null, 0), r("c", 3, 0, null, 0)),
+            "bac"),
+        Arguments.of(
+            "fcfs",
+            List.of(r("a", 1, 0, null, 0), r("b", 5, 4, null, 0), r("c", 3, 0, null, 0)),
+            "abc"),
+        Arguments.of(
+            "fcfs",
+            List.of(
+                r("a", 1, 0, null, 0),
+                r("b", 5, 0, 2L, 0),
+                r("c", 3, 100, 1L, 0),
+                r("d", 2, 0, 0L, 0)),
+            "bcad"),
+        Arguments.of(
+            "fcfs",
+            List.of(r("a", 2, 0, null, 0), r("b", 2, 0, null, 0), r("c", 2, 0, null, 0)),
+            "abc"),
+        Arguments.of(
+            "lcfs",
+            List.of(r("a", 1, 0, null, 0), r("b", 2, 0, null, 0), r("c", 3, 0, null, 0)),
+            "cba"),
+        Arguments.of(
+            "lcfs",
+            List.of(r("a", 1, 1.5, null, 0), r("b", 2, 0, null, 0), r("c", 3, 0, null, 0)),
+            "cab"),
+        Arguments.of(
+            "lcfs",
+            List.of(r("a", 1, 2.5, null, 0), r("b", 2, 0, null, 0), r("c", 3, 0, null, 0)),
+            "acb"),
+        Arguments.of(
+            "lcfs",
+            List.of(r("a", 1, 0, 1L, 0), r("b", 2, 0, null, 0), r("c", 3, 0, null, 0)),
+            "acb"),
+        Arguments.of(
+            "lcfs",
+            List.of(r("a", 2, 0, null, 0), r("b", 2, 0, null, 0), r("c", 2, 0, null, 0)),
+            "cba"),
+        Arguments.of(
+            "wspt",
+            List.of(r("a", 1, 0, null, 300), r("b", 2, 0, null, 100), r("c", 3, 0, null, 200)),
+            "bca"),
+        Arguments.of(
+            "wspt",
+            List.of(r("a", 3, 0, null, 100), r("b", 2, 0, null, 100), r("c", 1, 0, null, 100)),
+            "cba"),
+        Arguments.of(
+            "wspt",
+            List.of(r("a", 1, 0, null, 100), r("b", 2, 1, null, 300), r("c", 3, 0, null, 90)),
+            "cab"),
+        Arguments.of(
+            "wspt",
+            List.of(r("a", 1, 0, null, 100), r("b", 2, 4, null, 300), r("c", 3, 0, null, 90)),
+            "bca"),
+        Arguments.of(
+            "wspt",
+            List.of(r("a", 5, 0, null, 100), r("b", 2, 1, null, 200), r("c", 1, 0, null, 100)),
+            "bca"),
+        Arguments.of(
+            "wspt",
+            List.of(r("a", 1, 0, null, 1), r("b", 2, 0, 7L, 10_000), r("c", 3, 0, null, 0)),
+            "bca"),
+        Arguments.of(
+            "wspt",
+            List.of(r("a", 1, 0, null, 50), r("b", 2, 0, null, 50), r("c", 9, 8, null, 50)),
+            "cab"));
   }
 
   @ParameterizedTest(name = "{0} {2}")

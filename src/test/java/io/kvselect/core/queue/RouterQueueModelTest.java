@@ -19,14 +19,20 @@ class RouterQueueModelTest {
 
   private static Comparator<QueuedRequest> reference(String policy) {
     Comparator<QueuedRequest> strict =
-        Comparator.comparingLong((QueuedRequest r) -> r.strictPriority() == null ? 0 : r.strictPriority())
+        Comparator.comparingLong(
+                (QueuedRequest r) -> r.strictPriority() == null ? 0 : r.strictPriority())
             .reversed();
     return switch (policy) {
-      case "lcfs" -> strict.thenComparingLong(r -> -r.enqueuedNanos() - Math.round(r.priorityJumpSecs() * 1e9));
-      case "wspt" -> strict
-          .thenComparingDouble((QueuedRequest r) -> r.uncachedPrefillTokens() / (1 + r.priorityJumpSecs()))
-          .thenComparingLong(r -> r.enqueuedNanos() - Math.round(r.priorityJumpSecs() * 1e9));
-      default -> strict.thenComparingLong(r -> r.enqueuedNanos() - Math.round(r.priorityJumpSecs() * 1e9));
+      case "lcfs" ->
+          strict.thenComparingLong(
+              r -> -r.enqueuedNanos() - Math.round(r.priorityJumpSecs() * 1e9));
+      case "wspt" ->
+          strict
+              .thenComparingDouble(
+                  (QueuedRequest r) -> r.uncachedPrefillTokens() / (1 + r.priorityJumpSecs()))
+              .thenComparingLong(r -> r.enqueuedNanos() - Math.round(r.priorityJumpSecs() * 1e9));
+      default ->
+          strict.thenComparingLong(r -> r.enqueuedNanos() - Math.round(r.priorityJumpSecs() * 1e9));
     };
   }
 
@@ -87,7 +93,8 @@ class RouterQueueModelTest {
         model.removeAll(got);
       }
       assertEquals(model.size(), queue.size());
-      assertEquals(model.stream().mapToLong(QueuedRequest::islTokens).sum(), queue.pendingIslTokens());
+      assertEquals(
+          model.stream().mapToLong(QueuedRequest::islTokens).sum(), queue.pendingIslTokens());
     }
   }
 
@@ -99,14 +106,18 @@ class RouterQueueModelTest {
         new RouterQueue(
             new QueueConfig(
                 "fcfs",
-                List.of(new QueueClass("x", 2, "lcfs", null, 3), new QueueClass("y", 1, "wspt", null, null)),
+                List.of(
+                    new QueueClass("x", 2, "lcfs", null, 3),
+                    new QueueClass("y", 1, "wspt", null, null)),
                 List.of()));
     List<QueuedRequest> model = new ArrayList<>();
     String[] names = {"x", "y", null, "z"};
     for (int step = 0; step < 2000; step++) {
       int op = rnd.nextInt(3);
       if (op == 0) {
-        QueuedRequest r = new QueuedRequest(names[rnd.nextInt(4)], rnd.nextInt(100), rnd.nextInt(100), 0, null, step);
+        QueuedRequest r =
+            new QueuedRequest(
+                names[rnd.nextInt(4)], rnd.nextInt(100), rnd.nextInt(100), 0, null, step);
         String cls = queue.classOf(r).name();
         long depth = model.stream().filter(m -> queue.classOf(m).name().equals(cls)).count();
         QueueRejection rejection = queue.offer(r, 2);

@@ -18,8 +18,15 @@ import net.jqwik.api.constraints.Size;
 class RouterQueueSliceTest {
 
   private static RouterQueue queue(List<Integer> classesOfRequests, int quantumA, int quantumB) {
-    RouterQueue q = new RouterQueue(new QueueConfig("fcfs", List.of(new QueueClass("a", quantumA, "fcfs", null, null),
-        new QueueClass("b", quantumB, "lcfs", null, null), new QueueClass("c", 1, "wspt", null, null)), List.of()));
+    RouterQueue q =
+        new RouterQueue(
+            new QueueConfig(
+                "fcfs",
+                List.of(
+                    new QueueClass("a", quantumA, "fcfs", null, null),
+                    new QueueClass("b", quantumB, "lcfs", null, null),
+                    new QueueClass("c", 1, "wspt", null, null)),
+                List.of()));
     long clock = 0;
     for (int c : classesOfRequests) {
       String cls = c == 0 ? "a" : c == 1 ? "b" : c == 2 ? "c" : null;
@@ -31,7 +38,8 @@ class RouterQueueSliceTest {
   @Property(tries = 200)
   void slicesServeWhatOneDrainServesInTheSameOrder(
       @ForAll @Size(max = 300) List<@IntRange(min = 0, max = 3) Integer> classes,
-      @ForAll @IntRange(min = 1, max = 4) int quantumA, @ForAll @IntRange(min = 1, max = 4) int quantumB,
+      @ForAll @IntRange(min = 1, max = 4) int quantumA,
+      @ForAll @IntRange(min = 1, max = 4) int quantumB,
       @ForAll @IntRange(min = 1, max = 70) int slice) {
     List<QueuedRequest> whole = queue(classes, quantumA, quantumB).drain(r -> true);
     RouterQueue sliced = queue(classes, quantumA, quantumB);
@@ -45,7 +53,8 @@ class RouterQueueSliceTest {
     }
     assertEquals(classes.size(), whole.size());
     assertEquals(0, sliced.size());
-    assertEquals(whole.stream().map(QueuedRequest::enqueuedNanos).toList(),
+    assertEquals(
+        whole.stream().map(QueuedRequest::enqueuedNanos).toList(),
         parts.stream().map(QueuedRequest::enqueuedNanos).toList());
   }
 }

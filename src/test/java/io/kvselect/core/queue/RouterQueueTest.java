@@ -53,7 +53,8 @@ class RouterQueueTest {
     List<QueuedRequest> served = q.drain(r -> budget[0]-- > 0);
     assertEquals(400, served.size());
     assertEquals(Map.of("a", 300, "b", 100), count(served));
-    assertEquals(List.of("a", "a", "a", "b", "a", "a", "a", "b"),
+    assertEquals(
+        List.of("a", "a", "a", "b", "a", "a", "a", "b"),
         served.subList(0, 8).stream().map(QueuedRequest::policyClass).toList());
     assertEquals(Map.of("a", 100, "b", 300, "default", 0), q.depthByClass());
   }
@@ -75,8 +76,8 @@ class RouterQueueTest {
   void emptyClassLosesItsTurnAndOthersTakeAll() {
     RouterQueue q = backlog(2);
     List<QueuedRequest> served = q.drain(r -> true);
-    assertEquals(List.of("a", "a", "b", "b"),
-        served.stream().map(QueuedRequest::policyClass).toList());
+    assertEquals(
+        List.of("a", "a", "b", "b"), served.stream().map(QueuedRequest::policyClass).toList());
     assertEquals(0, q.size());
     assertEquals(List.of(), q.drain(r -> true));
   }
@@ -106,7 +107,8 @@ class RouterQueueTest {
       q.offer(req("c", 1, 1), 1);
     }
     List<QueuedRequest> served = q.drain(r -> !r.policyClass().equals("a"));
-    assertEquals(List.of("b", "c", "b", "c", "b", "c"),
+    assertEquals(
+        List.of("b", "c", "b", "c", "b", "c"),
         served.stream().map(QueuedRequest::policyClass).toList());
   }
 
@@ -114,10 +116,13 @@ class RouterQueueTest {
   void refusedHeadIsTestedOncePerClassPerDrain() {
     RouterQueue q = backlog(3);
     int[] calls = {0};
-    assertEquals(List.of(), q.drain(r -> {
-      calls[0]++;
-      return false;
-    }));
+    assertEquals(
+        List.of(),
+        q.drain(
+            r -> {
+              calls[0]++;
+              return false;
+            }));
     assertEquals(2, calls[0]);
     assertEquals(6, q.size());
   }
@@ -129,8 +134,8 @@ class RouterQueueTest {
     List<QueuedRequest> first = q.drain(r -> budget[0]-- > 0);
     assertEquals(List.of("a", "a"), first.stream().map(QueuedRequest::policyClass).toList());
     List<QueuedRequest> next = q.drain(r -> true).subList(0, 5);
-    assertEquals(List.of("a", "b", "a", "a", "a"),
-        next.stream().map(QueuedRequest::policyClass).toList());
+    assertEquals(
+        List.of("a", "b", "a", "a", "a"), next.stream().map(QueuedRequest::policyClass).toList());
   }
 
   @Test
@@ -161,10 +166,11 @@ class RouterQueueTest {
   void unknownAndMissingClassUseTheDefaultClass() {
     RouterQueue q =
         new RouterQueue(
-            classes(new QueueClass("default", 1, "fcfs", null, 1), new QueueClass("x", 1, "fcfs", null, null)));
+            classes(
+                new QueueClass("default", 1, "fcfs", null, 1),
+                new QueueClass("x", 1, "fcfs", null, null)));
     assertNull(q.offer(req(null, 1, 1), 1));
-    assertEquals(
-        new QueueRejection("default", "requests", 1, 1), q.offer(req("nope", 1, 1), 1));
+    assertEquals(new QueueRejection("default", "requests", 1, 1), q.offer(req("nope", 1, 1), 1));
     assertEquals("default", q.classOf(req("nope", 1, 1)).name());
     assertEquals("x", q.classOf(req("x", 1, 1)).name());
   }
@@ -172,8 +178,7 @@ class RouterQueueTest {
   @Test
   void islTierCapsPendingTokens() {
     QueueConfig config =
-        new QueueConfig(
-            "fcfs", List.of(), List.of(new IslTier(1000, 1), new IslTier(0, 100)));
+        new QueueConfig("fcfs", List.of(), List.of(new IslTier(1000, 1), new IslTier(0, 100)));
     RouterQueue q = new RouterQueue(config);
     assertNull(q.offer(req(null, 150, 150), 2));
     assertNull(q.offer(req(null, 50, 10), 2));
@@ -188,7 +193,8 @@ class RouterQueueTest {
 
   @Test
   void noMatchingTierMeansNoCap() {
-    RouterQueue q = new RouterQueue(new QueueConfig("fcfs", List.of(), List.of(new IslTier(100, 0))));
+    RouterQueue q =
+        new RouterQueue(new QueueConfig("fcfs", List.of(), List.of(new IslTier(100, 0))));
     assertNull(q.offer(req(null, 5000, 99), 1));
     assertEquals(
         new QueueRejection("default", "isl_tokens", 5000, 0), q.offer(req(null, 0, 100), 1));
@@ -243,15 +249,18 @@ class RouterQueueTest {
 
   @Test
   void timeoutRejectionCarriesMillis() {
-    assertEquals(new QueueRejection("c", "timeout", 1500, 1000), QueueRejection.timeout("c", 1500, 1000));
+    assertEquals(
+        new QueueRejection("c", "timeout", 1500, 1000), QueueRejection.timeout("c", 1500, 1000));
   }
 
   @Test
   void requestValidation() {
     assertThrows(IllegalArgumentException.class, () -> new QueuedRequest(null, -1, 0, 0, null, 0));
     assertThrows(IllegalArgumentException.class, () -> new QueuedRequest(null, 0, -1, 0, null, 0));
-    assertThrows(IllegalArgumentException.class, () -> new QueuedRequest(null, 0, 0, -0.5, null, 0));
-    assertThrows(IllegalArgumentException.class, () -> new QueuedRequest(null, 0, 0, Double.NaN, null, 0));
+    assertThrows(
+        IllegalArgumentException.class, () -> new QueuedRequest(null, 0, 0, -0.5, null, 0));
+    assertThrows(
+        IllegalArgumentException.class, () -> new QueuedRequest(null, 0, 0, Double.NaN, null, 0));
     assertThrows(
         IllegalArgumentException.class,
         () -> new QueuedRequest(null, 0, 0, Double.POSITIVE_INFINITY, null, 0));

@@ -23,20 +23,29 @@ class BaselinePoliciesTest {
     List<Candidate> out = new ArrayList<>();
     for (int i = 0; i < rows.length; i++) {
       long[] r = rows[i];
-      out.add(new Candidate(new WorkerRank(i, 0), new RankOverlap((int) r[0], 0, 0, 0), true, r[3], r[2], (int) r[1],
-          0));
+      out.add(
+          new Candidate(
+              new WorkerRank(i, 0),
+              new RankOverlap((int) r[0], 0, 0, 0),
+              true,
+              r[3],
+              r[2],
+              (int) r[1],
+              0));
     }
     return out;
   }
 
   static PolicyContext ctx(String policy, String session) {
-    RouterConfig c = RouterConfig.DEFAULTS.withSelectionPolicy(PolicySettings.defaults().withName(policy));
+    RouterConfig c =
+        RouterConfig.DEFAULTS.withSelectionPolicy(PolicySettings.defaults().withName(policy));
     return new PolicyContext(c, new CostRequest(4, 64, true, false), new Random(1), session);
   }
 
   static Stream<Arguments> leastLoaded() {
     return Stream.of(
-        Arguments.of("fewest active requests", new long[][] {{9, 3, 0, 0}, {0, 1, 50, 50}, {0, 2, 0, 0}}, 1),
+        Arguments.of(
+            "fewest active requests", new long[][] {{9, 3, 0, 0}, {0, 1, 50, 50}, {0, 2, 0, 0}}, 1),
         Arguments.of("then fewest decode blocks", new long[][] {{0, 1, 9, 0}, {0, 1, 4, 90}}, 1),
         Arguments.of("then fewest prefill tokens", new long[][] {{0, 1, 4, 9}, {0, 1, 4, 3}}, 1),
         Arguments.of("exact tie: first", new long[][] {{0, 1, 4, 3}, {0, 1, 4, 3}}, 0));
@@ -45,7 +54,8 @@ class BaselinePoliciesTest {
   @ParameterizedTest(name = "{0}")
   @MethodSource("leastLoaded")
   void leastLoadedTable(String name, long[][] rows, int expected) {
-    assertEquals(expected, new LeastLoadedPolicy().choose(cands(rows), ctx("least_loaded", null)), name);
+    assertEquals(
+        expected, new LeastLoadedPolicy().choose(cands(rows), ctx("least_loaded", null)), name);
   }
 
   static Stream<Arguments> kvcRoute() {
@@ -83,7 +93,8 @@ class BaselinePoliciesTest {
     List<Candidate> gone = cands(new long[][] {{0, 4, 0, 0}}).subList(0, 1);
     assertEquals(0, p.choose(gone, ctx("sticky", "s")), "pin gone: re-placed");
     assertEquals(new WorkerRank(0, 0), p.pin("s"));
-    assertEquals(0, p.choose(later, ctx("sticky", null)), "no session: least loaded (first of the tie)");
+    assertEquals(
+        0, p.choose(later, ctx("sticky", null)), "no session: least loaded (first of the tie)");
   }
 
   @Test

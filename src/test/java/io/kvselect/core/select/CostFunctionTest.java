@@ -42,7 +42,8 @@ class CostFunctionTest {
     if (decay != null || requestWeight != null) {
       base =
           base.toBuilder()
-              .overlapScoreCreditDecay(decay != null ? decay : base.cost().overlapScoreCreditDecay())
+              .overlapScoreCreditDecay(
+                  decay != null ? decay : base.cost().overlapScoreCreditDecay())
               .decodeActiveRequestWeight(
                   requestWeight != null ? requestWeight : base.cost().decodeActiveRequestWeight())
               .build();
@@ -55,55 +56,110 @@ class CostFunctionTest {
     CostRequest decodePool = new CostRequest(4, 16, false, true);
     return Stream.of(
         // 16 raw tokens = 4 blocks, nothing cached.
-        Arguments.of("no cache", DEFAULTS, TRACKED,
-            List.of(loaded(RankOverlap.NONE, 0, 0)), new double[] {4.0}),
+        Arguments.of(
+            "no cache",
+            DEFAULTS,
+            TRACKED,
+            List.of(loaded(RankOverlap.NONE, 0, 0)),
+            new double[] {4.0}),
         // raw = 8 active + 8 uncached + 8 cached = 6 blocks; credit 2; + 3 decode.
-        Arguments.of("device hit with load", DEFAULTS, TRACKED,
-            List.of(loaded(device(2), 8, 3)), new double[] {7.0}),
+        Arguments.of(
+            "device hit with load",
+            DEFAULTS,
+            TRACKED,
+            List.of(loaded(device(2), 8, 3)),
+            new double[] {7.0}),
         // credit = 1 + 0.75*2 + 0.25*(1+1) = 3 blocks; raw = 16 tokens = 4 blocks.
-        Arguments.of("host, disk and external extensions", DEFAULTS, TRACKED,
-            List.of(loaded(new RankOverlap(1, 2, 1, 1), 0, 0)), new double[] {1.0}),
+        Arguments.of(
+            "host, disk and external extensions",
+            DEFAULTS,
+            TRACKED,
+            List.of(loaded(new RankOverlap(1, 2, 1, 1), 0, 0)),
+            new double[] {1.0}),
         // credit = 0.5*2 + 0.75*1 = 1.75 (Dynamo's overlap unit test); 4 - 1.75.
-        Arguments.of("credit override 0.5", override(0.5, null, null, null), TRACKED,
-            List.of(loaded(new RankOverlap(2, 1, 0, 0), 0, 0)), new double[] {2.25}),
+        Arguments.of(
+            "credit override 0.5",
+            override(0.5, null, null, null),
+            TRACKED,
+            List.of(loaded(new RankOverlap(2, 1, 0, 0), 0, 0)),
+            new double[] {2.25}),
         // 2 * (4 - 1) + 1 decode.
-        Arguments.of("prefill_load_scale 2", override(null, 2.0, null, null), TRACKED,
-            List.of(loaded(device(1), 0, 1)), new double[] {7.0}),
+        Arguments.of(
+            "prefill_load_scale 2",
+            override(null, 2.0, null, null),
+            TRACKED,
+            List.of(loaded(device(1), 0, 1)),
+            new double[] {7.0}),
         // Credit 0: a device hit no longer lowers the cost.
-        Arguments.of("credit 0 ignores overlap", override(0.0, null, null, null), TRACKED,
-            List.of(loaded(device(3), 0, 0)), new double[] {4.0}),
+        Arguments.of(
+            "credit 0 ignores overlap",
+            override(0.0, null, null, null),
+            TRACKED,
+            List.of(loaded(device(3), 0, 0)),
+            new double[] {4.0}),
         // A: excess 8 tokens = 2 blocks over 4 request blocks -> decay 1/(1+0.5) = 2/3;
         // raw 24 tokens = 6 blocks; credit 2 * 2/3. B sits at the load floor: full credit.
-        Arguments.of("credit decay 1.0", override(null, null, 1.0, null), TRACKED,
+        Arguments.of(
+            "credit decay 1.0",
+            override(null, null, 1.0, null),
+            TRACKED,
             List.of(loaded(device(2), 8, 0), loaded(device(1), 0, 0)),
             new double[] {6.0 - 4.0 / 3.0, 3.0}),
         // Decay only applies when prefill is tracked.
-        Arguments.of("decay ignored without prefill tracking", override(null, null, 1.0, null),
-            untracked, List.of(loaded(device(2), 8, 5)), new double[] {5.0}),
+        Arguments.of(
+            "decay ignored without prefill tracking",
+            override(null, null, 1.0, null),
+            untracked,
+            List.of(loaded(device(2), 8, 5)),
+            new double[] {5.0}),
         // 4 + 10 decode + 0.5 * 3 requests.
-        Arguments.of("active request weight", override(null, null, null, 0.5), TRACKED,
-            List.of(loaded(RankOverlap.NONE, 0, 10, 3, 0.0)), new double[] {15.5}),
+        Arguments.of(
+            "active request weight",
+            override(null, null, null, 0.5),
+            TRACKED,
+            List.of(loaded(RankOverlap.NONE, 0, 10, 3, 0.0)),
+            new double[] {15.5}),
         // max(5 - 2, 0) + 0.5*2 and max(5 - 7, 0) + 0.5*2.
-        Arguments.of("decode pool", override(null, null, null, 0.5), decodePool,
+        Arguments.of(
+            "decode pool",
+            override(null, null, null, 0.5),
+            decodePool,
             List.of(loaded(device(2), 0, 5, 2, 0.0), loaded(device(7), 0, 5, 2, 0.0)),
             new double[] {4.0, 1.0}),
         // With credit 0 the decode pool uses the normal form: no prefill, decode + requests.
-        Arguments.of("decode pool without credit", override(0.0, null, null, 0.5), decodePool,
-            List.of(loaded(device(2), 0, 5, 2, 0.0)), new double[] {6.0}),
+        Arguments.of(
+            "decode pool without credit",
+            override(0.0, null, null, 0.5),
+            decodePool,
+            List.of(loaded(device(2), 0, 5, 2, 0.0)),
+            new double[] {6.0}),
         // Not a decode pool: untracked prefill is 0 and the credit cannot go below 0.
-        Arguments.of("untracked prefill", DEFAULTS, untracked,
-            List.of(loaded(device(2), 40, 5)), new double[] {5.0}),
+        Arguments.of(
+            "untracked prefill",
+            DEFAULTS,
+            untracked,
+            List.of(loaded(device(2), 40, 5)),
+            new double[] {5.0}),
         // 4 * exp(-tanh(1)) and 4 * exp(-tanh(-1)).
-        Arguments.of("preferred taints", DEFAULTS, TRACKED,
-            List.of(loaded(RankOverlap.NONE, 0, 0, 0, 1.0), loaded(RankOverlap.NONE, 0, 0, 0, -1.0)),
+        Arguments.of(
+            "preferred taints",
+            DEFAULTS,
+            TRACKED,
+            List.of(
+                loaded(RankOverlap.NONE, 0, 0, 0, 1.0), loaded(RankOverlap.NONE, 0, 0, 0, -1.0)),
             new double[] {1.8676859508897703, 8.5667507389974}),
         // 6 device blocks = 24 cached tokens > isl 16, credit 0 so the raw term shows:
         // a load row charges 0 + 0 + 24 tokens (6 blocks), no load row charges the isl (4).
-        Arguments.of("no load row charges the isl", override(0.0, null, null, null), TRACKED,
-            List.of(loaded(device(6), 0, 0),
-                Candidate.unloaded(new WorkerRank(2, 0), device(6))),
+        Arguments.of(
+            "no load row charges the isl",
+            override(0.0, null, null, null),
+            TRACKED,
+            List.of(loaded(device(6), 0, 0), Candidate.unloaded(new WorkerRank(2, 0), device(6))),
             new double[] {6.0, 4.0}),
-        Arguments.of("no load row, untracked", DEFAULTS, untracked,
+        Arguments.of(
+            "no load row, untracked",
+            DEFAULTS,
+            untracked,
             List.of(Candidate.unloaded(new WorkerRank(2, 0), RankOverlap.NONE)),
             new double[] {0.0}));
   }
@@ -120,17 +176,23 @@ class CostFunctionTest {
     double[] out = {-1, -1, -1};
     CostFunction.logits(DEFAULTS, TRACKED, List.of(loaded(device(1), 0, 0)), out);
     assertArrayEquals(new double[] {3.0, -1, -1}, out);
-    assertThrows(IllegalArgumentException.class,
-        () -> CostFunction.logits(DEFAULTS, TRACKED,
-            List.of(loaded(device(1), 0, 0), loaded(device(1), 0, 0)), new double[1]));
+    assertThrows(
+        IllegalArgumentException.class,
+        () ->
+            CostFunction.logits(
+                DEFAULTS,
+                TRACKED,
+                List.of(loaded(device(1), 0, 0), loaded(device(1), 0, 0)),
+                new double[1]));
   }
 
   @Test
   void minimumDecayBaseIsOverAllCandidates() {
     RouterConfig cfg = override(null, null, 1.0, null);
     // Both ranks carry 8 active tokens: neither is above the floor, so no decay.
-    double[] logits = CostFunction.logits(cfg, TRACKED,
-        List.of(loaded(device(2), 8, 0), loaded(device(2), 8, 0)));
+    double[] logits =
+        CostFunction.logits(
+            cfg, TRACKED, List.of(loaded(device(2), 8, 0), loaded(device(2), 8, 0)));
     assertArrayEquals(new double[] {4.0, 4.0}, logits, 1e-12);
   }
 
@@ -157,7 +219,8 @@ class CostFunctionTest {
 
   @Test
   void candidateWithoutLoadRowMustCarryNoLoad() {
-    assertThrows(IllegalArgumentException.class,
+    assertThrows(
+        IllegalArgumentException.class,
         () -> new Candidate(new WorkerRank(1, 0), RankOverlap.NONE, false, 5, 0, 0, 0));
     assertThrows(IllegalArgumentException.class, () -> new CostRequest(0, 16, true, false));
   }

@@ -17,6 +17,7 @@ class PickerEdgeTest {
 
   /** Weight ratio of the worst to the best rank at {@code T = 1}. */
   private static final double E_INV = Math.exp(-1.0);
+
   /** Probability of the best of two ranks at {@code T = 1}: {@code 1 / (1 + e^-1)}. */
   private static final double P_BEST = 1.0 / (1.0 + E_INV);
 
@@ -134,7 +135,8 @@ class PickerEdgeTest {
   void infiniteLogitsAreRejectedBySoftmaxOnly() {
     double[] logits = {Double.NEGATIVE_INFINITY, 1.0};
     assertThrows(IllegalArgumentException.class, () -> Picker.pick(logits, 1.0, draw(0.5)));
-    assertThrows(IllegalArgumentException.class,
+    assertThrows(
+        IllegalArgumentException.class,
         () -> Picker.pick(new double[] {Double.NaN, 1.0}, 1.0, draw(0.5)));
     assertEquals(0, Picker.pick(logits, 0.0, new SplittableRandom(3)));
   }

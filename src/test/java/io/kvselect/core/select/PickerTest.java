@@ -92,9 +92,10 @@ class PickerTest {
     RandomGenerator rng = new SplittableRandom(1);
     assertThrows(IllegalArgumentException.class, () -> Picker.pick(new double[0], 0.0, rng));
     assertThrows(IllegalArgumentException.class, () -> Picker.pick(new double[] {1}, -0.1, rng));
-    assertThrows(IllegalArgumentException.class,
-        () -> Picker.pick(new double[] {1}, Double.NaN, rng));
-    assertThrows(IllegalArgumentException.class,
+    assertThrows(
+        IllegalArgumentException.class, () -> Picker.pick(new double[] {1}, Double.NaN, rng));
+    assertThrows(
+        IllegalArgumentException.class,
         () -> Picker.pick(new double[] {1, Double.POSITIVE_INFINITY}, 1.0, rng));
   }
 }

@@ -53,18 +53,23 @@ class PolicyRegistryTest {
     Last last = new Last("least_loaded");
     PolicyRegistry r = std.with(last);
     assertSame(last, r.resolve("least_loaded"));
-    assertInstanceOf(LeastLoadedPolicy.class, std.resolve("least_loaded"), "the original is unchanged");
+    assertInstanceOf(
+        LeastLoadedPolicy.class, std.resolve("least_loaded"), "the original is unchanged");
     assertEquals(std.names(), r.names(), "same names, same order");
-    assertEquals(List.of(last), r.stages(Marker.class), "the declared stage is found on the policy");
+    assertEquals(
+        List.of(last), r.stages(Marker.class), "the declared stage is found on the policy");
   }
 
   @Test
   void theConfiguredPickStageFollowsTheRegistry() {
     PolicyRegistry r = PolicyRegistry.standard().with(new Last("round_robin"));
     ConfiguredPolicy p = new ConfiguredPolicy(r);
-    List<Candidate> c = BaselinePoliciesTest.cands(new long[][] {{8, 5, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}});
-    assertEquals(2, p.choose(c, BaselinePoliciesTest.ctx("round_robin", null)), "the registered one");
-    assertEquals(2, p.choose(c, BaselinePoliciesTest.ctx("round_robin", null)), "every time (no cursor)");
+    List<Candidate> c =
+        BaselinePoliciesTest.cands(new long[][] {{8, 5, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}});
+    assertEquals(
+        2, p.choose(c, BaselinePoliciesTest.ctx("round_robin", null)), "the registered one");
+    assertEquals(
+        2, p.choose(c, BaselinePoliciesTest.ctx("round_robin", null)), "every time (no cursor)");
     assertEquals(0, p.choose(c, BaselinePoliciesTest.ctx("kvc", null)), "kvc Route form: overlap");
   }
 }

@@ -45,10 +45,17 @@ public final class AfterBookingsBench {
     Map<String, String> env = new HashMap<>();
     env.put("DYN_ROUTER_USE_KV_EVENTS", String.valueOf(events));
     RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS, env);
-    SelectionService svc = SelectionService.builder().routerConfig(cfg).clock(clock).random(new Random(5)).build();
+    SelectionService svc =
+        SelectionService.builder().routerConfig(cfg).clock(clock).random(new Random(5)).build();
     for (int w = 1; w <= WORKERS; w++) {
-      SelectionServiceTest.join(svc.upsertWorker(WorkerSpec.builder(w).endpoint("http://w" + w)
-          .kvEventsEndpoint(events ? "tcp://127.0.0.1:1" : null).blockSize(16).maxNumBatchedTokens(8192L).build()));
+      SelectionServiceTest.join(
+          svc.upsertWorker(
+              WorkerSpec.builder(w)
+                  .endpoint("http://w" + w)
+                  .kvEventsEndpoint(events ? "tcp://127.0.0.1:1" : null)
+                  .blockSize(16)
+                  .maxNumBatchedTokens(8192L)
+                  .build()));
     }
     int[][] prompts = prompts();
     if (!events) {
@@ -58,7 +65,9 @@ public final class AfterBookingsBench {
     selects(svc, prompts, secs); // the JIT's turn, not measured
     row(mode, "warm", selects(svc, prompts, secs), svc);
     for (int i = 0; i < cycles; i++) {
-      Selection s = SelectionServiceTest.join(svc.select(req("c" + i, prompts[i % prompts.length], null), true));
+      Selection s =
+          SelectionServiceTest.join(
+              svc.select(req("c" + i, prompts[i % prompts.length], null), true));
       SelectionServiceTest.join(svc.free(s.selectionId()));
     }
     row(mode, "after " + cycles + " cycles", selects(svc, prompts, secs), svc);
@@ -85,19 +94,35 @@ public final class AfterBookingsBench {
     for (int w = 1; w <= WORKERS; w++) {
       for (int[] p : prompts) {
         int[] prefix = java.util.Arrays.copyOf(p, Math.max(16, p.length * w / WORKERS));
-        Selection s = SelectionServiceTest.join(svc.select(req("warm", prefix, new WorkerRank(w, 0)), true));
+        Selection s =
+            SelectionServiceTest.join(svc.select(req("warm", prefix, new WorkerRank(w, 0)), true));
         SelectionServiceTest.join(svc.free(s.selectionId()));
       }
     }
   }
 
   static SelectRequest req(String id, int[] tokens, WorkerRank pin) {
-    return new SelectRequest(P, id, PromptInput.tokens(tokens), null, null, null, null, null, pin, null, null,
-        null, false, null, null, null);
+    return new SelectRequest(
+        P,
+        id,
+        PromptInput.tokens(tokens),
+        null,
+        null,
+        null,
+        null,
+        null,
+        pin,
+        null,
+        null,
+        null,
+        false,
+        null,
+        null,
+        null);
   }
 
   private static double selects(SelectionService svc, int[][] prompts, double secs) {
-    return selects(svc, prompts, secs, () -> { });
+    return selects(svc, prompts, secs, () -> {});
   }
 
   /** {@code select} calls per second for {@code secs}, running {@code between} after each call. */
@@ -106,7 +131,8 @@ public final class AfterBookingsBench {
     long n = 0;
     long t0 = System.nanoTime();
     while (System.nanoTime() < end) {
-      SelectionServiceTest.join(svc.select(req("q", prompts[(int) (n % prompts.length)], null), false));
+      SelectionServiceTest.join(
+          svc.select(req("q", prompts[(int) (n % prompts.length)], null), false));
       n++;
       between.run();
     }
@@ -114,7 +140,13 @@ public final class AfterBookingsBench {
   }
 
   private static void row(String mode, String phase, double rate, SelectionService svc) {
-    System.out.printf(Locale.ROOT, "| %s | %s | %.0f | %d | %s |%n", mode, phase, rate, svc.bookingCount(),
+    System.out.printf(
+        Locale.ROOT,
+        "| %s | %s | %.0f | %d | %s |%n",
+        mode,
+        phase,
+        rate,
+        svc.bookingCount(),
         svc.inspection().loads(null, null).stream().mapToLong(l -> l.loads().size()).sum());
   }
 }

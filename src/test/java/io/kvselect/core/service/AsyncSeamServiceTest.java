@@ -34,12 +34,18 @@ import org.junit.jupiter.api.Test;
 class AsyncSeamServiceTest {
 
   private final MutableClock clock = new MutableClock();
-  private final Scripted table = new Scripted(new LocalSessionAffinity(clock, Duration.ofSeconds(60)));
+  private final Scripted table =
+      new Scripted(new LocalSessionAffinity(clock, Duration.ofSeconds(60)));
 
   private SelectionService service() {
-    SelectionService svc = SelectionService.builder().routerConfig(approximate()).clock(clock)
-        .random(new java.util.SplittableRandom(7)).sessionAffinityTtl(Duration.ofSeconds(60))
-        .sessionAffinity(c -> table).build();
+    SelectionService svc =
+        SelectionService.builder()
+            .routerConfig(approximate())
+            .clock(clock)
+            .random(new java.util.SplittableRandom(7))
+            .sessionAffinityTtl(Duration.ofSeconds(60))
+            .sessionAffinity(c -> table)
+            .build();
     join(svc.upsertWorker(worker(1, 4)));
     join(svc.upsertWorker(worker(2, 4)));
     return svc;
@@ -50,8 +56,20 @@ class AsyncSeamServiceTest {
   }
 
   private static SelectRequest pinnedSession(String id, long worker, int... tokens) {
-    return new SelectRequest(P, id, PromptInput.tokens(tokens), null, null, "S", null, null, new WorkerRank(worker, 0),
-        null, null, null, false);
+    return new SelectRequest(
+        P,
+        id,
+        PromptInput.tokens(tokens),
+        null,
+        null,
+        "S",
+        null,
+        null,
+        new WorkerRank(worker, 0),
+        null,
+        null,
+        null,
+        false);
   }
 
   @Test
@@ -59,15 +77,21 @@ class AsyncSeamServiceTest {
     SelectionService svc = service();
     CompletableFuture<WorkerRank> later = new CompletableFuture<>();
     table.next.add((e, t) -> later);
-    CompletableFuture<Selection> st = svc.select(pinnedSession("a", 1, 1, 2, 3, 4), true).toCompletableFuture();
+    CompletableFuture<Selection> st =
+        svc.select(pinnedSession("a", 1, 1, 2, 3, 4), true).toCompletableFuture();
     assertFalse(st.isDone());
     assertEquals(0, svc.bookingCount(), "a claim is not a booking");
     assertEquals(1, loads(svc).get(0).activeRequests(), "but the request is admitted");
-    SelectionException dup = assertThrows(SelectionException.class, () -> join(svc.select(
-        pinnedSession("a", 2, 1, 2, 3, 4), true)));
+    SelectionException dup =
+        assertThrows(
+            SelectionException.class,
+            () -> join(svc.select(pinnedSession("a", 2, 1, 2, 3, 4), true)));
     assertEquals(ErrorCode.CONFLICT, dup.code());
-    assertEquals(ErrorCode.NOT_FOUND, assertThrows(SelectionException.class, () -> join(svc.free("a"))).code());
-    assertEquals(ErrorCode.NOT_FOUND,
+    assertEquals(
+        ErrorCode.NOT_FOUND,
+        assertThrows(SelectionException.class, () -> join(svc.free("a"))).code());
+    assertEquals(
+        ErrorCode.NOT_FOUND,
         assertThrows(SelectionException.class, () -> join(svc.prefillComplete("a"))).code());
     later.complete(new WorkerRank(1, 0));
     assertTrue(join(st).booked());
@@ -83,7 +107,10 @@ class AsyncSeamServiceTest {
     WorkerRank first = table.targets.get(0);
     assertEquals(other(first).workerId(), s.workerId(), "the winner's binding is followed");
     assertEquals(List.of(first, other(first)), table.targets);
-    assertEquals(0, loads(svc).get((int) first.workerId() - 1).activeRequests(), "the first admission was undone");
+    assertEquals(
+        0,
+        loads(svc).get((int) first.workerId() - 1).activeRequests(),
+        "the first admission was undone");
     assertEquals(1, loads(svc).get((int) other(first).workerId() - 1).activeRequests());
   }
 
@@ -92,13 +119,16 @@ class AsyncSeamServiceTest {
     SelectionService svc = service();
     table.next.add((e, t) -> CompletableFuture.completedFuture(other(t)));
     table.next.add((e, t) -> CompletableFuture.completedFuture(other(t)));
-    SelectionException e = assertThrows(SelectionException.class,
-        () -> join(svc.select(session("a", "S", 1, 2, 3, 4), true)));
+    SelectionException e =
+        assertThrows(
+            SelectionException.class, () -> join(svc.select(session("a", "S", 1, 2, 3, 4), true)));
     assertEquals(ErrorCode.NOT_READY, e.code());
     assertEquals("session S is being bound by concurrent requests; retry", e.getMessage());
     assertEquals(0, svc.bookingCount());
-    assertEquals(List.of(new PotentialLoad(1, 0, 0, 0, 0), new PotentialLoad(2, 0, 0, 0, 0)), loads(svc));
-    assertEquals(1, join(svc.select(pinnedSession("a", 1, 1, 2, 3, 4), true)).workerId(), "the id is free");
+    assertEquals(
+        List.of(new PotentialLoad(1, 0, 0, 0, 0), new PotentialLoad(2, 0, 0, 0, 0)), loads(svc));
+    assertEquals(
+        1, join(svc.select(pinnedSession("a", 1, 1, 2, 3, 4), true)).workerId(), "the id is free");
   }
 
   @Test
@@ -106,8 +136,10 @@ class AsyncSeamServiceTest {
     SelectionService svc = service();
     SelectionException boom = SelectionException.notReady("session store unavailable");
     table.next.add((e, t) -> CompletableFuture.failedFuture(boom));
-    SelectionException e = assertThrows(SelectionException.class,
-        () -> join(svc.select(pinnedSession("a", 1, 1, 2, 3, 4), true)));
+    SelectionException e =
+        assertThrows(
+            SelectionException.class,
+            () -> join(svc.select(pinnedSession("a", 1, 1, 2, 3, 4), true)));
     assertSame(boom, e);
     assertEquals(0, svc.bookingCount());
     assertEquals(0, loads(svc).get(0).activeRequests());
@@ -119,8 +151,9 @@ class AsyncSeamServiceTest {
     SelectionService svc = service();
     join(svc.select(pinnedSession("p", 1, 1, 2, 3, 4), false));
     table.next.add((e, t) -> CompletableFuture.completedFuture(new WorkerRank(2, 0)));
-    SelectionException e = assertThrows(SelectionException.class,
-        () -> join(svc.reserve(ReservationRequest.replay(P, "p"))));
+    SelectionException e =
+        assertThrows(
+            SelectionException.class, () -> join(svc.reserve(ReservationRequest.replay(P, "p"))));
     assertEquals(ErrorCode.BAD_REQUEST, e.code());
     assertEquals("session S moved to worker 2 after selection p", e.getMessage());
     assertEquals(0, svc.pendingSelections());
@@ -133,8 +166,9 @@ class AsyncSeamServiceTest {
     SelectionService svc = service();
     join(svc.select(pinnedSession("p", 1, 1, 2, 3, 4), false));
     table.next.add((e, t) -> CompletableFuture.failedFuture(SelectionException.notReady("down")));
-    SelectionException e = assertThrows(SelectionException.class,
-        () -> join(svc.reserve(ReservationRequest.replay(P, "p"))));
+    SelectionException e =
+        assertThrows(
+            SelectionException.class, () -> join(svc.reserve(ReservationRequest.replay(P, "p"))));
     assertEquals("down", e.getMessage());
     assertEquals(1, svc.pendingSelections(), "a failed booking keeps the cached selection");
     assertEquals(0, loads(svc).get(0).activeRequests());
@@ -176,11 +210,17 @@ class AsyncSeamServiceTest {
     }
 
     @Override
-    public CompletionStage<WorkerRank> bindAndLease(String partition, String sessionId, WorkerRank expected,
-        WorkerRank target, String leaseId) {
+    public CompletionStage<WorkerRank> bindAndLease(
+        String partition,
+        String sessionId,
+        WorkerRank expected,
+        WorkerRank target,
+        String leaseId) {
       targets.add(target);
       Bind b = next.poll();
-      return b != null ? b.apply(expected, target) : inner.bindAndLease(partition, sessionId, expected, target, leaseId);
+      return b != null
+          ? b.apply(expected, target)
+          : inner.bindAndLease(partition, sessionId, expected, target, leaseId);
     }
 
     @Override

@@ -34,8 +34,23 @@ class BookingListenerTest {
     join(svc.upsertWorker(ServiceFixture.worker(1, 4)));
 
     SelectRequest req = SelectRequest.of(P, PromptInput.tokens(PROMPT));
-    join(svc.select(new SelectRequest(P, "a", PromptInput.tokens(PROMPT), null, null, "s-1", null, null, null, null,
-        null, null, false), true));
+    join(
+        svc.select(
+            new SelectRequest(
+                P,
+                "a",
+                PromptInput.tokens(PROMPT),
+                null,
+                null,
+                "s-1",
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                false),
+            true));
     assertEquals(1, seen.size());
     BookingListener.Booked a = seen.get(0);
     assertEquals("a", a.selectionId());
@@ -49,17 +64,28 @@ class BookingListenerTest {
     assertEquals(2, seen.size());
     assertNull(seen.get(1).sessionId());
     assertEquals(b.effectivePrefillTokens(), seen.get(1).effectivePrefillTokens());
-    assertEquals(2, seen.get(1).overlapBlocks(), "the first booking's two full blocks are credited");
+    assertEquals(
+        2, seen.get(1).overlapBlocks(), "the first booking's two full blocks are credited");
 
     join(svc.select(req.withSelectionId("c"), false));
     assertEquals(2, seen.size(), "a select books nothing");
     join(svc.reserve(ReservationRequest.replay(P, "c")));
-    join(svc.reserve(new ReservationRequest(P, "d", 1L, 0, PromptInput.tokens(PROMPT), null, null, null, null)));
-    assertEquals(List.of("a", "b", "c", "d"), seen.stream().map(BookingListener.Booked::selectionId).toList());
+    join(
+        svc.reserve(
+            new ReservationRequest(
+                P, "d", 1L, 0, PromptInput.tokens(PROMPT), null, null, null, null)));
+    assertEquals(
+        List.of("a", "b", "c", "d"),
+        seen.stream().map(BookingListener.Booked::selectionId).toList());
 
     assertThrows(CompletionException.class, () -> join(svc.select(req.withSelectionId("a"), true)));
-    assertThrows(CompletionException.class,
-        () -> join(svc.reserve(new ReservationRequest(P, "e", 9L, 0, PromptInput.tokens(PROMPT), null, null, null, null))));
+    assertThrows(
+        CompletionException.class,
+        () ->
+            join(
+                svc.reserve(
+                    new ReservationRequest(
+                        P, "e", 9L, 0, PromptInput.tokens(PROMPT), null, null, null, null))));
     assertEquals(4, seen.size(), "failed bookings are not announced");
   }
 
@@ -68,9 +94,10 @@ class BookingListenerTest {
     ServiceFixture f = new ServiceFixture();
     SelectionService svc = f.service(ServiceFixture.approximate(), null);
     List<String> after = new CopyOnWriteArrayList<>();
-    svc.addBookingListener(b -> {
-      throw new IllegalStateException("listener bug");
-    });
+    svc.addBookingListener(
+        b -> {
+          throw new IllegalStateException("listener bug");
+        });
     svc.addBookingListener(b -> after.add(b.selectionId()));
     join(svc.upsertWorker(ServiceFixture.worker(1, 4)));
     join(svc.select(SelectRequest.of(P, PromptInput.tokens(PROMPT)).withSelectionId("x"), true));

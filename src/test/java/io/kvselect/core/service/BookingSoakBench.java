@@ -35,30 +35,60 @@ public final class BookingSoakBench {
     int minutes = args.length > 0 ? Integer.parseInt(args[0]) : 30;
     double cycleSecs = args.length > 1 ? Double.parseDouble(args[1]) : 50;
     double selectSecs = args.length > 2 ? Double.parseDouble(args[2]) : 10;
-    System.out.printf(Locale.ROOT, "BookingSoakBench %d %s %s: %d CPUs, %s, %s, heap max %d MiB, commit %s%n%n",
-        minutes, cycleSecs, selectSecs, BenchEnv.cpus(), BenchEnv.cpuModel(), BenchEnv.javaVersion(),
-        Runtime.getRuntime().maxMemory() >> 20, BenchEnv.gitCommit());
-    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS, Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
-    SelectionService svc = SelectionService.builder().routerConfig(cfg).clock(Clock.systemUTC())
-        .random(new Random(5)).build();
+    System.out.printf(
+        Locale.ROOT,
+        "BookingSoakBench %d %s %s: %d CPUs, %s, %s, heap max %d MiB, commit %s%n%n",
+        minutes,
+        cycleSecs,
+        selectSecs,
+        BenchEnv.cpus(),
+        BenchEnv.cpuModel(),
+        BenchEnv.javaVersion(),
+        Runtime.getRuntime().maxMemory() >> 20,
+        BenchEnv.gitCommit());
+    RouterConfig cfg =
+        RouterConfigLoader.fromEnv(
+            RouterConfig.DEFAULTS, Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
+    SelectionService svc =
+        SelectionService.builder()
+            .routerConfig(cfg)
+            .clock(Clock.systemUTC())
+            .random(new Random(5))
+            .build();
     for (int w = 1; w <= WORKERS; w++) {
-      SelectionServiceTest.join(svc.upsertWorker(WorkerSpec.builder(w).endpoint("http://w" + w).blockSize(16)
-          .maxNumBatchedTokens(8192L).build()));
+      SelectionServiceTest.join(
+          svc.upsertWorker(
+              WorkerSpec.builder(w)
+                  .endpoint("http://w" + w)
+                  .blockSize(16)
+                  .maxNumBatchedTokens(8192L)
+                  .build()));
     }
     int[][] prompts = AfterBookingsBench.prompts();
     AfterBookingsBench.warm(svc, prompts);
     long[] housekeeping = {System.nanoTime() + HOUSEKEEPING_NANOS};
-    System.out.printf(Locale.ROOT, "| minute | cycles/s | selects/s after | index blocks | bookings alive | heap after GC MiB |%n");
+    System.out.printf(
+        Locale.ROOT,
+        "| minute | cycles/s | selects/s after | index blocks | bookings alive | heap after GC MiB |%n");
     System.out.printf(Locale.ROOT, "|---|---|---|---|---|---|%n");
-    System.out.printf(Locale.ROOT, "| 0 (warm) | - | %.0f | %d | %d | %.1f |%n", selects(svc, prompts, selectSecs, housekeeping),
-        svc.inspection().indexSize(), svc.bookingCount(), heapAfterGcMib());
+    System.out.printf(
+        Locale.ROOT,
+        "| 0 (warm) | - | %.0f | %d | %d | %.1f |%n",
+        selects(svc, prompts, selectSecs, housekeeping),
+        svc.inspection().indexSize(),
+        svc.bookingCount(),
+        heapAfterGcMib());
     long n = 0;
     for (int m = 1; m <= minutes; m++) {
       long end = System.nanoTime() + (long) (cycleSecs * 1e9);
       long t0 = System.nanoTime();
       long done = 0;
       while (System.nanoTime() < end) {
-        Selection s = SelectionServiceTest.join(svc.select(AfterBookingsBench.req("c" + n, prompts[(int) (n % prompts.length)], null), true));
+        Selection s =
+            SelectionServiceTest.join(
+                svc.select(
+                    AfterBookingsBench.req("c" + n, prompts[(int) (n % prompts.length)], null),
+                    true));
         SelectionServiceTest.join(svc.free(s.selectionId()));
         n++;
         done++;
@@ -66,8 +96,15 @@ public final class BookingSoakBench {
       }
       double cycles = done / ((System.nanoTime() - t0) / 1e9);
       double sel = selects(svc, prompts, selectSecs, housekeeping);
-      System.out.printf(Locale.ROOT, "| %d | %.0f | %.0f | %d | %d | %.1f |%n", m, cycles, sel, svc.inspection().indexSize(),
-          svc.bookingCount(), heapAfterGcMib());
+      System.out.printf(
+          Locale.ROOT,
+          "| %d | %.0f | %.0f | %d | %d | %.1f |%n",
+          m,
+          cycles,
+          sel,
+          svc.inspection().indexSize(),
+          svc.bookingCount(),
+          heapAfterGcMib());
     }
   }
 
@@ -80,7 +117,8 @@ public final class BookingSoakBench {
     }
   }
 
-  private static double selects(SelectionService svc, int[][] prompts, double secs, long[] housekeeping) {
+  private static double selects(
+      SelectionService svc, int[][] prompts, double secs, long[] housekeeping) {
     return AfterBookingsBench.selects(svc, prompts, secs, () -> housekeep(svc, housekeeping));
   }
 

@@ -43,7 +43,8 @@ class DeferredFreesTest {
     assertEquals(List.of("x"), h.due("n2", 10, 2), "n1 not holding it does not end n2's copy");
     assertEquals(2, h.size(), "n2's copy and the hint for later returns");
     assertEquals(1L, h.snapshot(2).get("pending"), "n2's copy");
-    assertEquals(1L, h.snapshot(2).get("for_returning"), "kept for a node that may still come back");
+    assertEquals(
+        1L, h.snapshot(2).get("for_returning"), "kept for a node that may still come back");
   }
 
   @Test

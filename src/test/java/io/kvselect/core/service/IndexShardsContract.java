@@ -38,7 +38,8 @@ public abstract class IndexShardsContract {
   protected static final PartitionKey OTHER = new PartitionKey("m", "other");
 
   /** An implementation over {@code indexOf}; its sharded indexes have {@value #SHARDS} shards. */
-  protected abstract IndexShards shards(Function<PartitionKey, BlockIndex> indexOf) throws Exception;
+  protected abstract IndexShards shards(Function<PartitionKey, BlockIndex> indexOf)
+      throws Exception;
 
   protected static OverlapScores await(CompletionStage<OverlapScores> s) throws Exception {
     return s.toCompletableFuture().get(10, TimeUnit.SECONDS);
@@ -74,7 +75,8 @@ public abstract class IndexShardsContract {
     ShardedBlockIndex index = new ShardedBlockIndex(SHARDS, PrefixChainIndex::new);
     store(index, new WorkerRank(1, 0), QUERY, 4);
     IndexShards s = shards(k -> k.equals(P) ? index : null);
-    assertNull(await(s.findMatches(OTHER, QUERY)), "no event index (approximate mode, unknown partition)");
+    assertNull(
+        await(s.findMatches(OTHER, QUERY)), "no event index (approximate mode, unknown partition)");
     assertNull(await(s.findMatches(P, new long[0])), "no complete block");
     assertNull(await(s.findMatches(P, null)), "no block hashes");
   }

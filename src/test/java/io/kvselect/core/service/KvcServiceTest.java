@@ -32,12 +32,18 @@ class KvcServiceTest {
   private static final int[] PROMPT = IntStream.rangeClosed(1, 64).toArray();
 
   private final ServiceFixture f = new ServiceFixture();
-  private final SelectionService svc = f.service(ServiceFixture.approximate()
-      .withSelectionPolicy(PolicySettings.defaults().withName("kvc")), Duration.ofMinutes(5));
+  private final SelectionService svc =
+      f.service(
+          ServiceFixture.approximate()
+              .withSelectionPolicy(PolicySettings.defaults().withName("kvc")),
+          Duration.ofMinutes(5));
 
   private static WorkerSpec spec(long id, String type, Long capacity) {
-    return WorkerSpec.builder(id).endpoint("http://w" + id).blockSize(16)
-        .disagg(new DisaggSpec(type, capacity, null)).build();
+    return WorkerSpec.builder(id)
+        .endpoint("http://w" + id)
+        .blockSize(16)
+        .disagg(new DisaggSpec(type, capacity, null))
+        .build();
   }
 
   private void workers(long decodeCapacity) {
@@ -95,10 +101,13 @@ class KvcServiceTest {
     workers(1_000_000);
     Selection s = join(svc.select(ServiceFixture.session("dup", "s3", PROMPT), true));
     WorkerRank d = new WorkerRank(s.workerId(), 0);
-    SelectionException e = assertThrows(SelectionException.class,
-        () -> join(svc.select(ServiceFixture.session("dup", "s3", PROMPT), true)));
+    SelectionException e =
+        assertThrows(
+            SelectionException.class,
+            () -> join(svc.select(ServiceFixture.session("dup", "s3", PROMPT), true)));
     assertEquals(ErrorCode.CONFLICT, e.code());
-    assertEquals(1, inflight(snapshot("s3"), d), "the failed booking's in-flight count was returned");
+    assertEquals(
+        1, inflight(snapshot("s3"), d), "the failed booking's in-flight count was returned");
   }
 
   @Test
@@ -134,8 +143,10 @@ class KvcServiceTest {
     long d = first.workerId();
     join(svc.free("a"));
     Selection other = join(svc.select(ServiceFixture.session("b", "s7", PROMPT), true));
-    assertTrue(other.kvc().attempts().stream().anyMatch(p -> p.workerId() == d
-        && "session-not-resident-no-capacity".equals(p.reason())),
+    assertTrue(
+        other.kvc().attempts().stream()
+            .anyMatch(
+                p -> p.workerId() == d && "session-not-resident-no-capacity".equals(p.reason())),
         "s6's 64 resident tokens leave no room for 64 more on a 100-token worker: " + other.kvc());
   }
 }

@@ -29,14 +29,19 @@ class LifecycleForwardingTest {
 
   /** Node B forwards to node A directly, as the transport would; the calls are recorded. */
   private SelectionService nodeA;
+
   private SelectionService nodeB;
 
   private void twoNodes() {
     nodeA = fa.service(ServiceFixture.approximate(), null);
-    nodeB = fb.builder(ServiceFixture.approximate(), null).lifecycleForwarder((origin, step) -> {
-      calls.add(new Call(origin, step));
-      return nodeA.applyForwarded(step);
-    }).build();
+    nodeB =
+        fb.builder(ServiceFixture.approximate(), null)
+            .lifecycleForwarder(
+                (origin, step) -> {
+                  calls.add(new Call(origin, step));
+                  return nodeA.applyForwarded(step);
+                })
+            .build();
     for (SelectionService s : List.of(nodeA, nodeB)) {
       join(s.upsertWorker(ServiceFixture.worker(1, 4)));
     }
@@ -60,14 +65,18 @@ class LifecycleForwardingTest {
     }
     join(nodeB.outputBlock("r1", 0.5));
     assertEquals(new Call("node-a", new LifecycleStep.OutputBlock("r1", 0.5)), calls.get(1));
-    assertEquals(ErrorCode.BAD_REQUEST, failure(() -> join(nodeB.outputBlock("r1", 3.0))),
+    assertEquals(
+        ErrorCode.BAD_REQUEST,
+        failure(() -> join(nodeB.outputBlock("r1", 3.0))),
         "a bad decay fraction is refused before anything is forwarded");
     assertEquals(2, calls.size());
     join(nodeB.free("r1"));
     assertEquals(new Call("node-a", new LifecycleStep.Free("r1")), calls.get(2));
     assertEquals(0, nodeA.bookingCount());
     assertEquals(ErrorCode.NOT_FOUND, failure(() -> join(nodeB.free("r1"))));
-    assertEquals(ErrorCode.NOT_FOUND, failure(() -> join(nodeA.applyForwarded(new LifecycleStep.Free("r1")))));
+    assertEquals(
+        ErrorCode.NOT_FOUND,
+        failure(() -> join(nodeA.applyForwarded(new LifecycleStep.Free("r1")))));
   }
 
   @Test

@@ -32,9 +32,17 @@ class PartitionLookupTest {
   private static final long[] Y = {21, 22, 23};
 
   private static Partition eventPartition() {
-    ServiceSettings s = new ServiceSettings(RouterConfig.DEFAULTS, null, Duration.ofSeconds(120), 4096,
-        1L << 20, () -> new ShardedBlockIndex(2, PrefixChainIndex::new));
-    Partition p = new Partition(new PartitionKey(null, null), s, new MutableClock(), QueueConfig.defaults("fcfs"));
+    ServiceSettings s =
+        new ServiceSettings(
+            RouterConfig.DEFAULTS,
+            null,
+            Duration.ofSeconds(120),
+            4096,
+            1L << 20,
+            () -> new ShardedBlockIndex(2, PrefixChainIndex::new));
+    Partition p =
+        new Partition(
+            new PartitionKey(null, null), s, new MutableClock(), QueueConfig.defaults("fcfs"));
     p.primary.store(A, StorageTier.DEVICE, false, 0, new long[] {101, 102, 103, 104}, X);
     p.primary.store(B, StorageTier.DEVICE, false, 0, new long[] {201, 202, 203}, Y);
     return p;
@@ -48,9 +56,11 @@ class PartitionLookupTest {
       // request 1 looks up X, then waits (an async hop); request 2 looks up Y on the same thread
       // before request 1 resumes and reads its result
       CompletableFuture<Void> hop = new CompletableFuture<>();
-      CompletableFuture<OverlapScores> first = CompletableFuture.supplyAsync(() -> p.eventOverlap(X), loop)
-          .thenCombineAsync(hop, (scores, v) -> scores, loop);
-      OverlapScores second = CompletableFuture.supplyAsync(() -> p.eventOverlap(Y), loop).get(10, TimeUnit.SECONDS);
+      CompletableFuture<OverlapScores> first =
+          CompletableFuture.supplyAsync(() -> p.eventOverlap(X), loop)
+              .thenCombineAsync(hop, (scores, v) -> scores, loop);
+      OverlapScores second =
+          CompletableFuture.supplyAsync(() -> p.eventOverlap(Y), loop).get(10, TimeUnit.SECONDS);
       hop.complete(null);
       OverlapScores x = first.get(10, TimeUnit.SECONDS);
       assertEquals(4, x.of(A).device());

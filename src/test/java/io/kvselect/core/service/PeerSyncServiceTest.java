@@ -41,6 +41,7 @@ class PeerSyncServiceTest {
 
   /** Two nodes (approximate mode) with the same two workers; b's recorders see what b publishes. */
   private SelectionService nodeA;
+
   private SelectionService nodeB;
 
   private void twoNodes(String... env) {
@@ -66,7 +67,9 @@ class PeerSyncServiceTest {
   private static long prefill(SelectionService s, WorkerRank r) {
     return s.inspection().loads(null, null).get(0).loads().stream()
         .filter(l -> l.workerId() == r.workerId() && l.dpRank() == r.dpRank())
-        .findFirst().orElseThrow().potentialPrefillTokens();
+        .findFirst()
+        .orElseThrow()
+        .potentialPrefillTokens();
   }
 
   private static SelectRequest pinned(String id, long worker) {
@@ -94,7 +97,9 @@ class PeerSyncServiceTest {
 
     LoadEvent.Booked booked = (LoadEvent.Booked) nodeA.loadDigest().bookings().get(0);
     assertFalse(nodeB.applyPeerLoad(PEER, booked), "a repeated booking is ignored");
-    assertFalse(nodeB.applyPeerLoad("node-c", new LoadEvent.Freed(P, "x")), "another origin cannot free it");
+    assertFalse(
+        nodeB.applyPeerLoad("node-c", new LoadEvent.Freed(P, "x")),
+        "another origin cannot free it");
     assertEquals(1L, requests(nodeB).get(R1));
 
     join(nodeA.prefillComplete("x"));
@@ -115,23 +120,35 @@ class PeerSyncServiceTest {
     assertEquals(1L, requests(nodeB).get(R2));
     assertEquals(1, nodeB.bookingCount());
 
-    LoadEvent.Booked unknownRank = new LoadEvent.Booked(P, "y", new WorkerRank(9, 0), new long[] {1}, 4, 4, null,
-        false, 0);
+    LoadEvent.Booked unknownRank =
+        new LoadEvent.Booked(P, "y", new WorkerRank(9, 0), new long[] {1}, 4, 4, null, false, 0);
     assertFalse(nodeB.applyPeerLoad(PEER, unknownRank));
-    LoadEvent.Booked otherBlockSize = new LoadEvent.Booked(P, "z", R1, new long[] {1}, 8, 8, null, false, 0);
+    LoadEvent.Booked otherBlockSize =
+        new LoadEvent.Booked(P, "z", R1, new long[] {1}, 8, 8, null, false, 0);
     assertFalse(nodeB.applyPeerLoad(PEER, otherBlockSize));
-    LoadEvent.Booked sameIdAsMine = new LoadEvent.Booked(P, "mine", R1, new long[] {1}, 4, 4, null, false, 0);
+    LoadEvent.Booked sameIdAsMine =
+        new LoadEvent.Booked(P, "mine", R1, new long[] {1}, 4, 4, null, false, 0);
     assertFalse(nodeB.applyPeerLoad(PEER, sameIdAsMine));
     assertEquals(0L, requests(nodeB).get(R1));
   }
 
   /** A node whose single worker is busy queues requests; a peer's step must serve them. */
   private SelectionService queueingNode(ServiceFixture f) {
-    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS,
-        Map.of("DYN_ROUTER_USE_KV_EVENTS", "false", "DYN_ROUTER_QUEUE_THRESHOLD", "1.0"));
-    SelectionService s = f.builder(cfg, null).queue(QueueConfig.defaults(cfg.queue().policy()), Duration.ofMinutes(5))
-        .build();
-    join(s.upsertWorker(WorkerSpec.builder(1).endpoint("http://w1").blockSize(4).maxNumBatchedTokens(16L).build()));
+    RouterConfig cfg =
+        RouterConfigLoader.fromEnv(
+            RouterConfig.DEFAULTS,
+            Map.of("DYN_ROUTER_USE_KV_EVENTS", "false", "DYN_ROUTER_QUEUE_THRESHOLD", "1.0"));
+    SelectionService s =
+        f.builder(cfg, null)
+            .queue(QueueConfig.defaults(cfg.queue().policy()), Duration.ofMinutes(5))
+            .build();
+    join(
+        s.upsertWorker(
+            WorkerSpec.builder(1)
+                .endpoint("http://w1")
+                .blockSize(4)
+                .maxNumBatchedTokens(16L)
+                .build()));
     return s;
   }
 
@@ -152,16 +169,21 @@ class PeerSyncServiceTest {
   @Test
   void aRemoteFreeServesAParkedRequestLikeALocalOne() {
     SelectionService b = queueingNode(fb);
-    assertTrue(b.applyPeerLoad(PEER, new LoadEvent.Booked(P, "remote", R1, hashes(8), 32, 4, null, true, 32)));
+    assertTrue(
+        b.applyPeerLoad(
+            PEER, new LoadEvent.Booked(P, "remote", R1, hashes(8), 32, 4, null, true, 32)));
     CompletionStage<Selection> parked = b.select(ServiceFixture.req("local", new int[32]), true);
-    assertFalse(parked.toCompletableFuture().isDone(), "the worker is busy with the peer's prefill");
+    assertFalse(
+        parked.toCompletableFuture().isDone(), "the worker is busy with the peer's prefill");
     assertEquals(1, b.inspection().loads(null, null).get(0).pendingCount());
 
     assertTrue(b.applyPeerLoad(PEER, new LoadEvent.Freed(P, "remote")));
     Selection s = served(parked);
     assertEquals(1, s.workerId());
     assertEquals(0, b.inspection().loads(null, null).get(0).pendingCount());
-    assertEquals(List.of("local"), fb.loadEvents.stream().map(LoadEvent::requestId).toList(),
+    assertEquals(
+        List.of("local"),
+        fb.loadEvents.stream().map(LoadEvent::requestId).toList(),
         "only the local booking is published");
   }
 
@@ -181,12 +203,13 @@ class PeerSyncServiceTest {
     join(nodeA.select(pinned("p1", 1), true));
     join(nodeA.select(pinned("p2", 2), true));
     join(nodeA.prefillComplete("p2"));
-    nodeA.applyPeerLoad("node-c", new LoadEvent.Booked(P, "theirs", R1, new long[] {5}, 4, 4, null, false, 0));
+    nodeA.applyPeerLoad(
+        "node-c", new LoadEvent.Booked(P, "theirs", R1, new long[] {5}, 4, 4, null, false, 0));
     join(nodeA.select(ServiceFixture.req("cached", 1, 2, 3, 4), false));
 
     LoadDigest d = nodeA.loadDigest();
-    Map<String, LoadEvent.Booked> byId = d.bookings().stream()
-        .collect(Collectors.toMap(LoadEvent.Booked::requestId, b -> b));
+    Map<String, LoadEvent.Booked> byId =
+        d.bookings().stream().collect(Collectors.toMap(LoadEvent.Booked::requestId, b -> b));
     assertEquals(Set.of("p1", "p2"), byId.keySet(), "only this node's committed bookings");
     assertTrue(byId.get("p1").trackPrefill() && byId.get("p1").prefillTokens() > 0);
     assertEquals(0, byId.get("p2").prefillTokens());
@@ -206,18 +229,23 @@ class PeerSyncServiceTest {
     join(nodeA.prefillComplete("kept"));
     fa.loadEvents.clear();
     join(nodeB.select(pinned("bs-own", 2), true));
-    nodeB.applyPeerLoad("node-c", new LoadEvent.Booked(P, "third", R2, new long[] {7}, 4, 4, null, false, 0));
+    nodeB.applyPeerLoad(
+        "node-c", new LoadEvent.Booked(P, "third", R2, new long[] {7}, 4, 4, null, false, 0));
     assertEquals(Map.of(R1, 1L, R2, 3L), requests(nodeB));
     assertTrue(prefill(nodeB, R1) > 0);
 
     LoadDigest.Outcome o = nodeB.reconcile(PEER, nodeA.loadDigest());
     assertEquals(new LoadDigest.Outcome(1, 1, 1, 0), o);
-    assertEquals(Map.of(R1, 1L, R2, 3L), requests(nodeB), "lost-free out, lost-booking in, others kept");
+    assertEquals(
+        Map.of(R1, 1L, R2, 3L), requests(nodeB), "lost-free out, lost-booking in, others kept");
     assertEquals(0, prefill(nodeB, R1));
     assertEquals(1, nodeB.bookingCount());
-    assertFalse(nodeB.reconcile(PEER, nodeA.loadDigest()).changedAnything(), "a second digest changes nothing");
+    assertFalse(
+        nodeB.reconcile(PEER, nodeA.loadDigest()).changedAnything(),
+        "a second digest changes nothing");
 
-    assertEquals(new LoadDigest.Outcome(0, 2, 0, 0), nodeB.reconcile(PEER, new LoadDigest(List.of())));
+    assertEquals(
+        new LoadDigest.Outcome(0, 2, 0, 0), nodeB.reconcile(PEER, new LoadDigest(List.of())));
     assertEquals(Map.of(R1, 0L, R2, 2L), requests(nodeB));
     assertTrue(fb.loadEvents.stream().allMatch(e -> e.requestId().equals("bs-own")));
   }
@@ -239,7 +267,8 @@ class PeerSyncServiceTest {
     join(nodeA.select(pinned("a2", 2), true));
     forwardAtoB();
     join(nodeB.select(pinned("b1", 1), true));
-    nodeB.applyPeerLoad("node-c", new LoadEvent.Booked(P, "c1", R2, new long[] {7}, 4, 4, null, false, 0));
+    nodeB.applyPeerLoad(
+        "node-c", new LoadEvent.Booked(P, "c1", R2, new long[] {7}, 4, 4, null, false, 0));
     assertEquals(Map.of(R1, 2L, R2, 2L), requests(nodeB));
 
     assertEquals(2, nodeB.releasePeer(PEER));
@@ -268,16 +297,25 @@ class PeerSyncServiceTest {
     assertTrue(join(nodeB.applyPeerCatalog(new CatalogSync.CatalogChange.Upserted(w3))));
     assertTrue(nodeB.worker(3).schedulable());
     assertEquals(3, nodeB.listWorkers(null, null).size());
-    assertFalse(join(nodeB.applyPeerCatalog(new CatalogSync.CatalogChange.Upserted(w3))), "same spec: no change");
+    assertFalse(
+        join(nodeB.applyPeerCatalog(new CatalogSync.CatalogChange.Upserted(w3))),
+        "same spec: no change");
     Selection s = join(nodeB.select(ServiceFixture.pinned("on3", 3, 0, 1, 2, 3, 4), true));
     assertEquals(3, s.workerId());
-    nodeB.applyPeerLoad(PEER, new LoadEvent.Booked(P, "peer-on-3", new WorkerRank(3, 0), new long[] {1}, 4, 4, null,
-        false, 0));
+    nodeB.applyPeerLoad(
+        PEER,
+        new LoadEvent.Booked(
+            P, "peer-on-3", new WorkerRank(3, 0), new long[] {1}, 4, 4, null, false, 0));
 
     assertTrue(join(nodeB.applyPeerCatalog(new CatalogSync.CatalogChange.Removed(3))));
-    assertThrows(SelectionException.class, () -> join(nodeB.free("on3")), "the booking left with its worker");
+    assertThrows(
+        SelectionException.class,
+        () -> join(nodeB.free("on3")),
+        "the booking left with its worker");
     assertEquals(0, nodeB.bookingCount());
-    assertFalse(join(nodeB.applyPeerCatalog(new CatalogSync.CatalogChange.Removed(3))), "unknown worker: no change");
+    assertFalse(
+        join(nodeB.applyPeerCatalog(new CatalogSync.CatalogChange.Removed(3))),
+        "unknown worker: no change");
     assertTrue(fb.catalogChanges.isEmpty(), "b republished a peer's catalog change");
     assertEquals(2, nodeB.listWorkers(null, null).size());
   }

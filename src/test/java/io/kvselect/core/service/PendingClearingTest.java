@@ -64,8 +64,13 @@ class PendingClearingTest {
   private final Counting store = new Counting(clock);
 
   private SelectionService service() {
-    SelectionService svc = SelectionService.builder().routerConfig(approximate()).clock(clock)
-        .random(new java.util.SplittableRandom(7)).pendingStore(store).build();
+    SelectionService svc =
+        SelectionService.builder()
+            .routerConfig(approximate())
+            .clock(clock)
+            .random(new java.util.SplittableRandom(7))
+            .pendingStore(store)
+            .build();
     join(svc.upsertWorker(worker(1, 4)));
     return svc;
   }

@@ -37,7 +37,8 @@ class PolicyRegistrationTest {
   }
 
   private static RouterConfig policy(String name) {
-    return ServiceFixture.approximate().withSelectionPolicy(PolicySettings.defaults().withName(name));
+    return ServiceFixture.approximate()
+        .withSelectionPolicy(PolicySettings.defaults().withName(name));
   }
 
   private static SelectionService withWorkers(SelectionServiceBuilder b) {
@@ -51,18 +52,24 @@ class PolicyRegistrationTest {
   @Test
   void aRegisteredPolicyPicksTheRequestsOfItsName() {
     Last last = new Last("round_robin");
-    SelectionService svc = withWorkers(new ServiceFixture().builder(policy("round_robin"), null).registerPolicy(last));
+    SelectionService svc =
+        withWorkers(new ServiceFixture().builder(policy("round_robin"), null).registerPolicy(last));
     for (int i = 0; i < 4; i++) {
-      assertEquals(3, join(svc.select(ServiceFixture.req(null, 1, 2, 3, 4), false)).workerId(), "always the last");
+      assertEquals(
+          3,
+          join(svc.select(ServiceFixture.req(null, 1, 2, 3, 4), false)).workerId(),
+          "always the last");
     }
     assertEquals(4, last.calls().get());
 
     Last unused = new Last("round_robin");
-    SelectionService kv = withWorkers(new ServiceFixture().builder(policy("kv"), null).registerPolicy(unused));
+    SelectionService kv =
+        withWorkers(new ServiceFixture().builder(policy("kv"), null).registerPolicy(unused));
     for (int i = 0; i < 4; i++) {
       join(kv.select(ServiceFixture.req(null, 1, 2, 3, 4), false));
     }
-    assertEquals(0, unused.calls().get(), "kv requests never reach the policy registered as round_robin");
+    assertEquals(
+        0, unused.calls().get(), "kv requests never reach the policy registered as round_robin");
   }
 
   @Test
@@ -72,11 +79,17 @@ class PolicyRegistrationTest {
     Selection s = join(svc.select(ServiceFixture.session("a", "s1", 1, 2, 3, 4), true));
     assertNotNull(s.kvc(), "the dispatcher answered");
     assertEquals("seed", s.kvc().mode());
-    assertNull(join(svc.select(ServiceFixture.req("b", 1, 2, 3, 4), true)).kvc(), "no session: the pick stage only");
+    assertNull(
+        join(svc.select(ServiceFixture.req("b", 1, 2, 3, 4), true)).kvc(),
+        "no session: the pick stage only");
 
-    SelectionService plain = withWorkers(new ServiceFixture().builder(policy("kvc"), Duration.ofMinutes(5))
-        .registerPolicy(new KvcRoutePolicy()));
-    assertNull(join(plain.select(ServiceFixture.session("a", "s1", 1, 2, 3, 4), true)).kvc(),
+    SelectionService plain =
+        withWorkers(
+            new ServiceFixture()
+                .builder(policy("kvc"), Duration.ofMinutes(5))
+                .registerPolicy(new KvcRoutePolicy()));
+    assertNull(
+        join(plain.select(ServiceFixture.session("a", "s1", 1, 2, 3, 4), true)).kvc(),
         "kvc registered without a dispatch stage: no dispatch");
   }
 }

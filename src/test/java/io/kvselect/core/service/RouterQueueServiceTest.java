@@ -46,10 +46,21 @@ class RouterQueueServiceTest {
     RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS, vars);
     String policy = cfg.queue().policy();
     QueueConfig q = yaml == null ? QueueConfig.defaults(policy) : QueueConfig.parse(yaml, policy);
-    SelectionService svc = SelectionService.builder().routerConfig(cfg).clock(clock).random(new Random(5))
-        .queue(q, timeout).build();
+    SelectionService svc =
+        SelectionService.builder()
+            .routerConfig(cfg)
+            .clock(clock)
+            .random(new Random(5))
+            .queue(q, timeout)
+            .build();
     svc.addQueueObserver((partition, cls, waited, outcome) -> outcomes.add(cls + ":" + outcome));
-    join(svc.upsertWorker(WorkerSpec.builder(1).endpoint("http://w1").blockSize(4).maxNumBatchedTokens(16L).build()));
+    join(
+        svc.upsertWorker(
+            WorkerSpec.builder(1)
+                .endpoint("http://w1")
+                .blockSize(4)
+                .maxNumBatchedTokens(16L)
+                .build()));
     return svc;
   }
 
@@ -58,8 +69,23 @@ class RouterQueueServiceTest {
     for (int i = 0; i < t.length; i++) {
       t[i] = base + i;
     }
-    return new SelectRequest(P, id, PromptInput.tokens(t), null, null, null, null, null, null, null, null, null,
-        false, cls, jump, strict);
+    return new SelectRequest(
+        P,
+        id,
+        PromptInput.tokens(t),
+        null,
+        null,
+        null,
+        null,
+        null,
+        null,
+        null,
+        null,
+        null,
+        false,
+        cls,
+        jump,
+        strict);
   }
 
   private static int pending(SelectionService svc) {
@@ -78,8 +104,24 @@ class RouterQueueServiceTest {
     assertEquals(128, svc.inspection().loads(null, null).get(0).pendingIslTokens());
     assertEquals(Map.of("default:default/default", 4), svc.inspection().queueDepths());
     assertFalse(plain.toCompletableFuture().isDone());
-    Selection advisory = join(svc.select(new SelectRequest(P, null, PromptInput.tokens(1, 2, 3, 4), null, null, null,
-        null, null, null, null, null, null, true), false));
+    Selection advisory =
+        join(
+            svc.select(
+                new SelectRequest(
+                    P,
+                    null,
+                    PromptInput.tokens(1, 2, 3, 4),
+                    null,
+                    null,
+                    null,
+                    null,
+                    null,
+                    null,
+                    null,
+                    null,
+                    null,
+                    true),
+                false));
     assertEquals(1, advisory.workerId(), "an advisory select never waits");
 
     List<String> served = new ArrayList<>();
@@ -91,9 +133,13 @@ class RouterQueueServiceTest {
       served.add(s.selectionId());
       last = s.selectionId();
     }
-    assertEquals(List.of("strict", "jumped", "plain"), served, "strict priority, then priority_jump, then arrival");
+    assertEquals(
+        List.of("strict", "jumped", "plain"),
+        served,
+        "strict priority, then priority_jump, then arrival");
     join(svc.prefillComplete(last));
-    assertEquals("query", join(query).selectionId(), "a query-only select waits too, and books nothing");
+    assertEquals(
+        "query", join(query).selectionId(), "a query-only select waits too, and books nothing");
     assertEquals(4, svc.bookingCount());
     assertEquals(0, pending(svc));
     assertEquals(4, outcomes.stream().filter(o -> o.endsWith(":served")).count());
@@ -112,8 +158,11 @@ class RouterQueueServiceTest {
   void aWaitPastTheTimeoutIs429AndBooksNothing() throws Exception {
     SelectionService svc = service(null, Duration.ofMillis(50));
     join(svc.select(req("first", 0, null, null, null), true));
-    CompletableFuture<Selection> late = svc.select(req("late", 100, null, null, null), true).toCompletableFuture();
-    Throwable t = assertThrows(java.util.concurrent.ExecutionException.class, () -> late.get(10, TimeUnit.SECONDS));
+    CompletableFuture<Selection> late =
+        svc.select(req("late", 100, null, null, null), true).toCompletableFuture();
+    Throwable t =
+        assertThrows(
+            java.util.concurrent.ExecutionException.class, () -> late.get(10, TimeUnit.SECONDS));
     SelectionException e = (SelectionException) SelectionException.unwrap(t);
     assertEquals(ErrorCode.OVERLOADED, e.code());
     assertEquals("timeout", e.details().get("limit_kind"));
@@ -127,21 +176,32 @@ class RouterQueueServiceTest {
   @Test
   void aTimeoutRunsOnTheContinuationExecutorNotOnAThreadOfItsOwn() throws Exception {
     SelectionService svc = service(null, Duration.ofMillis(50));
-    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newSingleThreadExecutor(
-        r -> new Thread(r, "continuations"));
+    java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newSingleThreadExecutor(r -> new Thread(r, "continuations"));
     try {
-      java.util.concurrent.atomic.AtomicInteger ran = new java.util.concurrent.atomic.AtomicInteger();
-      svc.continueQueuesOn(task -> pool.execute(() -> {
-        ran.incrementAndGet();
-        task.run();
-      }));
+      java.util.concurrent.atomic.AtomicInteger ran =
+          new java.util.concurrent.atomic.AtomicInteger();
+      svc.continueQueuesOn(
+          task ->
+              pool.execute(
+                  () -> {
+                    ran.incrementAndGet();
+                    task.run();
+                  }));
       join(svc.select(req("first", 0, null, null, null), true));
       String[] failedOn = new String[1];
-      CompletableFuture<Selection> late = svc.select(req("late", 100, null, null, null), true).toCompletableFuture()
-          .whenComplete((s, e) -> failedOn[0] = Thread.currentThread().getName());
-      Throwable t = assertThrows(java.util.concurrent.ExecutionException.class, () -> late.get(10, TimeUnit.SECONDS));
-      assertEquals("timeout", ((SelectionException) SelectionException.unwrap(t)).details().get("limit_kind"));
-      assertEquals("continuations", failedOn[0], "the waiter timed out on the continuation executor");
+      CompletableFuture<Selection> late =
+          svc.select(req("late", 100, null, null, null), true)
+              .toCompletableFuture()
+              .whenComplete((s, e) -> failedOn[0] = Thread.currentThread().getName());
+      Throwable t =
+          assertThrows(
+              java.util.concurrent.ExecutionException.class, () -> late.get(10, TimeUnit.SECONDS));
+      assertEquals(
+          "timeout",
+          ((SelectionException) SelectionException.unwrap(t)).details().get("limit_kind"));
+      assertEquals(
+          "continuations", failedOn[0], "the waiter timed out on the continuation executor");
       assertEquals(1, ran.get());
       assertEquals(0, pending(svc));
     } finally {
@@ -166,13 +226,19 @@ class RouterQueueServiceTest {
 
   @Test
   void classLimitsRejectWithDetailsAndChangeNothing() {
-    SelectionService svc = service("classes:\n  - name: batch\n    request_queue_limit_per_worker: 0\n",
-        Duration.ofMinutes(5));
+    SelectionService svc =
+        service(
+            "classes:\n  - name: batch\n    request_queue_limit_per_worker: 0\n",
+            Duration.ofMinutes(5));
     join(svc.select(req("first", 0, null, null, null), true));
-    SelectionException e = assertThrows(SelectionException.class,
-        () -> join(svc.select(req("b", 100, "batch", null, null), true)));
+    SelectionException e =
+        assertThrows(
+            SelectionException.class,
+            () -> join(svc.select(req("b", 100, "batch", null, null), true)));
     assertEquals(ErrorCode.OVERLOADED, e.code());
-    assertEquals(Map.of("policy_class", "batch", "limit_kind", "requests", "current", 0L, "limit", 0L), e.details());
+    assertEquals(
+        Map.of("policy_class", "batch", "limit_kind", "requests", "current", 0L, "limit", 0L),
+        e.details());
     assertEquals(0, pending(svc));
     assertEquals(1, svc.bookingCount());
     assertTrue(outcomes.contains("batch:rejected"), outcomes.toString());
@@ -180,13 +246,36 @@ class RouterQueueServiceTest {
 
   @Test
   void aClassThresholdQueuesOnlyThatClass() {
-    SelectionService svc = service("classes:\n  - name: strict\n    prefill_busy_threshold: 0.5\n",
-        Duration.ofMinutes(5), "DYN_ROUTER_QUEUE_THRESHOLD", "100");
+    SelectionService svc =
+        service(
+            "classes:\n  - name: strict\n    prefill_busy_threshold: 0.5\n",
+            Duration.ofMinutes(5),
+            "DYN_ROUTER_QUEUE_THRESHOLD",
+            "100");
     int[] small = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
-    join(svc.select(new SelectRequest(P, "small", PromptInput.tokens(small), null, null, null, null, null, null, null,
-        null, null, false), true));
-    assertEquals("ok", join(svc.select(req("default-class", 100, null, null, null), true)).selectionId().isEmpty()
-        ? "" : "ok", "threshold 100 x 16: not busy for the default class");
+    join(
+        svc.select(
+            new SelectRequest(
+                P,
+                "small",
+                PromptInput.tokens(small),
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                false),
+            true));
+    assertEquals(
+        "ok",
+        join(svc.select(req("default-class", 100, null, null, null), true)).selectionId().isEmpty()
+            ? ""
+            : "ok",
+        "threshold 100 x 16: not busy for the default class");
     CompletionStage<Selection> strict = svc.select(req("strict", 200, "strict", null, null), true);
     assertEquals(1, pending(svc), "busy at 0.5 x 16 for the strict class");
     join(svc.free("default-class"));
@@ -198,8 +287,9 @@ class RouterQueueServiceTest {
   @Test
   void priorityJumpMustBeANonNegativeNumber() {
     SelectionService svc = service(null, Duration.ofMinutes(5));
-    SelectionException e = assertThrows(SelectionException.class,
-        () -> join(svc.select(req("x", 0, null, -1.0, null), true)));
+    SelectionException e =
+        assertThrows(
+            SelectionException.class, () -> join(svc.select(req("x", 0, null, -1.0, null), true)));
     assertEquals(ErrorCode.UNPROCESSABLE, e.code());
     assertTrue(e.getMessage().contains("priority_jump"), e.getMessage());
     assertEquals(0, svc.bookingCount());
@@ -214,15 +304,22 @@ class RouterQueueServiceTest {
     join(svc.select(req("first", 0, null, null, null), true));
     List<CompletableFuture<Selection>> parked = new ArrayList<>();
     for (int i = 0; i < 200; i++) {
-      parked.add(svc.select(req("p" + i, 1_000 + 64 * i, null, null, null), true).toCompletableFuture());
+      parked.add(
+          svc.select(req("p" + i, 1_000 + 64 * i, null, null, null), true).toCompletableFuture());
     }
     assertEquals(200, pending(svc));
     // a larger batch wakes the queue: the caller's thread serves one slice and hands on the rest
-    join(svc.upsertWorker(WorkerSpec.builder(1).endpoint("http://w1").blockSize(4).maxNumBatchedTokens(1_000_000L)
-        .build()));
+    join(
+        svc.upsertWorker(
+            WorkerSpec.builder(1)
+                .endpoint("http://w1")
+                .blockSize(4)
+                .maxNumBatchedTokens(1_000_000L)
+                .build()));
     for (int i = 0; i < parked.size(); i++) {
       // equal prompts, equal priority: the oldest slice is served first
-      assertEquals(i < RouterQueueing.SLICE, parked.get(i).isDone(), "p" + i + " after the first slice");
+      assertEquals(
+          i < RouterQueueing.SLICE, parked.get(i).isDone(), "p" + i + " after the first slice");
     }
     assertEquals(1, continuations.size(), "one continuation per partition");
     int slices = 1;
@@ -234,7 +331,8 @@ class RouterQueueServiceTest {
     assertEquals(4, slices, "200 requests in slices of " + RouterQueueing.SLICE);
     assertEquals(0, pending(svc));
     for (int i = 0; i < parked.size(); i++) {
-      assertTrue(parked.get(i).isDone() && !parked.get(i).isCompletedExceptionally(), "p" + i + " served");
+      assertTrue(
+          parked.get(i).isDone() && !parked.get(i).isCompletedExceptionally(), "p" + i + " served");
     }
     assertEquals(201, svc.bookingCount());
   }

@@ -44,9 +44,16 @@ class SelectionServiceStressTest {
   private final MutableClock clock = new MutableClock();
 
   private SelectionService service() {
-    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS, Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
-    SelectionService svc = SelectionService.builder().routerConfig(cfg).clock(clock)
-        .sessionAffinityTtl(Duration.ofMinutes(5)).random(new Random(11)).build();
+    RouterConfig cfg =
+        RouterConfigLoader.fromEnv(
+            RouterConfig.DEFAULTS, Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
+    SelectionService svc =
+        SelectionService.builder()
+            .routerConfig(cfg)
+            .clock(clock)
+            .sessionAffinityTtl(Duration.ofMinutes(5))
+            .random(new Random(11))
+            .build();
     for (WorkerSpec w : workers()) {
       join(svc.upsertWorker(w));
     }
@@ -57,13 +64,15 @@ class SelectionServiceStressTest {
     List<WorkerSpec> out = new ArrayList<>();
     for (int i = 1; i <= 3; i++) {
       out.add(WorkerSpec.of(i, "http://a" + i, 4).withPartition(A.modelName(), A.routingGroup()));
-      out.add(WorkerSpec.of(10 + i, "http://b" + i, 4).withPartition(B.modelName(), B.routingGroup()));
+      out.add(
+          WorkerSpec.of(10 + i, "http://b" + i, 4).withPartition(B.modelName(), B.routingGroup()));
     }
     return out;
   }
 
   /** One operation of a writer thread; ids and sessions are owned by the thread. */
-  private record Op(int kind, String id, PartitionKey partition, long worker, String session, int[] tokens) {}
+  private record Op(
+      int kind, String id, PartitionKey partition, long worker, String session, int[] tokens) {}
 
   private static List<Op> ops(int thread, long seed) {
     SplittableRandom r = new SplittableRandom(seed);
@@ -90,7 +99,14 @@ class SelectionServiceStressTest {
       } else if (k < 9) {
         out.add(new Op(3, live.remove(r.nextInt(live.size())), null, 0, null, null));
       } else {
-        out.add(new Op(4, "sel-t" + thread + "-" + i, r.nextBoolean() ? A : B, 0, null, new int[] {1, 2, 3, 4}));
+        out.add(
+            new Op(
+                4,
+                "sel-t" + thread + "-" + i,
+                r.nextBoolean() ? A : B,
+                0,
+                null,
+                new int[] {1, 2, 3, 4}));
       }
     }
     return out;
@@ -98,13 +114,33 @@ class SelectionServiceStressTest {
 
   private static void apply(SelectionService svc, Op op) {
     switch (op.kind()) {
-      case 0 -> join(svc.select(new SelectRequest(op.partition(), op.id(), PromptInput.tokens(op.tokens()), null,
-          8L, op.session(), null, null, new WorkerRank(op.worker(), -1), null, null, null, false), true));
+      case 0 ->
+          join(
+              svc.select(
+                  new SelectRequest(
+                      op.partition(),
+                      op.id(),
+                      PromptInput.tokens(op.tokens()),
+                      null,
+                      8L,
+                      op.session(),
+                      null,
+                      null,
+                      new WorkerRank(op.worker(), -1),
+                      null,
+                      null,
+                      null,
+                      false),
+                  true));
       case 1 -> join(svc.prefillComplete(op.id()));
       case 2 -> join(svc.outputBlock(op.id(), null));
       case 3 -> join(svc.free(op.id()));
-      default -> join(svc.select(SelectRequest.of(op.partition(), PromptInput.tokens(op.tokens()))
-          .withSelectionId(op.id()), false));
+      default ->
+          join(
+              svc.select(
+                  SelectRequest.of(op.partition(), PromptInput.tokens(op.tokens()))
+                      .withSelectionId(op.id()),
+                  false));
     }
   }
 
@@ -129,39 +165,46 @@ class SelectionServiceStressTest {
     List<Future<?>> writers = new ArrayList<>();
     try {
       for (List<Op> plan : plans) {
-        writers.add(pool.submit(() -> {
-          start.await();
-          for (Op op : plan) {
-            apply(svc, op);
-          }
-          return null;
-        }));
+        writers.add(
+            pool.submit(
+                () -> {
+                  start.await();
+                  for (Op op : plan) {
+                    apply(svc, op);
+                  }
+                  return null;
+                }));
       }
-      Future<?> catalog = pool.submit(() -> {
-        start.await();
-        for (int i = 0; i < 2_000 && writing.get(); i++) {
-          for (WorkerSpec w : workers()) {
-            join(svc.upsertWorker(w));
-          }
-        }
-        return null;
-      });
-      Future<?> reader = pool.submit(() -> {
-        start.await();
-        for (int i = 0; i < 200_000 && writing.get(); i++) {
-          svc.inspection().loads(null, null);
-          svc.inspection().dump();
-          svc.ready();
-          svc.listWorkers(null, null);
-          svc.bookingCount();
-          try {
-            join(svc.reserve(ReservationRequest.replay(i % 2 == 0 ? A : B, "no-such-" + i)));
-          } catch (SelectionException expected) {
-            // a replay of an id nobody selected: 404, and nothing changes
-          }
-        }
-        return null;
-      });
+      Future<?> catalog =
+          pool.submit(
+              () -> {
+                start.await();
+                for (int i = 0; i < 2_000 && writing.get(); i++) {
+                  for (WorkerSpec w : workers()) {
+                    join(svc.upsertWorker(w));
+                  }
+                }
+                return null;
+              });
+      Future<?> reader =
+          pool.submit(
+              () -> {
+                start.await();
+                for (int i = 0; i < 200_000 && writing.get(); i++) {
+                  svc.inspection().loads(null, null);
+                  svc.inspection().dump();
+                  svc.ready();
+                  svc.listWorkers(null, null);
+                  svc.bookingCount();
+                  try {
+                    join(
+                        svc.reserve(ReservationRequest.replay(i % 2 == 0 ? A : B, "no-such-" + i)));
+                  } catch (SelectionException expected) {
+                    // a replay of an id nobody selected: 404, and nothing changes
+                  }
+                }
+                return null;
+              });
       start.countDown();
       for (Future<?> w : writers) {
         collect(w, errors);
@@ -181,13 +224,17 @@ class SelectionServiceStressTest {
       for (int s = 0; s < 4; s++) {
         String session = "t" + t + "-s" + s;
         for (PartitionKey p : List.of(A, B)) {
-          assertEquals(boundWorker(reference, p, session), boundWorker(svc, p, session), session + " in " + p);
+          assertEquals(
+              boundWorker(reference, p, session),
+              boundWorker(svc, p, session),
+              session + " in " + p);
         }
       }
     }
   }
 
-  private static void collect(Future<?> f, ConcurrentLinkedQueue<Throwable> errors) throws InterruptedException {
+  private static void collect(Future<?> f, ConcurrentLinkedQueue<Throwable> errors)
+      throws InterruptedException {
     try {
       f.get(120, TimeUnit.SECONDS);
     } catch (java.util.concurrent.ExecutionException e) {
@@ -201,8 +248,24 @@ class SelectionServiceStressTest {
   private static Long boundWorker(SelectionService svc, PartitionKey p, String session) {
     Set<Long> seen = new HashSet<>();
     for (int i = 0; i < 4; i++) {
-      seen.add(join(svc.select(new SelectRequest(p, null, PromptInput.tokens(7, 7, 7, 7), null, null, session, null,
-          null, null, null, null, null, false), false)).workerId());
+      seen.add(
+          join(svc.select(
+                  new SelectRequest(
+                      p,
+                      null,
+                      PromptInput.tokens(7, 7, 7, 7),
+                      null,
+                      null,
+                      session,
+                      null,
+                      null,
+                      null,
+                      null,
+                      null,
+                      null,
+                      false),
+                  false))
+              .workerId());
     }
     return seen.size() == 1 ? seen.iterator().next() : null;
   }
@@ -218,11 +281,28 @@ class SelectionServiceStressTest {
         List<Future<Long>> picks = new ArrayList<>();
         for (int t = 0; t < THREADS; t++) {
           String id = round + "-" + t;
-          picks.add(pool.submit(() -> {
-            start.await();
-            return join(svc.select(new SelectRequest(A, id, PromptInput.tokens(1, 2, 3, 4), null, null, session, null,
-                null, null, null, null, null, false), true)).workerId();
-          }));
+          picks.add(
+              pool.submit(
+                  () -> {
+                    start.await();
+                    return join(svc.select(
+                            new SelectRequest(
+                                A,
+                                id,
+                                PromptInput.tokens(1, 2, 3, 4),
+                                null,
+                                null,
+                                session,
+                                null,
+                                null,
+                                null,
+                                null,
+                                null,
+                                null,
+                                false),
+                            true))
+                        .workerId();
+                  }));
         }
         start.countDown();
         Set<Long> workers = new HashSet<>();

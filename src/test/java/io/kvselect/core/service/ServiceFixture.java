@@ -32,8 +32,10 @@ final class ServiceFixture {
   final MutableClock clock = new MutableClock();
   final List<CatalogSync.CatalogChange> catalogChanges = new CopyOnWriteArrayList<>();
   final List<LoadEvent> loadEvents = new CopyOnWriteArrayList<>();
+
   /** Every lease release the service asked for, as "partition/session/lease". */
   final List<String> releases = new CopyOnWriteArrayList<>();
+
   SessionAffinity sessions;
 
   /** Router config with KV events off (approximate mode) plus the given environment knobs. */
@@ -60,20 +62,26 @@ final class ServiceFixture {
   }
 
   SelectionServiceBuilder builder(RouterConfig cfg, Duration affinityTtl) {
-    return SelectionService.builder().routerConfig(cfg).clock(clock).random(new SplittableRandom(7))
+    return SelectionService.builder()
+        .routerConfig(cfg)
+        .clock(clock)
+        .random(new SplittableRandom(7))
         .sessionAffinityTtl(affinityTtl)
-        .sessionAffinity(c -> {
-          sessions = new Recording(new LocalSessionAffinity(c, affinityTtl), releases);
-          return sessions;
-        })
-        .catalogSync(ch -> {
-          catalogChanges.add(ch);
-          return CompletableFuture.completedFuture(null);
-        })
-        .loadSync(e -> {
-          loadEvents.add(e);
-          return CompletableFuture.completedFuture(null);
-        });
+        .sessionAffinity(
+            c -> {
+              sessions = new Recording(new LocalSessionAffinity(c, affinityTtl), releases);
+              return sessions;
+            })
+        .catalogSync(
+            ch -> {
+              catalogChanges.add(ch);
+              return CompletableFuture.completedFuture(null);
+            })
+        .loadSync(
+            e -> {
+              loadEvents.add(e);
+              return CompletableFuture.completedFuture(null);
+            });
   }
 
   static WorkerSpec worker(long id, int blockSize) {
@@ -81,20 +89,37 @@ final class ServiceFixture {
   }
 
   /** A worker with a KV-event endpoint per rank (schedulable in event mode). */
-  static WorkerSpec eventWorker(long id, int blockSize, int startRank, int dpSize, String hintType,
-      Map<Integer, String> sourceControl, String sourceMode) {
+  static WorkerSpec eventWorker(
+      long id,
+      int blockSize,
+      int startRank,
+      int dpSize,
+      String hintType,
+      Map<Integer, String> sourceControl,
+      String sourceMode) {
     Map<Integer, String> kv = new HashMap<>();
     for (int r = startRank; r < startRank + dpSize; r++) {
       kv.put(r, "tcp://127.0.0.1:" + (20000 + r));
     }
-    return WorkerSpec.builder(id).endpoint("http://w" + id).kvEventsEndpoints(kv).blockSize(blockSize)
-        .dataParallelStartRank(startRank).dataParallelSize(dpSize).routerHintWorkerType(hintType)
-        .routerHintSourceControlEndpoints(sourceControl).kvEventSourceMode(sourceMode).build();
+    return WorkerSpec.builder(id)
+        .endpoint("http://w" + id)
+        .kvEventsEndpoints(kv)
+        .blockSize(blockSize)
+        .dataParallelStartRank(startRank)
+        .dataParallelSize(dpSize)
+        .routerHintWorkerType(hintType)
+        .routerHintSourceControlEndpoints(sourceControl)
+        .kvEventSourceMode(sourceMode)
+        .build();
   }
 
   static WorkerSpec ranks(long id, int blockSize, int startRank, int dpSize) {
-    return WorkerSpec.builder(id).endpoint("http://w" + id).blockSize(blockSize).dataParallelStartRank(startRank)
-        .dataParallelSize(dpSize).build();
+    return WorkerSpec.builder(id)
+        .endpoint("http://w" + id)
+        .blockSize(blockSize)
+        .dataParallelStartRank(startRank)
+        .dataParallelSize(dpSize)
+        .build();
   }
 
   static SelectRequest req(String id, int... tokens) {
@@ -102,13 +127,37 @@ final class ServiceFixture {
   }
 
   static SelectRequest pinned(String id, long worker, int dpRank, int... tokens) {
-    return new SelectRequest(P, id, PromptInput.tokens(tokens), null, null, null, null, null,
-        new WorkerRank(worker, dpRank), null, null, null, false);
+    return new SelectRequest(
+        P,
+        id,
+        PromptInput.tokens(tokens),
+        null,
+        null,
+        null,
+        null,
+        null,
+        new WorkerRank(worker, dpRank),
+        null,
+        null,
+        null,
+        false);
   }
 
   static SelectRequest session(String id, String session, int... tokens) {
-    return new SelectRequest(P, id, PromptInput.tokens(tokens), null, null, session, null, null, null, null, null,
-        null, false);
+    return new SelectRequest(
+        P,
+        id,
+        PromptInput.tokens(tokens),
+        null,
+        null,
+        session,
+        null,
+        null,
+        null,
+        null,
+        null,
+        null,
+        false);
   }
 
   static <T> T join(CompletionStage<T> st) {
@@ -131,8 +180,12 @@ final class ServiceFixture {
     }
 
     @Override
-    public CompletionStage<WorkerRank> bindAndLease(String partition, String sessionId, WorkerRank expected,
-        WorkerRank target, String leaseId) {
+    public CompletionStage<WorkerRank> bindAndLease(
+        String partition,
+        String sessionId,
+        WorkerRank expected,
+        WorkerRank target,
+        String leaseId) {
       return inner.bindAndLease(partition, sessionId, expected, target, leaseId);
     }
 

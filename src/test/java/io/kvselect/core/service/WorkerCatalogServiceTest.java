@@ -32,7 +32,6 @@ import io.kvselect.core.index.WorkerRank;
 import io.kvselect.core.load.LoadEvent;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** The worker catalog through the service: lifecycle, block-size rules, moves, deletes, listeners. */
@@ -55,8 +54,23 @@ class WorkerCatalogServiceTest {
     SelectionService svc = f.service(approximate(), secs(60));
     join(svc.upsertWorker(worker(1, 4)));
     join(svc.upsertWorker(worker(2, 4)));
-    join(svc.select(new SelectRequest(P, "a", io.kvselect.core.service.PromptInput.tokens(1, 2, 3, 4, 5, 6, 7, 8),
-        null, null, "S", null, null, new WorkerRank(1, 0), null, null, null, false), true));
+    join(
+        svc.select(
+            new SelectRequest(
+                P,
+                "a",
+                io.kvselect.core.service.PromptInput.tokens(1, 2, 3, 4, 5, 6, 7, 8),
+                null,
+                null,
+                "S",
+                null,
+                null,
+                new WorkerRank(1, 0),
+                null,
+                null,
+                null,
+                false),
+            true));
     join(svc.select(pinned("b", 1, 0, 9, 10, 11, 12), true));
     join(svc.select(pinned("c", 2, 0, 13, 14, 15, 16), true));
     assertEquals(3, svc.bookingCount());
@@ -66,8 +80,12 @@ class WorkerCatalogServiceTest {
     assertEquals(Lifecycle.UNSCHEDULABLE, removed.lifecycle());
     assertEquals(1, removed.workerId());
     assertEquals(1, svc.bookingCount(), "both bookings on the deleted worker are dropped");
-    assertEquals(List.of("default:default/S/a"), f.releases, "the session lease of the dropped booking is released");
-    assertEquals(List.of(new PotentialLoad(2, 0, 4, 1, 1)), loads(svc), "the deleted worker's load is gone");
+    assertEquals(
+        List.of("default:default/S/a"),
+        f.releases,
+        "the session lease of the dropped booking is released");
+    assertEquals(
+        List.of(new PotentialLoad(2, 0, 4, 1, 1)), loads(svc), "the deleted worker's load is gone");
     assertNull(svc.worker(1));
     assertEquals(ErrorCode.NOT_FOUND, failure(() -> join(svc.free("a"))).code());
     assertEquals(ErrorCode.NOT_FOUND, failure(() -> join(svc.free("b"))).code());
@@ -99,21 +117,36 @@ class WorkerCatalogServiceTest {
     WorkerRecord r = join(svc.upsertWorker(worker(1, 4)));
     assertEquals(Lifecycle.SCHEDULABLE, r.lifecycle());
     assertEquals(worker(1, 4), r.spec());
-    WorkerRecord patched = join(svc.patchWorker(1, s -> WorkerSpec.builder(s.workerId()).modelName("elsewhere")
-        .routingGroup("x").endpoint("http://new").blockSize(s.blockSize()).build()));
+    WorkerRecord patched =
+        join(
+            svc.patchWorker(
+                1,
+                s ->
+                    WorkerSpec.builder(s.workerId())
+                        .modelName("elsewhere")
+                        .routingGroup("x")
+                        .endpoint("http://new")
+                        .blockSize(s.blockSize())
+                        .build()));
     assertEquals("http://new", patched.spec().endpoint());
     assertEquals(P, patched.spec().partition(), "a patch never moves the worker");
     assertSame(patched, svc.worker(1));
     WorkerRecord gone = join(svc.deleteWorker(1));
     assertEquals("http://new", gone.spec().endpoint());
-    assertEquals(List.of(worker(1, 4), patched.spec()), f.catalogChanges.subList(0, 2).stream()
-        .map(c -> ((CatalogChange.Upserted) c).spec()).toList());
+    assertEquals(
+        List.of(worker(1, 4), patched.spec()),
+        f.catalogChanges.subList(0, 2).stream()
+            .map(c -> ((CatalogChange.Upserted) c).spec())
+            .toList());
     assertEquals(1, ((CatalogChange.Removed) f.catalogChanges.get(2)).workerId());
     for (int i = 1; i < 3; i++) {
-      assertTrue(f.catalogChanges.get(i).version().newerThan(f.catalogChanges.get(i - 1).version()),
+      assertTrue(
+          f.catalogChanges.get(i).version().newerThan(f.catalogChanges.get(i - 1).version()),
           "each local change is stamped newer than the one before: " + f.catalogChanges);
     }
-    assertEquals(io.kvselect.core.catalog.CatalogVersion.REMOVAL_TIE, f.catalogChanges.get(2).version().tie());
+    assertEquals(
+        io.kvselect.core.catalog.CatalogVersion.REMOVAL_TIE,
+        f.catalogChanges.get(2).version().tie());
     SelectionException e = failure(() -> join(svc.patchWorker(1, s -> s)));
     assertEquals(ErrorCode.NOT_FOUND, e.code());
     assertEquals("worker 1 not found", e.getMessage());
@@ -132,9 +165,11 @@ class WorkerCatalogServiceTest {
     assertEquals(List.of(2L), ids(svc.listWorkers("a", "y")));
     assertEquals(List.of(), ids(svc.listWorkers("c", null)));
     assertEquals(2, svc.inspection().loads("a", null).size());
-    assertEquals(List.of(new PartitionKey("a", "x"), new PartitionKey("b", "x")),
+    assertEquals(
+        List.of(new PartitionKey("a", "x"), new PartitionKey("b", "x")),
         svc.inspection().loads(null, "x").stream().map(PartitionLoads::partition).toList());
-    assertEquals(List.of(new PartitionKey("a", "y")),
+    assertEquals(
+        List.of(new PartitionKey("a", "y")),
         svc.inspection().loads("a", "y").stream().map(PartitionLoads::partition).toList());
   }
 
@@ -150,8 +185,11 @@ class WorkerCatalogServiceTest {
     assertEquals(0, none.schedulableWorkers());
     WorkerRecord incomplete = join(svc.upsertWorker(worker(1, 4)));
     assertEquals(Lifecycle.INCOMPLETE, incomplete.lifecycle());
-    assertEquals(List.of("kv_events endpoint is required for dp_rank 0"
-        + " (set kv_events_endpoint, or kv_events_endpoints for each rank)"), incomplete.notSchedulableReasons());
+    assertEquals(
+        List.of(
+            "kv_events endpoint is required for dp_rank 0"
+                + " (set kv_events_endpoint, or kv_events_endpoints for each rank)"),
+        incomplete.notSchedulableReasons());
     assertFalse(svc.ready().ready(), "an incomplete worker does not make the service ready");
     assertEquals(1, svc.ready().workers().size());
     SelectionException e = failure(() -> join(svc.select(req(null, 1, 2, 3, 4), false)));
@@ -162,8 +200,14 @@ class WorkerCatalogServiceTest {
     assertTrue(ok.ready());
     assertEquals(1, ok.schedulableWorkers());
     assertEquals(2, join(svc.select(req(null, 1, 2, 3, 4), false)).workerId());
-    SelectionException other = failure(() -> join(svc.select(SelectRequest.of(new PartitionKey("m", "g"),
-        PromptInput.tokens(1, 2, 3, 4)), false)));
+    SelectionException other =
+        failure(
+            () ->
+                join(
+                    svc.select(
+                        SelectRequest.of(
+                            new PartitionKey("m", "g"), PromptInput.tokens(1, 2, 3, 4)),
+                        false)));
     assertEquals("no schedulable workers for m:g", other.getMessage());
     svc.shutdown();
     assertFalse(svc.ready().ready());
@@ -179,10 +223,15 @@ class WorkerCatalogServiceTest {
     join(svc.upsertWorker(worker(1, 4)));
     WorkerRecord w2 = join(svc.upsertWorker(worker(2, 8)));
     assertEquals(Lifecycle.INCOMPLETE, w2.lifecycle());
-    assertEquals(List.of("reconciliation failed: block_size mismatch for default:default existing=4 requested=8"),
+    assertEquals(
+        List.of(
+            "reconciliation failed: block_size mismatch for default:default existing=4 requested=8"),
         w2.notSchedulableReasons());
     assertEquals(1, svc.ready().schedulableWorkers());
-    assertEquals(List.of(new PotentialLoad(1, 0, 0, 0, 0)), loads(svc), "an incomplete member gets no load row");
+    assertEquals(
+        List.of(new PotentialLoad(1, 0, 0, 0, 0)),
+        loads(svc),
+        "an incomplete member gets no load row");
     assertEquals(Lifecycle.SCHEDULABLE, join(svc.upsertWorker(worker(2, 4))).lifecycle());
   }
 
@@ -198,13 +247,18 @@ class WorkerCatalogServiceTest {
     assertEquals(2, svc.inspection().dump().get(0).blocks().size());
 
     WorkerRecord resized = join(svc.upsertWorker(worker(1, 8)));
-    assertEquals(Lifecycle.SCHEDULABLE, resized.lifecycle(), "the only schedulable member sets the block size");
+    assertEquals(
+        Lifecycle.SCHEDULABLE,
+        resized.lifecycle(),
+        "the only schedulable member sets the block size");
     assertEquals(0, svc.bookingCount(), "hashes of the old size are useless: the bookings go");
     assertEquals(ErrorCode.NOT_FOUND, failure(() -> join(svc.free("a"))).code());
     assertEquals(8, svc.inspection().dump().get(0).blockSize());
     assertEquals(List.of(), svc.inspection().dump().get(0).blocks());
     assertEquals(8, join(svc.select(req(null, 1, 2, 3, 4, 5, 6, 7, 8), false)).blockSize());
-    assertEquals(Lifecycle.SCHEDULABLE, join(svc.upsertWorker(worker(2, 8))).lifecycle(),
+    assertEquals(
+        Lifecycle.SCHEDULABLE,
+        join(svc.upsertWorker(worker(2, 8))).lifecycle(),
         "the other worker now matches");
   }
 
@@ -240,30 +294,45 @@ class WorkerCatalogServiceTest {
   void movingAWorkerToAnotherPartitionDrainsItFromTheOldOne() {
     SelectionService svc = f.service(approximate(), secs(60));
     List<String> seen = new ArrayList<>();
-    svc.addCatalogListener(new CatalogListener() {
-      @Override
-      public void workerUpserted(WorkerRecord previous, WorkerRecord current) {
-        seen.add("up " + (previous == null ? "-" : previous.spec().partition()) + " -> " + current.spec().partition());
-      }
+    svc.addCatalogListener(
+        new CatalogListener() {
+          @Override
+          public void workerUpserted(WorkerRecord previous, WorkerRecord current) {
+            seen.add(
+                "up "
+                    + (previous == null ? "-" : previous.spec().partition())
+                    + " -> "
+                    + current.spec().partition());
+          }
 
-      @Override
-      public void workerRemoved(WorkerRecord removed) {
-        seen.add("removed " + removed.spec().partition());
-      }
-    });
+          @Override
+          public void workerRemoved(WorkerRecord removed) {
+            seen.add("removed " + removed.spec().partition());
+          }
+        });
     join(svc.upsertWorker(worker(1, 4)));
     join(svc.upsertWorker(worker(1, 4)));
     join(svc.select(session("a", "S", 1, 2, 3, 4), true));
     join(svc.upsertWorker(worker(1, 4).withPartition("m2", null)));
-    assertEquals(List.of("up - -> default:default", "up default:default -> default:default",
-        "removed default:default", "up - -> m2:default"), seen);
+    assertEquals(
+        List.of(
+            "up - -> default:default",
+            "up default:default -> default:default",
+            "removed default:default",
+            "up - -> m2:default"),
+        seen);
     assertEquals(0, svc.bookingCount());
     assertEquals(List.of("default:default/S/a"), f.releases);
-    assertEquals(List.of(new PartitionKey("m2", "default")),
+    assertEquals(
+        List.of(new PartitionKey("m2", "default")),
         svc.inspection().loads(null, null).stream().map(PartitionLoads::partition).toList(),
         "the emptied partition is gone");
-    assertEquals(1, join(svc.select(SelectRequest.of(new PartitionKey("m2", null), PromptInput.tokens(1, 2, 3, 4)),
-        false)).workerId());
+    assertEquals(
+        1,
+        join(svc.select(
+                SelectRequest.of(new PartitionKey("m2", null), PromptInput.tokens(1, 2, 3, 4)),
+                false))
+            .workerId());
   }
 
   @Test
@@ -272,15 +341,16 @@ class WorkerCatalogServiceTest {
     join(svc.upsertWorker(worker(1, 4)));
     join(svc.select(req("a", 1, 2, 3, 4), true));
     List<String> restored = new ArrayList<>();
-    svc.addCatalogListener(new CatalogListener() {
-      @Override
-      public void workerUpserted(WorkerRecord previous, WorkerRecord current) {
-        if (current.spec().endpoint().startsWith("http://bad")) {
-          throw new IllegalStateException("listener failed");
-        }
-        restored.add(current.spec().endpoint());
-      }
-    });
+    svc.addCatalogListener(
+        new CatalogListener() {
+          @Override
+          public void workerUpserted(WorkerRecord previous, WorkerRecord current) {
+            if (current.spec().endpoint().startsWith("http://bad")) {
+              throw new IllegalStateException("listener failed");
+            }
+            restored.add(current.spec().endpoint());
+          }
+        });
     WorkerSpec bad = WorkerSpec.builder(2).endpoint("http://bad").blockSize(4).build();
     assertThrows(IllegalStateException.class, () -> join(svc.upsertWorker(bad)));
     assertNull(svc.worker(2), "a new worker is removed again");
@@ -288,7 +358,8 @@ class WorkerCatalogServiceTest {
 
     WorkerSpec badReplace = WorkerSpec.builder(1).endpoint("http://bad1").blockSize(4).build();
     assertThrows(IllegalStateException.class, () -> join(svc.upsertWorker(badReplace)));
-    assertEquals("http://w1", svc.worker(1).spec().endpoint(), "the previous registration is restored");
+    assertEquals(
+        "http://w1", svc.worker(1).spec().endpoint(), "the previous registration is restored");
     assertEquals(List.of("http://w1"), restored, "and the listeners are told");
     assertEquals(1, svc.bookingCount(), "the booking survives the failed replace");
     assertEquals(1, f.catalogChanges.size(), "a failed upsert publishes nothing");
@@ -311,20 +382,27 @@ class WorkerCatalogServiceTest {
   void restoredIndexEntriesCountAndMatch() {
     SelectionService svc = f.service(ServiceFixture.events(), null);
     int[] tokens = {1, 2, 3, 4, 5, 6, 7, 8};
-    long[] local = BlockHasher.localBlockHashes(tokens, tokens.length, 4, BlockHasher.saltSeed(null, null), false, null);
+    long[] local =
+        BlockHasher.localBlockHashes(
+            tokens, tokens.length, 4, BlockHasher.saltSeed(null, null), false, null);
     WorkerRank r = new WorkerRank(1, 0);
-    List<StoredBlock> blocks = List.of(new StoredBlock(r, StorageTier.DEVICE, false, 0, 100, local[0]),
-        new StoredBlock(r, StorageTier.DEVICE, true, 100, 101, local[1]),
-        new StoredBlock(r, StorageTier.DEVICE, true, 999, 102, local[1]));
-    assertEquals(2, svc.restoreIndex(P, 4, blocks), "an entry with an unknown parent is not stored");
+    List<StoredBlock> blocks =
+        List.of(
+            new StoredBlock(r, StorageTier.DEVICE, false, 0, 100, local[0]),
+            new StoredBlock(r, StorageTier.DEVICE, true, 100, 101, local[1]),
+            new StoredBlock(r, StorageTier.DEVICE, true, 999, 102, local[1]));
+    assertEquals(
+        2, svc.restoreIndex(P, 4, blocks), "an entry with an unknown parent is not stored");
     assertEquals(-1, svc.restoreIndex(P, 8, blocks), "another block size is refused");
     assertEquals(2, svc.inspection().indexSize());
     join(svc.upsertWorker(ServiceFixture.eventWorker(1, 4, 0, 1, null, null, null)));
     join(svc.upsertWorker(ServiceFixture.eventWorker(2, 4, 0, 1, null, null, null)));
-    OverlapReport o = svc.inspection().overlapScores(SelectRequest.of(P, PromptInput.tokens(tokens)));
+    OverlapReport o =
+        svc.inspection().overlapScores(SelectRequest.of(P, PromptInput.tokens(tokens)));
     assertEquals(2, o.workers().get(0).deviceBlocks());
     assertEquals(0, o.workers().get(1).deviceBlocks());
-    assertEquals(1, join(svc.select(req(null, tokens), false)).workerId(), "the cached worker wins");
+    assertEquals(
+        1, join(svc.select(req(null, tokens), false)).workerId(), "the cached worker wins");
     assertEquals(blocks.subList(0, 2), svc.inspection().dump().get(0).blocks());
     assertEquals(-1, svc.restoreIndex(P, 8, List.of()));
   }
@@ -335,9 +413,12 @@ class WorkerCatalogServiceTest {
     assertEquals(0, svc.restoreIndex(P, 16, List.of()));
     assertEquals(16, svc.inspection().dump().get(0).blockSize());
     assertEquals(0, svc.restoreIndex(P, 16, List.of()), "the same size is accepted again");
-    WorkerRecord w = join(svc.upsertWorker(ServiceFixture.eventWorker(1, 4, 0, 1, null, null, null)));
+    WorkerRecord w =
+        join(svc.upsertWorker(ServiceFixture.eventWorker(1, 4, 0, 1, null, null, null)));
     assertEquals(Lifecycle.INCOMPLETE, w.lifecycle(), "the recovered block size binds new workers");
-    assertEquals(List.of("reconciliation failed: block_size mismatch for default:default existing=16 requested=4"),
+    assertEquals(
+        List.of(
+            "reconciliation failed: block_size mismatch for default:default existing=16 requested=4"),
         w.notSchedulableReasons());
   }
 }

@@ -22,8 +22,9 @@ import org.junit.jupiter.api.Test;
  */
 class WorkerLivenessServiceTest {
 
-  private static final String REASON = "unreachable: no connection to the kv events endpoint tcp://e:1 of dp_rank 0"
-      + " for more than 5 s";
+  private static final String REASON =
+      "unreachable: no connection to the kv events endpoint tcp://e:1 of dp_rank 0"
+          + " for more than 5 s";
 
   private final ServiceFixture fx = new ServiceFixture();
   private final SelectionService svc = fx.service(ServiceFixture.approximate(), null);
@@ -38,7 +39,10 @@ class WorkerLivenessServiceTest {
     assertEquals(List.of(REASON), svc.worker(1).notSchedulableReasons());
     assertEquals(REASON, svc.unreachableReason(1));
     for (int i = 0; i < 20; i++) {
-      assertEquals(2, join(svc.select(req(null, 10 * i, 10 * i + 1, 10 * i + 2, 10 * i + 3), false)).workerId());
+      assertEquals(
+          2,
+          join(svc.select(req(null, 10 * i, 10 * i + 1, 10 * i + 2, 10 * i + 3), false))
+              .workerId());
     }
     assertEquals(1, svc.bookingCount(), "the booking on the unreachable worker was dropped");
     join(svc.prefillComplete("booked"));
@@ -55,7 +59,9 @@ class WorkerLivenessServiceTest {
     join(svc.upsertWorker(worker(1, 4)));
     join(svc.setUnreachable(1, REASON));
     assertEquals(false, svc.ready().ready());
-    SelectionException e = assertThrows(SelectionException.class, () -> join(svc.select(req(null, 1, 2, 3, 4), false)));
+    SelectionException e =
+        assertThrows(
+            SelectionException.class, () -> join(svc.select(req(null, 1, 2, 3, 4), false)));
     assertEquals(ErrorCode.NOT_READY, e.code());
     join(svc.setUnreachable(1, null));
     assertEquals(true, svc.ready().ready());

@@ -30,18 +30,28 @@ class BudgetedSessionAffinityTest {
   private static final WorkerRank B = new WorkerRank(2, 0);
 
   private final MutableClock clock = new MutableClock();
-  private final LocalSessionAffinity table = new LocalSessionAffinity(clock, Duration.ofSeconds(60));
+  private final LocalSessionAffinity table =
+      new LocalSessionAffinity(clock, Duration.ofSeconds(60));
   private final Gate gate = new Gate(table);
   // no quiet period (the breaker closes at the first answer within the budget): when it closes
   // is CallBudgetTest's subject; these tests are about the near cache and the write-backs
-  private final CallBudget budget = new CallBudget(Duration.ofMillis(30), Duration.ZERO, Runnable::run,
-      CallBudget.Routes.byOwner(k -> "owner-of-" + ((String) k).charAt(((String) k).length() - 1)));
-  private final BudgetedSessionAffinity sessions = new BudgetedSessionAffinity(gate, budget, clock,
-      Duration.ofSeconds(60), 1000);
+  private final CallBudget budget =
+      new CallBudget(
+          Duration.ofMillis(30),
+          Duration.ZERO,
+          Runnable::run,
+          CallBudget.Routes.byOwner(
+              k -> "owner-of-" + ((String) k).charAt(((String) k).length() - 1)));
+  private final BudgetedSessionAffinity sessions =
+      new BudgetedSessionAffinity(gate, budget, clock, Duration.ofSeconds(60), 1000);
 
   /** Passes calls to the table, or holds them until {@link #open}, or fails them. */
   static final class Gate implements SessionAffinity {
-    enum Mode { PASS, HOLD, FAIL }
+    enum Mode {
+      PASS,
+      HOLD,
+      FAIL
+    }
 
     private final SessionAffinity inner;
     volatile Mode mode = Mode.PASS;
@@ -59,13 +69,17 @@ class BudgetedSessionAffinityTest {
         return call.get();
       }
       CompletableFuture<T> later = new CompletableFuture<>();
-      held.add(() -> call.get().whenComplete((v, e) -> {
-        if (e != null) {
-          later.completeExceptionally(e);
-        } else {
-          later.complete(v);
-        }
-      }));
+      held.add(
+          () ->
+              call.get()
+                  .whenComplete(
+                      (v, e) -> {
+                        if (e != null) {
+                          later.completeExceptionally(e);
+                        } else {
+                          later.complete(v);
+                        }
+                      }));
       return later;
     }
 
@@ -85,8 +99,12 @@ class BudgetedSessionAffinityTest {
     }
 
     @Override
-    public CompletionStage<WorkerRank> bindAndLease(String partition, String sessionId, WorkerRank expected,
-        WorkerRank target, String leaseId) {
+    public CompletionStage<WorkerRank> bindAndLease(
+        String partition,
+        String sessionId,
+        WorkerRank expected,
+        WorkerRank target,
+        String leaseId) {
       return gate(() -> inner.bindAndLease(partition, sessionId, expected, target, leaseId));
     }
 
@@ -118,7 +136,10 @@ class BudgetedSessionAffinityTest {
   @Test
   void withinTheBudgetTheTableAnswers() throws Exception {
     assertEquals(A, get(sessions.bindAndLease("p", "s1", null, A, "r1")));
-    assertEquals(A, get(sessions.bindAndLease("p", "s1", null, B, "r2")), "the table's compare-and-bind decides");
+    assertEquals(
+        A,
+        get(sessions.bindAndLease("p", "s1", null, B, "r2")),
+        "the table's compare-and-bind decides");
     assertEquals(Optional.of(A), get(sessions.lookup("p", "s1")));
     assertEquals(new BudgetedSessionAffinity.Stats(0, 0, 0, 0, 0, 0, 1, 0), sessions.stats());
   }
@@ -127,8 +148,14 @@ class BudgetedSessionAffinityTest {
   void aHeldTableAnswersFromTheNearCacheAfterTheBudget() throws Exception {
     get(sessions.bindAndLease("p", "seen", null, A, "r1"));
     gate.mode = Gate.Mode.HOLD;
-    assertEquals(Optional.of(A), get(sessions.lookup("p", "seen")), "a session this node saw keeps its worker");
-    assertEquals(Optional.empty(), get(sessions.lookup("p", "unseen")), "an unseen one falls to the KV choice");
+    assertEquals(
+        Optional.of(A),
+        get(sessions.lookup("p", "seen")),
+        "a session this node saw keeps its worker");
+    assertEquals(
+        Optional.empty(),
+        get(sessions.lookup("p", "unseen")),
+        "an unseen one falls to the KV choice");
     assertEquals(2, sessions.stats().lookupFallbacks());
   }
 
@@ -136,14 +163,18 @@ class BudgetedSessionAffinityTest {
   void aHeldBindBooksLocallyAndTheTableDecidesWhenItAnswers() throws Exception {
     get(table.bindAndLease("p", "s", null, B, "other-node"));
     gate.mode = Gate.Mode.HOLD;
-    assertEquals(A, get(sessions.bindAndLease("p", "s", null, A, "r1")), "past the budget the local target is booked");
+    assertEquals(
+        A,
+        get(sessions.bindAndLease("p", "s", null, A, "r1")),
+        "past the budget the local target is booked");
     assertEquals(1, sessions.stats().bindFallbacks());
     assertEquals(1, sessions.stats().unconfirmed());
     gate.open();
     BudgetedSessionAffinity.Stats st = sessions.stats();
     assertEquals(0, st.unconfirmed());
     assertEquals(1, st.writeBackConflicts(), "the table already held B");
-    assertEquals(Optional.of(B), get(sessions.lookup("p", "s")), "the table's binding wins once it answers");
+    assertEquals(
+        Optional.of(B), get(sessions.lookup("p", "s")), "the table's binding wins once it answers");
     assertEquals(Optional.of(B), get(table.lookup("p", "s")), "the fallback never replaced it");
   }
 
@@ -156,7 +187,8 @@ class BudgetedSessionAffinityTest {
     gate.mode = Gate.Mode.PASS;
     get(table.bindAndLease("p", "taken", null, B, "elsewhere"));
     get(sessions.sweep());
-    assertEquals(Optional.of(A), get(table.lookup("p", "new")), "an unbound session gets the local binding");
+    assertEquals(
+        Optional.of(A), get(table.lookup("p", "new")), "an unbound session gets the local binding");
     assertEquals(Optional.of(B), get(table.lookup("p", "taken")), "a bound one keeps the table's");
     assertEquals(0, sessions.stats().unconfirmed());
     assertEquals(2, sessions.stats().writeBacks());
@@ -172,7 +204,8 @@ class BudgetedSessionAffinityTest {
     get(sessions.sweep());
     assertEquals(Optional.of(A), get(table.lookup("p", "s")));
     clock.advance(Duration.ofSeconds(61));
-    assertEquals(Optional.empty(), get(table.lookup("p", "s")), "no lease left behind: the idle TTL ran");
+    assertEquals(
+        Optional.empty(), get(table.lookup("p", "s")), "no lease left behind: the idle TTL ran");
   }
 
   @Test
@@ -183,8 +216,12 @@ class BudgetedSessionAffinityTest {
       // same owner (same last character): answered from the near cache without asking the table
       get(sessions.lookup("p", "x1"));
     }
-    assertEquals(101, gate.heldCalls(), "every call is still made (the first answer closes the breaker)");
-    assertEquals(101, sessions.stats().lookupFallbacks(), "only the first waited the budget; the rest did not");
+    assertEquals(
+        101, gate.heldCalls(), "every call is still made (the first answer closes the breaker)");
+    assertEquals(
+        101,
+        sessions.stats().lookupFallbacks(),
+        "only the first waited the budget; the rest did not");
     assertEquals(1, budget.trips());
     assertEquals(1, budget.tripped());
     gate.open();
@@ -196,60 +233,68 @@ class BudgetedSessionAffinityTest {
   @Test
   void requestErrorsAreNotFallbacks() {
     gate.mode = Gate.Mode.HOLD;
-    ExecutionException e = assertThrows(ExecutionException.class, () -> get(sessions.lookup("p", "")));
+    ExecutionException e =
+        assertThrows(ExecutionException.class, () -> get(sessions.lookup("p", "")));
     assertTrue(e.getCause() instanceof SelectionException);
     assertEquals(0, sessions.stats().lookupFallbacks());
   }
 
   /** The table of a member that lost a binding: a split side that held neither its partition nor the backup. */
   static Gate swappable(java.util.concurrent.atomic.AtomicReference<SessionAffinity> now) {
-    return new Gate(new SessionAffinity() {
-        @Override
-        public CompletionStage<Optional<WorkerRank>> lookup(String p, String s) {
-          return now.get().lookup(p, s);
-        }
+    return new Gate(
+        new SessionAffinity() {
+          @Override
+          public CompletionStage<Optional<WorkerRank>> lookup(String p, String s) {
+            return now.get().lookup(p, s);
+          }
 
-        @Override
-        public CompletionStage<WorkerRank> bindAndLease(String p, String s, WorkerRank e, WorkerRank t, String l) {
-          return now.get().bindAndLease(p, s, e, t, l);
-        }
+          @Override
+          public CompletionStage<WorkerRank> bindAndLease(
+              String p, String s, WorkerRank e, WorkerRank t, String l) {
+            return now.get().bindAndLease(p, s, e, t, l);
+          }
 
-        @Override
-        public CompletionStage<Void> releaseLease(String p, String s, String l) {
-          return now.get().releaseLease(p, s, l);
-        }
+          @Override
+          public CompletionStage<Void> releaseLease(String p, String s, String l) {
+            return now.get().releaseLease(p, s, l);
+          }
 
-        @Override
-        public CompletionStage<Integer> sweep() {
-          return now.get().sweep();
-        }
+          @Override
+          public CompletionStage<Integer> sweep() {
+            return now.get().sweep();
+          }
 
-        @Override
-        public CompletionStage<Void> removeWorker(long w) {
-          return now.get().removeWorker(w);
-        }
+          @Override
+          public CompletionStage<Void> removeWorker(long w) {
+            return now.get().removeWorker(w);
+          }
 
-        @Override
-        public int size() {
-          return now.get().size();
-        }
-      });
+          @Override
+          public int size() {
+            return now.get().size();
+          }
+        });
   }
 
   @Test
-  void aBindingTheTableLostIsAnsweredFromTheNearCacheAndWrittenBackOnlyWhereTheTableHasNone() throws Exception {
+  void aBindingTheTableLostIsAnsweredFromTheNearCacheAndWrittenBackOnlyWhereTheTableHasNone()
+      throws Exception {
     var now = new java.util.concurrent.atomic.AtomicReference<SessionAffinity>(table);
-    BudgetedSessionAffinity s = new BudgetedSessionAffinity(swappable(now), budget, clock, Duration.ofSeconds(60),
-        1000);
+    BudgetedSessionAffinity s =
+        new BudgetedSessionAffinity(swappable(now), budget, clock, Duration.ofSeconds(60), 1000);
     assertEquals(A, get(s.bindAndLease("p", "kept", null, A, "r1")));
     assertEquals(A, get(s.bindAndLease("p", "raced", null, A, "r2")));
     LocalSessionAffinity lost = new LocalSessionAffinity(clock, Duration.ofSeconds(60));
     now.set(lost);
 
-    assertEquals(Optional.of(A), get(s.lookup("p", "kept")), "the binding this node saw, not a new placement");
+    assertEquals(
+        Optional.of(A),
+        get(s.lookup("p", "kept")),
+        "the binding this node saw, not a new placement");
     assertEquals(Optional.of(A), get(s.lookup("p", "raced")));
     assertEquals(2, s.stats().restoredLookups());
-    assertEquals(A, get(s.bindAndLease("p", "kept", A, A, "r3")), "written where the table holds none");
+    assertEquals(
+        A, get(s.bindAndLease("p", "kept", A, A, "r3")), "written where the table holds none");
     assertEquals(Optional.of(A), get(lost.lookup("p", "kept")));
 
     get(lost.bindAndLease("p", "raced", null, B, "another-node"));

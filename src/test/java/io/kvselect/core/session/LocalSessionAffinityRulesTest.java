@@ -40,8 +40,11 @@ class LocalSessionAffinityRulesTest {
   void constructorRejectsNonPositiveLimits() {
     assertThrows(NullPointerException.class, () -> new LocalSessionAffinity(null, TTL));
     assertThrows(IllegalArgumentException.class, () -> new LocalSessionAffinity(clock, null));
-    assertThrows(IllegalArgumentException.class, () -> new LocalSessionAffinity(clock, Duration.ZERO));
-    assertThrows(IllegalArgumentException.class, () -> new LocalSessionAffinity(clock, Duration.ofSeconds(-1)));
+    assertThrows(
+        IllegalArgumentException.class, () -> new LocalSessionAffinity(clock, Duration.ZERO));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> new LocalSessionAffinity(clock, Duration.ofSeconds(-1)));
     assertThrows(IllegalArgumentException.class, () -> new LocalSessionAffinity(clock, TTL, 0));
     LocalSessionAffinity one = new LocalSessionAffinity(clock, Duration.ofMillis(1), 1);
     assertEquals(W1, done(one.bindAndLease("p", "s", null, W1, "l")));
@@ -60,8 +63,9 @@ class LocalSessionAffinityRulesTest {
     assertInstanceOf(NullPointerException.class, failed(t.bindAndLease("p", "s", null, W1, null)));
     assertInstanceOf(NullPointerException.class, failed(t.lookup(null, "s")));
     assertEquals(0, t.size());
-    SelectionException longId = assertThrows(SelectionException.class,
-        () -> SessionAffinity.requireValidSessionId("a".repeat(257)));
+    SelectionException longId =
+        assertThrows(
+            SelectionException.class, () -> SessionAffinity.requireValidSessionId("a".repeat(257)));
     assertEquals("session_id must be at most 256 bytes of UTF-8", longId.getMessage());
   }
 
@@ -98,14 +102,17 @@ class LocalSessionAffinityRulesTest {
     assertEquals(1, t.size(), "the lookup dropped the expired binding");
     done(t.releaseLease("a", "s2", "l2"));
     clock.advance(TTL);
-    assertEquals(W2, done(t.bindAndLease("a", "s2", null, W2, "l3")),
+    assertEquals(
+        W2,
+        done(t.bindAndLease("a", "s2", null, W2, "l3")),
         "an expired binding counts as unbound: a first binding re-creates it");
     assertEquals(1, t.size());
     done(t.releaseLease("a", "s2", "l3"));
     clock.advance(TTL);
     assertEquals(Optional.empty(), done(t.lookup("a", "s2")));
     assertEquals(0, t.size());
-    assertEquals(Optional.empty(), done(t.lookup("a", "s2")), "an emptied partition table reads as absent");
+    assertEquals(
+        Optional.empty(), done(t.lookup("a", "s2")), "an emptied partition table reads as absent");
   }
 
   /**
@@ -149,8 +156,9 @@ class LocalSessionAffinityRulesTest {
     assertEquals(3, t.size());
     assertEquals(Optional.of(W1), done(t.lookup("a", "s2")), "live bindings survive the sweep");
     assertEquals(Optional.of(W1), done(t.lookup("a", "s3")));
-    SelectionException full = assertInstanceOf(SelectionException.class,
-        failed(t.bindAndLease("a", "s5", null, W2, "l5")));
+    SelectionException full =
+        assertInstanceOf(
+            SelectionException.class, failed(t.bindAndLease("a", "s5", null, W2, "l5")));
     assertEquals(ErrorCode.NOT_READY, full.code());
   }
 }

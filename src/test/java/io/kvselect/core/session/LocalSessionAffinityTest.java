@@ -59,7 +59,8 @@ class LocalSessionAffinityTest extends SessionAffinityContract {
     LocalSessionAffinity small = new LocalSessionAffinity(clock, TTL, 2);
     done(small.bindAndLease(P, "s1", null, W1, "l1"));
     done(small.bindAndLease(P, "s2", null, W1, "l2"));
-    assertEquals(ErrorCode.NOT_READY, failure(() -> small.bindAndLease(P, "s3", null, W1, "l3")).code());
+    assertEquals(
+        ErrorCode.NOT_READY, failure(() -> small.bindAndLease(P, "s3", null, W1, "l3")).code());
     done(small.releaseLease(P, "s1", "l1"));
     clock.advance(TTL);
     assertEquals(W1, done(small.bindAndLease(P, "s3", null, W1, "l3")));

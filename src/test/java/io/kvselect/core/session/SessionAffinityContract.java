@@ -45,7 +45,8 @@ public abstract class SessionAffinityContract {
   protected abstract SessionAffinity table(MutableClock clock, int maxPerPartition);
 
   /** A second handle on {@code t}'s state (another member's; locally {@code t} itself). */
-  protected abstract SessionAffinity other(SessionAffinity t, MutableClock clock, int maxPerPartition);
+  protected abstract SessionAffinity other(
+      SessionAffinity t, MutableClock clock, int maxPerPartition);
 
   /** Rounds of the concurrent first-binding race (a cluster's round trips cost more). */
   protected int concurrentRounds() {
@@ -77,7 +78,8 @@ public abstract class SessionAffinityContract {
   }
 
   /** Books {@code target} as a booking on another rank does: expecting the current binding. */
-  protected static WorkerRank book(SessionAffinity t, String p, String s, WorkerRank target, String lease) {
+  protected static WorkerRank book(
+      SessionAffinity t, String p, String s, WorkerRank target, String lease) {
     WorkerRank current = get(t.lookup(p, s)).orElse(null);
     return get(t.bindAndLease(p, s, current, target, lease));
   }
@@ -89,7 +91,8 @@ public abstract class SessionAffinityContract {
     assertEquals(Optional.empty(), get(a.lookup(p, "s1")));
     assertEquals(W1, book(a, p, "s1", W1, "sel-1"));
     assertEquals(Optional.of(W1), get(a.lookup(p, "s1")));
-    assertEquals(Optional.of(W1), get(other(a, clock, 100).lookup(p, "s1")), "every handle reads it");
+    assertEquals(
+        Optional.of(W1), get(other(a, clock, 100).lookup(p, "s1")), "every handle reads it");
     assertEquals(Optional.empty(), get(a.lookup(p + "x", "s1")), "partitions are separate tables");
   }
 
@@ -103,7 +106,9 @@ public abstract class SessionAffinityContract {
     assertEquals(Optional.of(W1), get(b.lookup(p, "s")));
     get(a.releaseLease(p, "s", "l1"));
     clock.advance(TTL);
-    assertEquals(Optional.empty(), get(a.lookup(p, "s")),
+    assertEquals(
+        Optional.empty(),
+        get(a.lookup(p, "s")),
         "the loser added no lease, so the binding expired with the winner's");
   }
 
@@ -114,9 +119,13 @@ public abstract class SessionAffinityContract {
     String p = partition();
     get(a.bindAndLease(p, "s1", null, W1, "a"));
     WorkerRank w3 = new WorkerRank(3, 0);
-    assertEquals(W1, get(b.bindAndLease(p, "s1", W2, w3, "b")), "an unexpected current binding stays");
-    assertEquals(w3, get(b.bindAndLease(p, "s1", W1, w3, "c")), "expecting the current binding moves it");
-    assertEquals(w3, get(a.bindAndLease(p, "s1", null, w3, "d")),
+    assertEquals(
+        W1, get(b.bindAndLease(p, "s1", W2, w3, "b")), "an unexpected current binding stays");
+    assertEquals(
+        w3, get(b.bindAndLease(p, "s1", W1, w3, "c")), "expecting the current binding moves it");
+    assertEquals(
+        w3,
+        get(a.bindAndLease(p, "s1", null, w3, "d")),
         "binding to the current target succeeds whatever was expected");
     assertEquals(Optional.of(w3), get(a.lookup(p, "s1")));
   }
@@ -129,7 +138,8 @@ public abstract class SessionAffinityContract {
     book(a, p, "s", W1, "l2");
     clock.advance(TTL.multipliedBy(5));
     get(a.sweep());
-    assertEquals(Optional.of(W1), get(a.lookup(p, "s")), "a leased binding never expires, swept or not");
+    assertEquals(
+        Optional.of(W1), get(a.lookup(p, "s")), "a leased binding never expires, swept or not");
     get(a.releaseLease(p, "s", "l1"));
     clock.advance(TTL.multipliedBy(5));
     assertEquals(Optional.of(W1), get(a.lookup(p, "s")), "l2 still holds it");
@@ -138,7 +148,8 @@ public abstract class SessionAffinityContract {
     get(a.sweep());
     assertEquals(Optional.of(W1), get(a.lookup(p, "s")), "live until the TTL, swept or not");
     clock.advance(Duration.ofMillis(1));
-    assertEquals(Optional.empty(), get(a.lookup(p, "s")), "expired reads as absent before any sweep");
+    assertEquals(
+        Optional.empty(), get(a.lookup(p, "s")), "expired reads as absent before any sweep");
     assertEquals(W2, book(a, p, "s", W2, "l3"), "a new booking replaces an expired binding");
     assertEquals(Optional.of(W2), get(a.lookup(p, "s")));
     get(a.releaseLease(p, "s", "l3"));
@@ -244,10 +255,12 @@ public abstract class SessionAffinityContract {
           WorkerRank mine = new WorkerRank(t, 0);
           String lease = session + "-" + t;
           SessionAffinity h = handles.get(t % handles.size());
-          results.add(pool.submit(() -> {
-            start.await();
-            return get(h.bindAndLease(p, session, null, mine, lease));
-          }));
+          results.add(
+              pool.submit(
+                  () -> {
+                    start.await();
+                    return get(h.bindAndLease(p, session, null, mine, lease));
+                  }));
         }
         start.countDown();
         Set<WorkerRank> seen = new HashSet<>();

@@ -36,7 +36,10 @@ class BodyBytesTest {
 
   @Test
   void aDirectBufferIsCopiedAndNullIsEmpty() {
-    Buffer direct = BufferInternal.buffer(Unpooled.directBuffer().writeBytes("{\"token_ids\":[5]}".getBytes(StandardCharsets.UTF_8)));
+    Buffer direct =
+        BufferInternal.buffer(
+            Unpooled.directBuffer()
+                .writeBytes("{\"token_ids\":[5]}".getBytes(StandardCharsets.UTF_8)));
     assertEquals("{\"token_ids\":[5]}", text(BodyBytes.view(direct)));
     assertEquals(0, BodyBytes.view(null).length());
   }

@@ -25,7 +25,9 @@ class ErrorsHttpTest {
 
   private static void assertError(NodeHarness.Reply r, int status, String fragment) {
     assertEquals(status, r.status(), r.raw());
-    assertTrue(r.error() != null && r.error().contains(fragment), "error should mention '" + fragment + "': " + r.raw());
+    assertTrue(
+        r.error() != null && r.error().contains(fragment),
+        "error should mention '" + fragment + "': " + r.raw());
   }
 
   /** The raw answer to {@code request} written on a fresh loopback connection (read to its close). */
@@ -41,14 +43,22 @@ class ErrorsHttpTest {
   @Test
   void http11RequestWithoutHostIs400NamingTheHeader() throws Exception {
     String body = "{\"token_ids\":[1,2,3,4]}";
-    for (String request : new String[] {"GET /health HTTP/1.1\r\nConnection: close\r\n\r\n",
-        "POST /select HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: " + body.length()
-            + "\r\n\r\n" + body}) {
+    for (String request :
+        new String[] {
+          "GET /health HTTP/1.1\r\nConnection: close\r\n\r\n",
+          "POST /select HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: "
+              + body.length()
+              + "\r\n\r\n"
+              + body
+        }) {
       String answer = raw(request);
       assertTrue(answer.startsWith("HTTP/1.1 400 "), answer);
-      assertTrue(answer.endsWith("{\"error\":\"the Host header is required for HTTP/1.1 requests\"}"), answer);
+      assertTrue(
+          answer.endsWith("{\"error\":\"the Host header is required for HTTP/1.1 requests\"}"),
+          answer);
     }
-    assertTrue(raw("GET /health HTTP/1.0\r\n\r\n").startsWith("HTTP/1.0 200 "), "HTTP/1.0 needs no Host");
+    assertTrue(
+        raw("GET /health HTTP/1.0\r\n\r\n").startsWith("HTTP/1.0 200 "), "HTTP/1.0 needs no Host");
   }
 
   @Test
@@ -62,7 +72,10 @@ class ErrorsHttpTest {
   void missingContentTypeIs415() throws Exception {
     assertError(n.call("POST", "/select", "{\"token_ids\":[1,2,3,4]}", null), 415, "Content-Type");
     assertError(n.call("POST", "/workers", "{\"worker_id\":1}", "text/plain"), 415, "Content-Type");
-    assertEquals(200, n.call("POST", "/select", "{\"token_ids\":[1,2,3,4]}", "application/json; charset=utf-8").status());
+    assertEquals(
+        200,
+        n.call("POST", "/select", "{\"token_ids\":[1,2,3,4]}", "application/json; charset=utf-8")
+            .status());
   }
 
   @Test
@@ -72,18 +85,33 @@ class ErrorsHttpTest {
     assertError(n.post("/select", "{\"token_ids\":\"1,2,3\"}"), 422, "token_ids");
     assertError(n.post("/select", "{\"token_ids\":[1,-2,3]}"), 422, "token_ids");
     assertError(n.post("/select", "{\"token_ids\":[4294967296]}"), 422, "token_ids");
-    assertError(n.post("/select", "{\"block_hashes\":[1.5],\"sequence_hashes\":[1],\"isl_tokens\":4}"), 422, "block_hashes");
+    assertError(
+        n.post("/select", "{\"block_hashes\":[1.5],\"sequence_hashes\":[1],\"isl_tokens\":4}"),
+        422,
+        "block_hashes");
     assertError(n.post("/workers", "{\"worker_id\":-1}"), 422, "worker_id");
     assertError(n.post("/workers", "{\"worker_id\":2,\"block_size\":\"16\"}"), 422, "block_size");
-    assertError(n.post("/workers", "{\"worker_id\":2,\"kv_events_endpoints\":{\"zero\":\"tcp://x:1\"}}"), 422,
+    assertError(
+        n.post("/workers", "{\"worker_id\":2,\"kv_events_endpoints\":{\"zero\":\"tcp://x:1\"}}"),
+        422,
         "kv_events_endpoints");
-    assertError(n.post("/select", "{\"token_ids\":[1,2,3,4],\"session_context\":{\"parent_session_id\":\"p\"}}"), 422,
+    assertError(
+        n.post(
+            "/select",
+            "{\"token_ids\":[1,2,3,4],\"session_context\":{\"parent_session_id\":\"p\"}}"),
+        422,
         "session_context.session_id");
-    assertError(n.post("/select", "{\"token_ids\":[1,2,3,4],\"pinned_worker\":{\"worker_id\":1}}"), 422,
+    assertError(
+        n.post("/select", "{\"token_ids\":[1,2,3,4],\"pinned_worker\":{\"worker_id\":1}}"),
+        422,
         "pinned_worker.dp_rank");
     assertError(n.post("/select", "[1,2,3]"), 422, "object");
-    assertError(n.post("/select", "{\"block_hashes\":[1],\"sequence_hashes\":[1],\"isl_tokens\":9223372036854775807}"),
-        422, "isl_tokens");
+    assertError(
+        n.post(
+            "/select",
+            "{\"block_hashes\":[1],\"sequence_hashes\":[1],\"isl_tokens\":9223372036854775807}"),
+        422,
+        "isl_tokens");
   }
 
   @Test
@@ -125,7 +153,10 @@ class ErrorsHttpTest {
 
   @Test
   void notReadyPartitionIs503() throws Exception {
-    assertError(n.post("/select", "{\"model_name\":\"absent\",\"token_ids\":[1,2,3,4]}"), 503, "no schedulable workers");
+    assertError(
+        n.post("/select", "{\"model_name\":\"absent\",\"token_ids\":[1,2,3,4]}"),
+        503,
+        "no schedulable workers");
   }
 
   /**

@@ -51,10 +51,12 @@ class EveryRequestAnsweredStressTest {
         List<Future<?>> clients = new ArrayList<>();
         for (int c = 0; c < CLIENTS; c++) {
           int client = c;
-          clients.add(pool.submit(() -> {
-            run(n, client, answered);
-            return null;
-          }));
+          clients.add(
+              pool.submit(
+                  () -> {
+                    run(n, client, answered);
+                    return null;
+                  }));
         }
         for (Future<?> f : clients) {
           f.get(5, TimeUnit.MINUTES);
@@ -64,8 +66,12 @@ class EveryRequestAnsweredStressTest {
       }
       long total = answered.values().stream().mapToLong(AtomicLong::get).sum();
       assertEquals((long) CLIENTS * REQUESTS, total, () -> "answers by kind: " + answered);
-      assertEquals(0, n.load(1, 0).get("active_requests").asLong() + n.load(2, 0).get("active_requests").asLong()
-          + n.load(3, 0).get("active_requests").asLong(), "every booking was freed");
+      assertEquals(
+          0,
+          n.load(1, 0).get("active_requests").asLong()
+              + n.load(2, 0).get("active_requests").asLong()
+              + n.load(3, 0).get("active_requests").asLong(),
+          "every booking was freed");
     }
   }
 
@@ -74,7 +80,8 @@ class EveryRequestAnsweredStressTest {
     int send(String method, String path, String body) throws Exception;
   }
 
-  private static void run(NodeHarness n, int client, Map<String, AtomicLong> answered) throws Exception {
+  private static void run(NodeHarness n, int client, Map<String, AtomicLong> answered)
+      throws Exception {
     HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     run(n, client, answered, (m, p, b) -> send(http, n, m, p, b));
   }
@@ -86,21 +93,37 @@ class EveryRequestAnsweredStressTest {
       int kind = rng.nextInt(10);
       String id = "c" + client + "-" + i;
       long scratch = 100 + client;
-      String[] req = switch (kind) {
-        case 0 -> new String[] {"GET", "/metrics", null};
-        case 1 -> new String[] {"GET", "/loads", null};
-        case 2 -> new String[] {"GET", "/ui/state", null};
-        case 3 -> new String[] {"GET", "/dump", null};
-        case 4 -> rng.nextBoolean()
-            ? new String[] {"POST", "/workers", "{\"worker_id\":" + scratch + ",\"endpoint\":\"http://w" + scratch
-                + ":8000\",\"block_size\":4}"}
-            : new String[] {"DELETE", "/workers/" + scratch, null};
-        case 5 -> new String[] {"PATCH", "/workers/4", "{\"max_num_batched_tokens\":" + (1024 + rng.nextInt(8192)) + "}"};
-        case 6 -> new String[] {"POST", "/select", tokens(rng, null)};
-        default -> new String[] {"POST", "/select_and_reserve", tokens(rng, id)};
-      };
+      String[] req =
+          switch (kind) {
+            case 0 -> new String[] {"GET", "/metrics", null};
+            case 1 -> new String[] {"GET", "/loads", null};
+            case 2 -> new String[] {"GET", "/ui/state", null};
+            case 3 -> new String[] {"GET", "/dump", null};
+            case 4 ->
+                rng.nextBoolean()
+                    ? new String[] {
+                      "POST",
+                      "/workers",
+                      "{\"worker_id\":"
+                          + scratch
+                          + ",\"endpoint\":\"http://w"
+                          + scratch
+                          + ":8000\",\"block_size\":4}"
+                    }
+                    : new String[] {"DELETE", "/workers/" + scratch, null};
+            case 5 ->
+                new String[] {
+                  "PATCH",
+                  "/workers/4",
+                  "{\"max_num_batched_tokens\":" + (1024 + rng.nextInt(8192)) + "}"
+                };
+            case 6 -> new String[] {"POST", "/select", tokens(rng, null)};
+            default -> new String[] {"POST", "/select_and_reserve", tokens(rng, id)};
+          };
       int status = http.send(req[0], req[1], req[2]);
-      answered.computeIfAbsent(req[0] + " " + req[1].replaceAll("/[0-9]+$", "/{id}"), k -> new AtomicLong())
+      answered
+          .computeIfAbsent(
+              req[0] + " " + req[1].replaceAll("/[0-9]+$", "/{id}"), k -> new AtomicLong())
           .incrementAndGet();
       assertTrue(status < 500 || status == 503, req[0] + " " + req[1] + " -> " + status);
       if (kind >= 7 && status == 200) {
@@ -127,13 +150,19 @@ class EveryRequestAnsweredStressTest {
     return b.append("]}").toString();
   }
 
-  private static int send(HttpClient http, NodeHarness n, String method, String path, String body) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + n.node.port() + path))
-        .timeout(BOUND);
+  private static int send(HttpClient http, NodeHarness n, String method, String path, String body)
+      throws Exception {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + n.node.port() + path))
+            .timeout(BOUND);
     if (body != null) {
       b.header("content-type", "application/json");
     }
-    b.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+    b.method(
+        method,
+        body == null
+            ? HttpRequest.BodyPublishers.noBody()
+            : HttpRequest.BodyPublishers.ofString(body));
     java.util.concurrent.CompletableFuture<HttpResponse<String>> f =
         http.sendAsync(b.build(), HttpResponse.BodyHandlers.ofString());
     long t0 = System.nanoTime();
@@ -146,19 +175,34 @@ class EveryRequestAnsweredStressTest {
       }
       return r.statusCode();
     } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
-      throw new AssertionError(method + " " + path + " was not answered within " + BOUND.toSeconds() + " s: " + e
-          + " (node in-flight requests: " + n.node.inFlightRequests() + ")"
-          + "\n\nsockets of the node's port:\n" + sockets(n.node.port())
-          + "\n\nthreads of this JVM:\n" + HangWatch.threadDump(), e);
+      throw new AssertionError(
+          method
+              + " "
+              + path
+              + " was not answered within "
+              + BOUND.toSeconds()
+              + " s: "
+              + e
+              + " (node in-flight requests: "
+              + n.node.inFlightRequests()
+              + ")"
+              + "\n\nsockets of the node's port:\n"
+              + sockets(n.node.port())
+              + "\n\nthreads of this JVM:\n"
+              + HangWatch.threadDump(),
+          e);
     }
   }
 
   /** {@code ss} lines of the TCP connections to or from {@code port} (queues show who holds unread bytes). */
   private static String sockets(int port) {
     try {
-      Process p = new ProcessBuilder("ss", "-tn", "( sport = :" + port + " or dport = :" + port + " )")
-          .redirectErrorStream(true).start();
-      String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+      Process p =
+          new ProcessBuilder("ss", "-tn", "( sport = :" + port + " or dport = :" + port + " )")
+              .redirectErrorStream(true)
+              .start();
+      String out =
+          new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
       p.waitFor(5, TimeUnit.SECONDS);
       return out;
     } catch (Exception e) {

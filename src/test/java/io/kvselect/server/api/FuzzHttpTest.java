@@ -18,25 +18,59 @@ import org.junit.jupiter.api.Test;
  */
 class FuzzHttpTest {
 
-  private static final List<String[]> SEEDS = List.of(
-      new String[] {"/workers", "{\"worker_id\":5,\"endpoint\":\"http://w\",\"block_size\":4,\"data_parallel_size\":2,"
-          + "\"kv_events_endpoints\":{\"0\":\"tcp://a:1\",\"1\":\"tcp://a:2\"},\"taints\":[\"x\"],\"total_kv_blocks\":9}"},
-      new String[] {"/select", "{\"selection_id\":\"f\",\"token_ids\":[1,2,3,4,5,6,7,8],\"session_id\":\"s\","
-          + "\"router_config_override\":{\"router_temperature\":0.5},\"allowed_worker_ids\":[1],\"advisory\":true}"},
-      new String[] {"/select_and_reserve", "{\"block_hashes\":[1,2],\"sequence_hashes\":[3,4],\"isl_tokens\":8,"
-          + "\"pinned_worker\":{\"worker_id\":1,\"dp_rank\":0},\"session_context\":{\"session_id\":\"c\"}}"},
-      new String[] {"/reservations", "{\"selection_id\":\"g%ROUND%\",\"worker_id\":1,\"dp_rank\":0,\"token_ids\":[1,2,3,4],"
-          + "\"effective_prefill_tokens\":2,\"track_prefill_tokens\":true}"},
-      new String[] {"/potential_loads", "{\"token_ids\":[1,2,3,4],\"mm_routing_info\":{\"routing_token_ids\":[5,6,7,8],"
-          + "\"block_mm_infos\":[{\"mm_objects\":[{\"mm_hash\":7}]}]}}"},
-      new String[] {"/overlap_scores", "{\"token_ids\":[1,2,3,4],\"lora_name\":\"a\",\"cache_salt\":\"b\"}"},
-      new String[] {"/reservations/g/output_block", "{\"decay_fraction\":0.5}"});
+  private static final List<String[]> SEEDS =
+      List.of(
+          new String[] {
+            "/workers",
+            "{\"worker_id\":5,\"endpoint\":\"http://w\",\"block_size\":4,\"data_parallel_size\":2,"
+                + "\"kv_events_endpoints\":{\"0\":\"tcp://a:1\",\"1\":\"tcp://a:2\"},\"taints\":[\"x\"],\"total_kv_blocks\":9}"
+          },
+          new String[] {
+            "/select",
+            "{\"selection_id\":\"f\",\"token_ids\":[1,2,3,4,5,6,7,8],\"session_id\":\"s\","
+                + "\"router_config_override\":{\"router_temperature\":0.5},\"allowed_worker_ids\":[1],\"advisory\":true}"
+          },
+          new String[] {
+            "/select_and_reserve",
+            "{\"block_hashes\":[1,2],\"sequence_hashes\":[3,4],\"isl_tokens\":8,"
+                + "\"pinned_worker\":{\"worker_id\":1,\"dp_rank\":0},\"session_context\":{\"session_id\":\"c\"}}"
+          },
+          new String[] {
+            "/reservations",
+            "{\"selection_id\":\"g%ROUND%\",\"worker_id\":1,\"dp_rank\":0,\"token_ids\":[1,2,3,4],"
+                + "\"effective_prefill_tokens\":2,\"track_prefill_tokens\":true}"
+          },
+          new String[] {
+            "/potential_loads",
+            "{\"token_ids\":[1,2,3,4],\"mm_routing_info\":{\"routing_token_ids\":[5,6,7,8],"
+                + "\"block_mm_infos\":[{\"mm_objects\":[{\"mm_hash\":7}]}]}}"
+          },
+          new String[] {
+            "/overlap_scores", "{\"token_ids\":[1,2,3,4],\"lora_name\":\"a\",\"cache_salt\":\"b\"}"
+          },
+          new String[] {"/reservations/g/output_block", "{\"decay_fraction\":0.5}"});
 
   /** Stands for the round number in a seed whose id must be fresh each round to be accepted. */
   private static final String ROUND = "%ROUND%";
 
-  private static final String[] JUNK = {"", "null", "-1", "1e999", "18446744073709551616", "\"x\"", "[]", "{}", "[1,", "true",
-      "\"\\u0000\"", "[[1]]", "{\"a\":{}}", "-0.5", "4294967295", "9223372036854775807"};
+  private static final String[] JUNK = {
+    "",
+    "null",
+    "-1",
+    "1e999",
+    "18446744073709551616",
+    "\"x\"",
+    "[]",
+    "{}",
+    "[1,",
+    "true",
+    "\"\\u0000\"",
+    "[[1]]",
+    "{\"a\":{}}",
+    "-0.5",
+    "4294967295",
+    "9223372036854775807"
+  };
 
   @Test
   void mutatedBodiesNeverReach500() throws Exception {
@@ -45,14 +79,18 @@ class FuzzHttpTest {
       n.worker(1);
       for (String[] seed : SEEDS) {
         NodeHarness.Reply r = n.post(seed[0], seed[1].replace(ROUND, ""));
-        assertTrue(r.status() >= 200 && r.status() < 300, "the unmutated seed is valid: " + seed[0] + " -> " + r.raw());
+        assertTrue(
+            r.status() >= 200 && r.status() < 300,
+            "the unmutated seed is valid: " + seed[0] + " -> " + r.raw());
       }
       Map<String, int[]> outcomes = new LinkedHashMap<>();
       for (int round = 0; round < 60; round++) {
         for (String[] seed : SEEDS) {
           String body = mutate(seed[1].replace(ROUND, "-" + round), rnd);
           NodeHarness.Reply r = n.post(seed[0], body);
-          assertTrue(r.status() < 500 || r.status() == 503, seed[0] + " " + body + " -> " + r.status() + " " + r.raw());
+          assertTrue(
+              r.status() < 500 || r.status() == 503,
+              seed[0] + " " + body + " -> " + r.status() + " " + r.raw());
           if (r.status() >= 400) {
             assertTrue(r.error() != null && !r.error().isBlank(), "error envelope: " + r.raw());
           } else {
@@ -63,13 +101,20 @@ class FuzzHttpTest {
       }
       for (String[] seed : SEEDS) {
         int[] o = outcomes.get(seed[0]);
-        assertTrue(o[0] > 0 && o[1] > 0, seed[0] + ": the mutations reach both the accepting and the rejecting paths ("
-            + o[0] + " accepted, " + o[1] + " rejected)");
+        assertTrue(
+            o[0] > 0 && o[1] > 0,
+            seed[0]
+                + ": the mutations reach both the accepting and the rejecting paths ("
+                + o[0]
+                + " accepted, "
+                + o[1]
+                + " rejected)");
       }
       assertEquals(200, n.get("/health").status());
       assertEquals(200, n.get("/dump").status());
       assertEquals(200, n.get("/loads").status());
-      NodeHarness.Reply after = n.post(SEEDS.get(1)[0], SEEDS.get(1)[1].replace("\"f\"", "\"after\""));
+      NodeHarness.Reply after =
+          n.post(SEEDS.get(1)[0], SEEDS.get(1)[1].replace("\"f\"", "\"after\""));
       assertEquals(200, after.status(), "the node still selects after the fuzz: " + after.raw());
       assertEquals(1, after.body().get("worker_id").asLong());
     }

@@ -36,7 +36,8 @@ import org.junit.jupiter.api.function.Executable;
 class GatewayClientExamplesTest {
 
   static final Path PYTHON = Path.of("/usr/bin/python3");
-  static final String TOKENS = IntStream.rangeClosed(1, 32).mapToObj(Integer::toString).collect(Collectors.joining(","));
+  static final String TOKENS =
+      IntStream.rangeClosed(1, 32).mapToObj(Integer::toString).collect(Collectors.joining(","));
 
   private NodeHarness node;
   private String base;
@@ -54,12 +55,24 @@ class GatewayClientExamplesTest {
     node.close();
   }
 
-  private List<JsonNode> python(String nodeUrl, int expectedExit, StringBuilder stderr) throws Exception {
-    try (ChildProcess p = ChildProcess.start(Path.of("."), Path.of("target/examples"), "select_client",
-        List.of(PYTHON.toString(), "examples/python/select_client.py", "--node", nodeUrl, "--tokens", TOKENS))) {
+  private List<JsonNode> python(String nodeUrl, int expectedExit, StringBuilder stderr)
+      throws Exception {
+    try (ChildProcess p =
+        ChildProcess.start(
+            Path.of("."),
+            Path.of("target/examples"),
+            "select_client",
+            List.of(
+                PYTHON.toString(),
+                "examples/python/select_client.py",
+                "--node",
+                nodeUrl,
+                "--tokens",
+                TOKENS))) {
       int code = p.await(60);
       stderr.append(p.stderr());
-      assertEquals(expectedExit, code, "select_client.py (pid " + p.pid() + "): " + p.stdout() + p.stderr());
+      assertEquals(
+          expectedExit, code, "select_client.py (pid " + p.pid() + "): " + p.stdout() + p.stderr());
       List<JsonNode> lines = new java.util.ArrayList<>();
       for (String l : p.stdout().strip().split("\n")) {
         if (!l.isBlank()) {
@@ -73,14 +86,17 @@ class GatewayClientExamplesTest {
   @Test
   void pythonClientBooksPrefillsAndFrees() throws Exception {
     List<JsonNode> first = python(base, 0, new StringBuilder());
-    assertEquals(List.of("selected", "prefill_complete", "freed"), first.stream().map(j -> j.get("step").asText()).toList());
+    assertEquals(
+        List.of("selected", "prefill_complete", "freed"),
+        first.stream().map(j -> j.get("step").asText()).toList());
     long worker = first.get(0).get("worker_id").asLong();
     assertTrue(worker == 1 || worker == 2, first.toString());
     assertEquals("http://worker-" + worker + ":8000", first.get(0).get("endpoint").asText());
     assertEquals(0, node.node.service().bookingCount(), "the booking is freed");
 
     List<JsonNode> second = python(base, 0, new StringBuilder());
-    assertEquals(worker, second.get(0).get("worker_id").asLong(), "the cached prefix draws the prompt back");
+    assertEquals(
+        worker, second.get(0).get("worker_id").asLong(), "the cached prefix draws the prompt back");
     assertTrue(second.get(0).get("overlap_tokens").asLong() > 0, second.toString());
     assertEquals(0, node.node.service().bookingCount());
   }
@@ -98,18 +114,25 @@ class GatewayClientExamplesTest {
   void javaClientBooksPrefillsAndFrees() throws Exception {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
-    assertEquals(0, VertxSelectClient.run(new String[] {base, TOKENS}, print(out), print(err)), err.toString());
-    Matcher m = Pattern.compile("worker (\\d) rank 0 at http://worker-(\\d):8000, cached 0 tokens\\n")
-        .matcher(out.toString(StandardCharsets.UTF_8));
+    assertEquals(
+        0,
+        VertxSelectClient.run(new String[] {base, TOKENS}, print(out), print(err)),
+        err.toString());
+    Matcher m =
+        Pattern.compile("worker (\\d) rank 0 at http://worker-(\\d):8000, cached 0 tokens\\n")
+            .matcher(out.toString(StandardCharsets.UTF_8));
     assertTrue(m.matches(), out.toString(StandardCharsets.UTF_8));
     assertEquals(m.group(1), m.group(2));
     assertEquals(0, node.node.service().bookingCount());
 
     out.reset();
     assertEquals(0, VertxSelectClient.run(new String[] {base, TOKENS}, print(out), print(err)));
-    assertTrue(out.toString(StandardCharsets.UTF_8).startsWith("worker " + m.group(1) + " rank 0"),
+    assertTrue(
+        out.toString(StandardCharsets.UTF_8).startsWith("worker " + m.group(1) + " rank 0"),
         out.toString(StandardCharsets.UTF_8));
-    assertTrue(out.toString(StandardCharsets.UTF_8).contains("cached 32 tokens"), out.toString(StandardCharsets.UTF_8));
+    assertTrue(
+        out.toString(StandardCharsets.UTF_8).contains("cached 32 tokens"),
+        out.toString(StandardCharsets.UTF_8));
   }
 
   @Test
@@ -118,15 +141,30 @@ class GatewayClientExamplesTest {
     try {
       VertxSelectClient client = new VertxSelectClient(WebClient.create(vertx), base);
       int[] tokens = IntStream.rangeClosed(1, 32).toArray();
-      Executable failing = () -> client.route(tokens, choice -> Future.failedFuture("engine down"))
-          .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-      ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class, failing);
+      Executable failing =
+          () ->
+              client
+                  .route(tokens, choice -> Future.failedFuture("engine down"))
+                  .toCompletionStage()
+                  .toCompletableFuture()
+                  .get(30, TimeUnit.SECONDS);
+      ExecutionException e =
+          org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class, failing);
       assertEquals("engine down", e.getCause().getMessage());
-      assertEquals(0, node.node.service().bookingCount(), "the booking is freed after a failed forward");
+      assertEquals(
+          0, node.node.service().bookingCount(), "the booking is freed after a failed forward");
 
-      ExecutionException missing = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
-          () -> client.prefillComplete("no-such-booking").toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS));
-      VertxSelectClient.KvselectException k = assertInstanceOf(VertxSelectClient.KvselectException.class, missing.getCause());
+      ExecutionException missing =
+          org.junit.jupiter.api.Assertions.assertThrows(
+              ExecutionException.class,
+              () ->
+                  client
+                      .prefillComplete("no-such-booking")
+                      .toCompletionStage()
+                      .toCompletableFuture()
+                      .get(30, TimeUnit.SECONDS));
+      VertxSelectClient.KvselectException k =
+          assertInstanceOf(VertxSelectClient.KvselectException.class, missing.getCause());
       assertEquals(404, k.status);
     } finally {
       vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
@@ -134,7 +172,10 @@ class GatewayClientExamplesTest {
 
     String dead = "http://127.0.0.1:" + closedPort();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
-    assertEquals(1, VertxSelectClient.run(new String[] {dead, TOKENS}, print(new ByteArrayOutputStream()), print(err)));
+    assertEquals(
+        1,
+        VertxSelectClient.run(
+            new String[] {dead, TOKENS}, print(new ByteArrayOutputStream()), print(err)));
     String line = err.toString(StandardCharsets.UTF_8);
     assertEquals(1, line.strip().lines().count(), line);
     assertTrue(line.contains(dead), line);

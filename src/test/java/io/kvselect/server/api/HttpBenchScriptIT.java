@@ -28,8 +28,10 @@ class HttpBenchScriptIT {
   void printsOneRowPerWorkloadWithEveryServerMeasured() throws Exception {
     Path logs = Files.createDirectories(Path.of("target", "httpbench-it"));
     Path out = logs.resolve("out.txt");
-    ProcessBuilder pb = new ProcessBuilder("bin/kvselect-httpbench", "1", "4", "64")
-        .redirectOutput(out.toFile()).redirectError(logs.resolve("err.txt").toFile());
+    ProcessBuilder pb =
+        new ProcessBuilder("bin/kvselect-httpbench", "1", "4", "64")
+            .redirectOutput(out.toFile())
+            .redirectError(logs.resolve("err.txt").toFile());
     pb.environment().put("KVSELECT_JAR", FatJar.path().toString());
     pb.environment().put("KVSELECT_HTTPBENCH_WORKERS", "4");
     pb.environment().put("KVSELECT_JAVA_OPTS", "-Xmx256m -Dhazelcast.phone.home.enabled=false");
@@ -46,8 +48,11 @@ class HttpBenchScriptIT {
     assertEquals(0, p.exitValue(), text + Files.readString(logs.resolve("err.txt")));
     assertTrue(text.contains("command: bin/kvselect-httpbench 1 4 64"), text);
     assertTrue(text.contains("load average: "), text);
-    assertTrue(text.contains("| tokens | workload | bare Vert.x req/s (p99) | standalone req/s (p99) | ratio |"
-        + " clustered (1 member) req/s (p99) | ratio |"), text);
+    assertTrue(
+        text.contains(
+            "| tokens | workload | bare Vert.x req/s (p99) | standalone req/s (p99) | ratio |"
+                + " clustered (1 member) req/s (p99) | ratio |"),
+        text);
     List<String> rows = text.lines().filter(l -> l.startsWith("| 64 |")).toList();
     assertEquals(3, rows.size(), text);
     assertTrue(rows.get(0).startsWith("| 64 | POST /select |"), text);
@@ -70,13 +75,17 @@ class HttpBenchScriptIT {
 
   @Test
   void badArgumentsExitWithTwoAndHelpPrintsTheUsage() throws Exception {
-    Process bad = new ProcessBuilder("bin/kvselect-httpbench", "--bogus").redirectErrorStream(true).start();
-    String said = new String(bad.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    Process bad =
+        new ProcessBuilder("bin/kvselect-httpbench", "--bogus").redirectErrorStream(true).start();
+    String said =
+        new String(bad.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
     assertTrue(bad.waitFor(30, TimeUnit.SECONDS));
     assertEquals(2, bad.exitValue(), said);
     assertTrue(said.contains("seconds and connections are positive integers"), said);
-    Process help = new ProcessBuilder("bin/kvselect-httpbench", "--help").redirectErrorStream(true).start();
-    String usage = new String(help.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    Process help =
+        new ProcessBuilder("bin/kvselect-httpbench", "--help").redirectErrorStream(true).start();
+    String usage =
+        new String(help.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
     assertTrue(help.waitFor(30, TimeUnit.SECONDS));
     assertEquals(0, help.exitValue(), usage);
     assertTrue(usage.contains("Usage: bin/kvselect-httpbench [seconds=10]"), usage);

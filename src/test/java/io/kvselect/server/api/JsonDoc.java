@@ -107,7 +107,10 @@ final class JsonDoc {
     StringBuilder b = new StringBuilder(s.length() + 2).append('"');
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);
-      boolean pair = Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1));
+      boolean pair =
+          Character.isHighSurrogate(c)
+              && i + 1 < s.length()
+              && Character.isLowSurrogate(s.charAt(i + 1));
       if (pair) {
         b.append(c).append(s.charAt(++i));
       } else if (c == '"' || c == '\\') {
@@ -203,47 +206,59 @@ final class JsonDoc {
   static J remove(J root, List<Integer> path) {
     List<Integer> parent = path.subList(0, path.size() - 1);
     int i = path.get(path.size() - 1);
-    return update(root, parent, p -> {
-      if (p instanceof Obj o) {
-        List<Member> m = new ArrayList<>(o.members());
-        m.remove(i);
-        return new Obj(m, o.map());
-      }
-      List<J> items = new ArrayList<>(((Arr) p).items());
-      items.remove(i);
-      return new Arr(items);
-    });
+    return update(
+        root,
+        parent,
+        p -> {
+          if (p instanceof Obj o) {
+            List<Member> m = new ArrayList<>(o.members());
+            m.remove(i);
+            return new Obj(m, o.map());
+          }
+          List<J> items = new ArrayList<>(((Arr) p).items());
+          items.remove(i);
+          return new Arr(items);
+        });
   }
 
   /** The tree with {@code value} inserted at position {@code at} of the array at {@code path}. */
   static J insert(J root, List<Integer> path, int at, J value) {
-    return update(root, path, a -> {
-      List<J> items = new ArrayList<>(((Arr) a).items());
-      items.add(at, value);
-      return new Arr(items);
-    });
+    return update(
+        root,
+        path,
+        a -> {
+          List<J> items = new ArrayList<>(((Arr) a).items());
+          items.add(at, value);
+          return new Arr(items);
+        });
   }
 
   /** The tree with a second member of the same key (and value {@code value}) after the member at {@code path}. */
   static J duplicate(J root, List<Integer> path, J value) {
     List<Integer> parent = path.subList(0, path.size() - 1);
     int i = path.get(path.size() - 1);
-    return update(root, parent, p -> {
-      Obj o = (Obj) p;
-      List<Member> m = new ArrayList<>(o.members());
-      m.add(i + 1, new Member(m.get(i).key(), value));
-      return new Obj(m, o.map());
-    });
+    return update(
+        root,
+        parent,
+        p -> {
+          Obj o = (Obj) p;
+          List<Member> m = new ArrayList<>(o.members());
+          m.add(i + 1, new Member(m.get(i).key(), value));
+          return new Obj(m, o.map());
+        });
   }
 
   /** The tree with member {@code key: value} appended to the object at {@code path}. */
   static J addMember(J root, List<Integer> path, String key, J value) {
-    return update(root, path, p -> {
-      Obj o = (Obj) p;
-      List<Member> m = new ArrayList<>(o.members());
-      m.add(new Member(key, value));
-      return new Obj(m, o.map());
-    });
+    return update(
+        root,
+        path,
+        p -> {
+          Obj o = (Obj) p;
+          List<Member> m = new ArrayList<>(o.members());
+          m.add(new Member(key, value));
+          return new Obj(m, o.map());
+        });
   }
 
   /**

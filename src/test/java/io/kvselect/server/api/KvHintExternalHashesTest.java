@@ -44,7 +44,9 @@ class KvHintExternalHashesTest {
 
   @BeforeEach
   void startPublisher() throws Exception {
-    pub = new KvEventPublisher("hint-source-engine", "127.0.0.1", new int[1], null, "", ReplayLayout.TOPIC);
+    pub =
+        new KvEventPublisher(
+            "hint-source-engine", "127.0.0.1", new int[1], null, "", ReplayLayout.TOPIC);
     pubEndpoint = pub.ready().get(10, TimeUnit.SECONDS).publishers().get(0);
   }
 
@@ -67,10 +69,26 @@ class KvHintExternalHashesTest {
 
   /** Registers hint-type workers 1 (the holder, fed by the publisher) and 2 (no cache). */
   private void register(NodeHarness n) throws Exception {
-    assertEquals(201, n.worker(1, "kv_events_endpoint", pubEndpoint, "router_hint_worker_type", "decode",
-        "router_hint_source_control_endpoints", Map.of("0", "tcp://worker-1:5600")).status());
-    assertEquals(201, n.worker(2, "router_hint_worker_type", "decode",
-        "router_hint_source_control_endpoints", Map.of("0", "tcp://worker-2:5600")).status());
+    assertEquals(
+        201,
+        n.worker(
+                1,
+                "kv_events_endpoint",
+                pubEndpoint,
+                "router_hint_worker_type",
+                "decode",
+                "router_hint_source_control_endpoints",
+                Map.of("0", "tcp://worker-1:5600"))
+            .status());
+    assertEquals(
+        201,
+        n.worker(
+                2,
+                "router_hint_worker_type",
+                "decode",
+                "router_hint_source_control_endpoints",
+                Map.of("0", "tcp://worker-2:5600"))
+            .status());
   }
 
   /** Device blocks of worker 1 rank 0 for {@code prompt}, as {@code /overlap_scores} reports them. */
@@ -90,13 +108,29 @@ class KvHintExternalHashesTest {
    * (a SUB joins a PUB asynchronously; a repeated store is idempotent).
    */
   private void publishHolderBlocks(NodeHarness n, int[] prompt) {
-    BlockStored stored = new BlockStored(ENGINE, false, 0, Arrays.copyOf(prompt, 3 * BS), BS, "GPU",
-        null, null, null, null, null, null);
+    BlockStored stored =
+        new BlockStored(
+            ENGINE,
+            false,
+            0,
+            Arrays.copyOf(prompt, 3 * BS),
+            BS,
+            "GPU",
+            null,
+            null,
+            null,
+            null,
+            null,
+            null);
     byte[] batch = KvEventEncoder.encode(new KvEventBatch(1.0, List.of(stored), 0), WireFormat.MAP);
-    await().atMost(WAIT).pollInterval(Duration.ofMillis(50)).until(() -> {
-      pub.publish(0, batch);
-      return holderDepth(n, prompt) == 3;
-    });
+    await()
+        .atMost(WAIT)
+        .pollInterval(Duration.ofMillis(50))
+        .until(
+            () -> {
+              pub.publish(0, batch);
+              return holderDepth(n, prompt) == 3;
+            });
   }
 
   private static List<BigInteger> unsigned(long[] values) {
@@ -114,8 +148,13 @@ class KvHintExternalHashesTest {
       int[] prompt = tokens(5 * BS);
       publishHolderBlocks(n, prompt);
 
-      NodeHarness.Reply r = n.post("/select_and_reserve", "{\"selection_id\":\"h-1\","
-          + "\"pinned_worker\":{\"worker_id\":2,\"dp_rank\":0}," + tokenJson(prompt) + "}");
+      NodeHarness.Reply r =
+          n.post(
+              "/select_and_reserve",
+              "{\"selection_id\":\"h-1\","
+                  + "\"pinned_worker\":{\"worker_id\":2,\"dp_rank\":0},"
+                  + tokenJson(prompt)
+                  + "}");
       assertEquals(200, r.status(), r.raw());
       JsonNode hint = r.body().get("kv_hint");
       assertNotNull(hint, r.raw());
@@ -132,14 +171,19 @@ class KvHintExternalHashesTest {
         assertTrue(h.isIntegralNumber(), "a JSON integer, not a string: " + r.raw());
         got.add(h.bigIntegerValue());
       }
-      assertEquals(unsigned(ENGINE), got, "entry i = the engine's hash of request block i: " + r.raw());
+      assertEquals(
+          unsigned(ENGINE), got, "entry i = the engine's hash of request block i: " + r.raw());
       for (BigInteger h : got) {
         assertTrue(h.signum() >= 0 && h.bitLength() <= 64, "0 <= h < 2^64: " + h);
       }
-      assertNotEquals(r.body().get("sequence_hashes").get(0), hashes.get(0),
+      assertNotEquals(
+          r.body().get("sequence_hashes").get(0),
+          hashes.get(0),
           "the router's own hash of block 0 differs from the engine's");
-      NodeHarness.Reply query = n.post("/select", "{\"pinned_worker\":{\"worker_id\":2,\"dp_rank\":0},"
-          + tokenJson(prompt) + "}");
+      NodeHarness.Reply query =
+          n.post(
+              "/select",
+              "{\"pinned_worker\":{\"worker_id\":2,\"dp_rank\":0}," + tokenJson(prompt) + "}");
       assertEquals(200, query.status(), query.raw());
       assertNull(query.body().get("kv_hint"), "a query-only select carries no hint");
     }
@@ -150,17 +194,32 @@ class KvHintExternalHashesTest {
     try (NodeHarness n = new NodeHarness(Map.of("DYN_ROUTER_PREDICTED_TTL_SECS", "60"))) {
       register(n);
       int[] prompt = tokens(2 * BS);
-      NodeHarness.Reply a = n.post("/select_and_reserve", "{\"selection_id\":\"p-1\","
-          + "\"pinned_worker\":{\"worker_id\":1,\"dp_rank\":0}," + tokenJson(prompt) + "}");
+      NodeHarness.Reply a =
+          n.post(
+              "/select_and_reserve",
+              "{\"selection_id\":\"p-1\","
+                  + "\"pinned_worker\":{\"worker_id\":1,\"dp_rank\":0},"
+                  + tokenJson(prompt)
+                  + "}");
       assertEquals(200, a.status(), a.raw());
-      NodeHarness.Reply b = n.post("/select_and_reserve", "{\"selection_id\":\"p-2\","
-          + "\"pinned_worker\":{\"worker_id\":2,\"dp_rank\":0}," + tokenJson(prompt) + "}");
+      NodeHarness.Reply b =
+          n.post(
+              "/select_and_reserve",
+              "{\"selection_id\":\"p-2\","
+                  + "\"pinned_worker\":{\"worker_id\":2,\"dp_rank\":0},"
+                  + tokenJson(prompt)
+                  + "}");
       assertEquals(200, b.status(), b.raw());
-      NodeHarness.Reply predicted = n.post("/select", "{\"pinned_worker\":{\"worker_id\":1,\"dp_rank\":0},"
-          + tokenJson(prompt) + "}");
-      assertEquals(2 * BS, predicted.body().get("overlap").get("gpu").asLong(),
+      NodeHarness.Reply predicted =
+          n.post(
+              "/select",
+              "{\"pinned_worker\":{\"worker_id\":1,\"dp_rank\":0}," + tokenJson(prompt) + "}");
+      assertEquals(
+          2 * BS,
+          predicted.body().get("overlap").get("gpu").asLong(),
           "worker 1's prefix is known from its booking: " + predicted.raw());
-      assertNull(b.body().get("kv_hint"),
+      assertNull(
+          b.body().get("kv_hint"),
           "worker 1 published no block, so it has no hash to name: " + b.raw());
     }
   }

@@ -32,18 +32,32 @@ public final class LinkDiagnostics {
   }
 
   public static String describe(String name, ReplicaSync rs) {
-    return name + " router " + Long.toUnsignedString(rs.routerId()) + " port " + rs.port() + " peers "
-        + rs.peers() + " counters " + rs.countersText();
+    return name
+        + " router "
+        + Long.toUnsignedString(rs.routerId())
+        + " port "
+        + rs.port()
+        + " peers "
+        + rs.peers()
+        + " counters "
+        + rs.countersText();
   }
 
   private static String syncThreads() {
     return Thread.getAllStackTraces().entrySet().stream()
         .filter(t -> t.getKey().getName().startsWith("kvselect-replica-sync"))
-        .map(LinkDiagnostics::stack).collect(Collectors.joining("\n", "sync threads:\n", ""));
+        .map(LinkDiagnostics::stack)
+        .collect(Collectors.joining("\n", "sync threads:\n", ""));
   }
 
   private static String stack(Map.Entry<Thread, StackTraceElement[]> t) {
-    return t.getKey().getName() + " " + t.getKey().getState() + "\n  at "
-        + Arrays.stream(t.getValue()).limit(12).map(String::valueOf).collect(Collectors.joining("\n  at "));
+    return t.getKey().getName()
+        + " "
+        + t.getKey().getState()
+        + "\n  at "
+        + Arrays.stream(t.getValue())
+            .limit(12)
+            .map(String::valueOf)
+            .collect(Collectors.joining("\n  at "));
   }
 }

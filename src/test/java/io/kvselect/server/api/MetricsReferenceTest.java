@@ -32,14 +32,21 @@ class MetricsReferenceTest {
     for (String line : Files.readAllLines(Path.of("docs/operations.md"))) {
       Matcher m = ROW.matcher(line);
       if (m.matches()) {
-        documented.put(m.group(1), m.group(2).contains("clustered") || m.group(2).contains("once a queue was used"));
+        documented.put(
+            m.group(1),
+            m.group(2).contains("clustered") || m.group(2).contains("once a queue was used"));
       }
     }
     assertTrue(documented.size() > 10, "the reference lists the metrics: " + documented);
     Map<String, String> help = new LinkedHashMap<>();
     try (NodeHarness node = new NodeHarness(Map.of())) {
-      assertEquals(201, node.post("/workers", "{\"worker_id\":1,\"endpoint\":\"http://w1:8000\",\"block_size\":4,"
-          + "\"kv_events_endpoint\":\"tcp://127.0.0.1:1\"}").status());
+      assertEquals(
+          201,
+          node.post(
+                  "/workers",
+                  "{\"worker_id\":1,\"endpoint\":\"http://w1:8000\",\"block_size\":4,"
+                      + "\"kv_events_endpoint\":\"tcp://127.0.0.1:1\"}")
+              .status());
       Map<String, Object> sel = new LinkedHashMap<>();
       sel.put("selection_id", "m-1");
       sel.put("token_ids", IntStream.rangeClosed(1, 16).toArray());

@@ -27,7 +27,8 @@ final class NodeHarness implements AutoCloseable {
   private static final OpenApiDoc CONTRACT = OpenApiDoc.load();
 
   final KvselectNode node;
-  private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final HttpClient client =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   /** A response: status and parsed JSON body (null when the body is not JSON). */
   record Reply(int status, JsonNode body, String raw) {
@@ -40,8 +41,11 @@ final class NodeHarness implements AutoCloseable {
     List<String> args = new ArrayList<>(List.of("--host", "127.0.0.1", "--port", "0"));
     args.addAll(List.of(flags));
     NodeSettings s = NodeSettings.parse(args.toArray(String[]::new), env);
-    node = KvselectNode.start(s, 1).toCompletionStage().toCompletableFuture()
-        .get(30, TimeUnit.SECONDS);
+    node =
+        KvselectNode.start(s, 1)
+            .toCompletionStage()
+            .toCompletableFuture()
+            .get(30, TimeUnit.SECONDS);
   }
 
   /** A node in approximate mode ({@code use_kv_events=false}), as Dynamo's HTTP tests use. */
@@ -50,12 +54,17 @@ final class NodeHarness implements AutoCloseable {
   }
 
   Reply call(String method, String path, String body, String contentType) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.port() + path))
-        .timeout(Duration.ofSeconds(20));
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.port() + path))
+            .timeout(Duration.ofSeconds(20));
     if (contentType != null) {
       b.header("content-type", contentType);
     }
-    b.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+    b.method(
+        method,
+        body == null
+            ? HttpRequest.BodyPublishers.noBody()
+            : HttpRequest.BodyPublishers.ofString(body));
     HttpResponse<String> r = client.send(b.build(), HttpResponse.BodyHandlers.ofString());
     JsonNode n = null;
     try {
@@ -63,7 +72,12 @@ final class NodeHarness implements AutoCloseable {
     } catch (Exception ignored) {
       n = null;
     }
-    CONTRACT.checkAnswer(method, path, r.statusCode(), r.headers().firstValue("content-type").orElse(null), r.body());
+    CONTRACT.checkAnswer(
+        method,
+        path,
+        r.statusCode(),
+        r.headers().firstValue("content-type").orElse(null),
+        r.body());
     return new Reply(r.statusCode(), n, r.body());
   }
 

@@ -13,7 +13,6 @@ import com.networknt.schema.SchemaRegistry;
 import com.networknt.schema.SpecificationVersion;
 import java.io.IOException;
 import java.io.InputStream;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -30,11 +29,13 @@ import java.util.TreeSet;
  */
 public final class OpenApiDoc {
 
-  static final Set<String> METHODS = Set.of("get", "put", "post", "delete", "patch", "head", "options", "trace");
+  static final Set<String> METHODS =
+      Set.of("get", "put", "post", "delete", "patch", "head", "options", "trace");
 
   final JsonNode doc;
   private final String text;
-  private final SchemaRegistry registry = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12);
+  private final SchemaRegistry registry =
+      SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12);
   private final Map<String, Schema> schemas = new java.util.concurrent.ConcurrentHashMap<>();
 
   /** The document on the class path; a missing or unreadable one fails the caller. */
@@ -57,11 +58,18 @@ public final class OpenApiDoc {
   /** Every documented operation as {@code "METHOD /path"} with OpenAPI path templates. */
   Set<String> operations() {
     Set<String> out = new TreeSet<>();
-    doc.get("paths").fields().forEachRemaining(p -> p.getValue().fieldNames().forEachRemaining(m -> {
-      if (METHODS.contains(m)) {
-        out.add(m.toUpperCase(Locale.ROOT) + " " + p.getKey());
-      }
-    }));
+    doc.get("paths")
+        .fields()
+        .forEachRemaining(
+            p ->
+                p.getValue()
+                    .fieldNames()
+                    .forEachRemaining(
+                        m -> {
+                          if (METHODS.contains(m)) {
+                            out.add(m.toUpperCase(Locale.ROOT) + " " + p.getKey());
+                          }
+                        }));
     return out;
   }
 
@@ -74,9 +82,18 @@ public final class OpenApiDoc {
       check(method, path, status, contentType, body);
       return;
     }
-    assertTrue(status == 404 || status == 405,
-        method + " " + path + " is not documented in openapi.json, yet answered " + status + ": " + abbreviate(body));
-    assertEquals(List.of(), violations("Error", body),
+    assertTrue(
+        status == 404 || status == 405,
+        method
+            + " "
+            + path
+            + " is not documented in openapi.json, yet answered "
+            + status
+            + ": "
+            + abbreviate(body));
+    assertEquals(
+        List.of(),
+        violations("Error", body),
         method + " " + path + " " + status + " is not the error envelope: " + abbreviate(body));
   }
 
@@ -111,26 +128,63 @@ public final class OpenApiDoc {
    */
   void check(String method, String path, int status, String contentType, String body) {
     String t = template(method, path);
-    JsonNode responses = doc.get("paths").get(t).get(method.toLowerCase(Locale.ROOT)).get("responses");
+    JsonNode responses =
+        doc.get("paths").get(t).get(method.toLowerCase(Locale.ROOT)).get("responses");
     JsonNode response = responses.get(Integer.toString(status));
-    assertNotNull(response, method + " " + path + " answered " + status + ", which openapi.json does not document for "
-        + t + " (documented: " + iterable(responses.fieldNames()) + "); body: " + body);
+    assertNotNull(
+        response,
+        method
+            + " "
+            + path
+            + " answered "
+            + status
+            + ", which openapi.json does not document for "
+            + t
+            + " (documented: "
+            + iterable(responses.fieldNames())
+            + "); body: "
+            + body);
     JsonNode content = response.get("content");
     if (content == null) {
       return;
     }
     String mime = content.fieldNames().next();
     assertNotNull(contentType, method + " " + path + ": no content type");
-    assertTrue(contentType.toLowerCase(Locale.ROOT).startsWith(mime),
-        method + " " + path + " " + status + ": content type " + contentType + ", documented " + mime);
+    assertTrue(
+        contentType.toLowerCase(Locale.ROOT).startsWith(mime),
+        method
+            + " "
+            + path
+            + " "
+            + status
+            + ": content type "
+            + contentType
+            + ", documented "
+            + mime);
     if (!mime.equals("application/json")) {
       return;
     }
-    String pointer = "#/paths/" + escape(t) + "/" + method.toLowerCase(Locale.ROOT) + "/responses/" + status
-        + "/content/application~1json/schema";
+    String pointer =
+        "#/paths/"
+            + escape(t)
+            + "/"
+            + method.toLowerCase(Locale.ROOT)
+            + "/responses/"
+            + status
+            + "/content/application~1json/schema";
     List<Error> errors = schema(pointer).validate(body, InputFormat.JSON);
-    assertEquals(List.of(), errors.stream().map(Error::toString).toList(),
-        method + " " + path + " " + status + " does not match " + pointer + ": " + abbreviate(body));
+    assertEquals(
+        List.of(),
+        errors.stream().map(Error::toString).toList(),
+        method
+            + " "
+            + path
+            + " "
+            + status
+            + " does not match "
+            + pointer
+            + ": "
+            + abbreviate(body));
   }
 
   /** Asserts that a request body the node accepted matches the operation's documented request schema. */
@@ -138,27 +192,43 @@ public final class OpenApiDoc {
     String t = template(method, path);
     JsonNode op = doc.get("paths").get(t).get(method.toLowerCase(Locale.ROOT));
     assertNotNull(op.get("requestBody"), method + " " + t + " took a body, but none is documented");
-    String pointer = "#/paths/" + escape(t) + "/" + method.toLowerCase(Locale.ROOT)
-        + "/requestBody/content/application~1json/schema";
+    String pointer =
+        "#/paths/"
+            + escape(t)
+            + "/"
+            + method.toLowerCase(Locale.ROOT)
+            + "/requestBody/content/application~1json/schema";
     List<Error> errors = schema(pointer).validate(body, InputFormat.JSON);
-    assertEquals(List.of(), errors.stream().map(Error::toString).toList(),
-        "accepted request " + method + " " + path + " does not match " + pointer + ": " + abbreviate(body));
+    assertEquals(
+        List.of(),
+        errors.stream().map(Error::toString).toList(),
+        "accepted request "
+            + method
+            + " "
+            + path
+            + " does not match "
+            + pointer
+            + ": "
+            + abbreviate(body));
   }
 
   /** Validates {@code body} against a named component schema; returns the violations. */
   public List<String> violations(String component, String body) {
     return schema("#/components/schemas/" + component).validate(body, InputFormat.JSON).stream()
-        .map(Error::toString).toList();
+        .map(Error::toString)
+        .toList();
   }
 
   /** The whole document with {@code $ref} to one location: its other {@code $ref}s resolve in the document. */
   private Schema schema(String pointer) {
-    return schemas.computeIfAbsent(pointer, p -> {
-      ObjectNode root = (ObjectNode) doc.deepCopy();
-      root.put("$schema", "https://json-schema.org/draft/2020-12/schema");
-      root.put("$ref", p);
-      return registry.getSchema(root.toString(), InputFormat.JSON);
-    });
+    return schemas.computeIfAbsent(
+        pointer,
+        p -> {
+          ObjectNode root = (ObjectNode) doc.deepCopy();
+          root.put("$schema", "https://json-schema.org/draft/2020-12/schema");
+          root.put("$ref", p);
+          return registry.getSchema(root.toString(), InputFormat.JSON);
+        });
   }
 
   private static String escape(String path) {

@@ -29,13 +29,16 @@ class ReplicaSyncClusteredTest {
     System.setProperty("hazelcast.wait.seconds.before.join", "0");
   }
 
-  private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final HttpClient client =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   private int call(KvselectNode n, String method, String path, String body) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + n.port() + path))
-        .timeout(Duration.ofSeconds(30));
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + n.port() + path))
+            .timeout(Duration.ofSeconds(30));
     if (body != null) {
-      b.header("content-type", "application/json").method(method, HttpRequest.BodyPublishers.ofString(body));
+      b.header("content-type", "application/json")
+          .method(method, HttpRequest.BodyPublishers.ofString(body));
     } else {
       b.method(method, HttpRequest.BodyPublishers.noBody());
     }
@@ -45,36 +48,85 @@ class ReplicaSyncClusteredTest {
   @Test
   void clusteredNodePublishesItsBookingsToReplicaPeers() throws Exception {
     int clusterPort = Ports.free();
-    NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0", "--cluster",
-        "--cluster-name", "kvs-test-" + UUID.randomUUID(), "--cluster-members", "127.0.0.1:" + clusterPort,
-        "--cluster-port", Integer.toString(clusterPort), "--replica-sync-port", "0"}, Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
-    KvselectNode a = KvselectNode.start(s).toCompletionStage().toCompletableFuture().get(90, TimeUnit.SECONDS);
-    try (NodeHarness b = NodeHarness.approximate("--replica-sync-port", "0",
-        "--replica-sync-peers", "tcp://127.0.0.1:" + a.replicaSync().port())) {
+    NodeSettings s =
+        NodeSettings.parse(
+            new String[] {
+              "--host",
+              "127.0.0.1",
+              "--port",
+              "0",
+              "--cluster",
+              "--cluster-name",
+              "kvs-test-" + UUID.randomUUID(),
+              "--cluster-members",
+              "127.0.0.1:" + clusterPort,
+              "--cluster-port",
+              Integer.toString(clusterPort),
+              "--replica-sync-port",
+              "0"
+            },
+            Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
+    KvselectNode a =
+        KvselectNode.start(s).toCompletionStage().toCompletableFuture().get(90, TimeUnit.SECONDS);
+    try (NodeHarness b =
+        NodeHarness.approximate(
+            "--replica-sync-port",
+            "0",
+            "--replica-sync-peers",
+            "tcp://127.0.0.1:" + a.replicaSync().port())) {
       String worker = "{\"worker_id\":1,\"endpoint\":\"http://w1:8000\",\"block_size\":4}";
       assertEquals(201, call(a, "POST", "/workers", worker));
       b.worker(1);
       AtomicInteger i = new AtomicInteger();
       java.util.List<Integer> statuses = new java.util.concurrent.CopyOnWriteArrayList<>();
-      java.util.function.Supplier<String> state = () -> "probes " + i.get() + ", last statuses "
-          + statuses.subList(Math.max(0, statuses.size() - 4), statuses.size()) + "; "
-          + LinkDiagnostics.describe("a", a.replicaSync()) + "; " + LinkDiagnostics.describe("b", b.node.replicaSync());
+      java.util.function.Supplier<String> state =
+          () ->
+              "probes "
+                  + i.get()
+                  + ", last statuses "
+                  + statuses.subList(Math.max(0, statuses.size() - 4), statuses.size())
+                  + "; "
+                  + LinkDiagnostics.describe("a", a.replicaSync())
+                  + "; "
+                  + LinkDiagnostics.describe("b", b.node.replicaSync());
       try {
-        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
-            .conditionEvaluationListener(LinkDiagnostics.onTimeout(state)).until(() -> {
-          String id = "probe-" + i.incrementAndGet();
-          statuses.add(call(a, "POST", "/select_and_reserve", "{\"selection_id\":\"" + id + "\",\"token_ids\":[7,7,7,7]}"));
-          statuses.add(call(a, "DELETE", "/reservations/" + id, null));
-          return b.node.replicaSync().count("in", ReplicaWire.SEQUENCE_TOPIC, "applied") > 0;
-        });
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .pollInterval(Duration.ofMillis(100))
+            .conditionEvaluationListener(LinkDiagnostics.onTimeout(state))
+            .until(
+                () -> {
+                  String id = "probe-" + i.incrementAndGet();
+                  statuses.add(
+                      call(
+                          a,
+                          "POST",
+                          "/select_and_reserve",
+                          "{\"selection_id\":\"" + id + "\",\"token_ids\":[7,7,7,7]}"));
+                  statuses.add(call(a, "DELETE", "/reservations/" + id, null));
+                  return b.node.replicaSync().count("in", ReplicaWire.SEQUENCE_TOPIC, "applied")
+                      > 0;
+                });
       } catch (org.awaitility.core.ConditionTimeoutException e) {
         throw new AssertionError("replica link from the clustered node not up: " + state.get(), e);
       }
-      await().atMost(Duration.ofSeconds(20)).until(() -> b.load(1, 0).get("active_requests").asLong() == 0);
-      assertEquals(200, call(a, "POST", "/select_and_reserve", "{\"selection_id\":\"c-1\",\"token_ids\":[1,2,3,4]}"));
-      await().atMost(Duration.ofSeconds(20)).until(() -> b.load(1, 0).get("active_requests").asLong() == 1);
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(() -> b.load(1, 0).get("active_requests").asLong() == 0);
+      assertEquals(
+          200,
+          call(
+              a,
+              "POST",
+              "/select_and_reserve",
+              "{\"selection_id\":\"c-1\",\"token_ids\":[1,2,3,4]}"));
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(() -> b.load(1, 0).get("active_requests").asLong() == 1);
       assertEquals(200, call(a, "DELETE", "/reservations/c-1", null));
-      await().atMost(Duration.ofSeconds(20)).until(() -> b.load(1, 0).get("active_requests").asLong() == 0);
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(() -> b.load(1, 0).get("active_requests").asLong() == 0);
     } finally {
       a.close().toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
     }

@@ -40,8 +40,11 @@ class RouterQueueHttpTest {
     env.put("DYN_ROUTER_USE_KV_EVENTS", "false");
     env.put("DYN_ROUTER_QUEUE_THRESHOLD", "1.0");
     NodeHarness n = new NodeHarness(env, flags);
-    NodeHarness.Reply w = n.post("/workers", "{\"worker_id\":1,\"endpoint\":\"http://w1\",\"block_size\":4,"
-        + "\"max_num_batched_tokens\":16}");
+    NodeHarness.Reply w =
+        n.post(
+            "/workers",
+            "{\"worker_id\":1,\"endpoint\":\"http://w1\",\"block_size\":4,"
+                + "\"max_num_batched_tokens\":16}");
     assertEquals(201, w.status(), w.raw());
     return n;
   }
@@ -54,10 +57,13 @@ class RouterQueueHttpTest {
     return "{\"selection_id\":\"" + id + "\",\"token_ids\":[" + t + "]}";
   }
 
-  private static CompletableFuture<HttpResponse<String>> send(NodeHarness n, String path, String body, String cls) {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + n.node.port() + path))
-        .timeout(Duration.ofSeconds(60)).header("content-type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString(body));
+  private static CompletableFuture<HttpResponse<String>> send(
+      NodeHarness n, String path, String body, String cls) {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + n.node.port() + path))
+            .timeout(Duration.ofSeconds(60))
+            .header("content-type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(body));
     if (cls != null) {
       b.header("x-dynamo-meta-policy-class", cls);
     }
@@ -103,15 +109,20 @@ class RouterQueueHttpTest {
   void aRequestThatWaitsTooLongGets429WithDetails() throws Exception {
     try (NodeHarness n = node("--router-queue-timeout-secs", "1")) {
       assertEquals(200, n.post("/select_and_reserve", prompt("first", 0)).status());
-      HttpResponse<String> r = send(n, "/select_and_reserve", prompt("late", 500), "interactive").get(30, TimeUnit.SECONDS);
+      HttpResponse<String> r =
+          send(n, "/select_and_reserve", prompt("late", 500), "interactive")
+              .get(30, TimeUnit.SECONDS);
       assertEquals(429, r.statusCode(), r.body());
       JsonNode body = JSON.readTree(r.body());
       assertTrue(body.get("error").asText().contains("busy"), r.body());
       JsonNode details = body.get("details");
       assertEquals("timeout", details.get("limit_kind").asText(), r.body());
-      assertTrue(details.has("policy_class") && details.has("current") && details.has("limit"), r.body());
+      assertTrue(
+          details.has("policy_class") && details.has("current") && details.has("limit"), r.body());
       assertEquals(0, pending(n));
-      assertEquals(1, n.get("/loads").body().get(0).get("loads").get(0).get("active_requests").asLong(),
+      assertEquals(
+          1,
+          n.get("/loads").body().get(0).get("loads").get(0).get("active_requests").asLong(),
           "the timed-out request booked nothing");
       NodeHarness.Reply free = n.call("DELETE", "/reservations/late", null, null);
       assertEquals(404, free.status(), free.raw());
@@ -122,20 +133,29 @@ class RouterQueueHttpTest {
   void aClientThatGoesAwayLeavesTheQueue() throws Exception {
     try (NodeHarness n = node()) {
       assertEquals(200, n.post("/select_and_reserve", prompt("first", 0)).status());
-      CompletableFuture<HttpResponse<String>> gone = send(n, "/select_and_reserve", prompt("gone", 300), null);
+      CompletableFuture<HttpResponse<String>> gone =
+          send(n, "/select_and_reserve", prompt("gone", 300), null);
       await().atMost(20, TimeUnit.SECONDS).until(() -> pending(n) == 1);
       gone.cancel(true); // closes the client's connection
       await().atMost(20, TimeUnit.SECONDS).until(() -> pending(n) == 0);
       try (java.net.Socket s = new java.net.Socket("127.0.0.1", n.node.port())) {
         String body = prompt("raw", 700);
-        s.getOutputStream().write(("POST /select_and_reserve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            + "Content-Length: " + body.length() + "\r\n\r\n" + body).getBytes());
+        s.getOutputStream()
+            .write(
+                ("POST /select_and_reserve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                        + "Content-Length: "
+                        + body.length()
+                        + "\r\n\r\n"
+                        + body)
+                    .getBytes());
         s.getOutputStream().flush();
         await().atMost(20, TimeUnit.SECONDS).until(() -> pending(n) == 1);
       }
       await().atMost(20, TimeUnit.SECONDS).until(() -> pending(n) == 0);
       assertEquals(200, n.post("/reservations/first/prefill_complete", "").status());
-      assertEquals(1, n.get("/loads").body().get(0).get("loads").get(0).get("active_requests").asLong(),
+      assertEquals(
+          1,
+          n.get("/loads").body().get(0).get("loads").get(0).get("active_requests").asLong(),
           "neither departed request booked");
       assertEquals(404, n.call("DELETE", "/reservations/raw", null, null).status());
       assertEquals(404, n.call("DELETE", "/reservations/gone", null, null).status());
@@ -144,36 +164,48 @@ class RouterQueueHttpTest {
 
   @Test
   void aClassWithoutRoomRejectsWithDynamosDetailsWhileTheDefaultClassWaits() throws Exception {
-    String yaml = "classes:\n  - name: batch\n    request_queue_limit_per_worker: 0\n"
-        + "  - name: interactive\n    quantum: 2\n";
-    try (NodeHarness n = node(Map.of("DYN_ROUTER_POLICY_CONFIG", yaml), "--router-queue-timeout-secs", "30")) {
+    String yaml =
+        "classes:\n  - name: batch\n    request_queue_limit_per_worker: 0\n"
+            + "  - name: interactive\n    quantum: 2\n";
+    try (NodeHarness n =
+        node(Map.of("DYN_ROUTER_POLICY_CONFIG", yaml), "--router-queue-timeout-secs", "30")) {
       assertEquals(200, n.post("/select_and_reserve", prompt("first", 0)).status());
-      HttpResponse<String> r = send(n, "/select_and_reserve", prompt("b1", 100), "batch").get(30, TimeUnit.SECONDS);
+      HttpResponse<String> r =
+          send(n, "/select_and_reserve", prompt("b1", 100), "batch").get(30, TimeUnit.SECONDS);
       assertEquals(429, r.statusCode(), r.body());
       JsonNode d = JSON.readTree(r.body()).get("details");
       assertEquals("batch", d.get("policy_class").asText(), r.body());
       assertEquals("requests", d.get("limit_kind").asText(), r.body());
       assertEquals(0, d.get("current").asLong(), r.body());
       assertEquals(0, d.get("limit").asLong(), r.body());
-      CompletableFuture<HttpResponse<String>> waiting = send(n, "/select_and_reserve", prompt("i1", 200), " interactive ");
+      CompletableFuture<HttpResponse<String>> waiting =
+          send(n, "/select_and_reserve", prompt("i1", 200), " interactive ");
       await().atMost(20, TimeUnit.SECONDS).until(() -> pending(n) == 1);
-      assertEquals(0, n.get("/loads").body().get(0).get("loads").get(0).get("active_requests").asLong() - 1,
+      assertEquals(
+          0,
+          n.get("/loads").body().get(0).get("loads").get(0).get("active_requests").asLong() - 1,
           "the rejected request booked nothing");
       assertEquals(200, n.post("/reservations/first/prefill_complete", "").status());
       assertEquals(200, waiting.get(20, TimeUnit.SECONDS).statusCode());
       String metrics = n.get("/metrics").raw();
-      assertTrue(metrics.contains("kvselect_router_queue_wait_seconds_count{outcome=\"rejected\",partition=\"default:default\",policy_class=\"batch\"} 1\n"), metrics);
+      assertTrue(
+          metrics.contains(
+              "kvselect_router_queue_wait_seconds_count{outcome=\"rejected\",partition=\"default:default\",policy_class=\"batch\"} 1\n"),
+          metrics);
     }
   }
 
   @Test
   void anIslTierCapsThePendingTokens() throws Exception {
-    String yaml = "router_queue_by_incoming_missing_isl:\n  - min_missing_isl_tokens: 0\n    max_queue_depth: 40\n";
+    String yaml =
+        "router_queue_by_incoming_missing_isl:\n  - min_missing_isl_tokens: 0\n    max_queue_depth: 40\n";
     try (NodeHarness n = node(Map.of("DYN_ROUTER_POLICY_CONFIG", yaml))) {
       assertEquals(200, n.post("/select_and_reserve", prompt("first", 0)).status());
-      CompletableFuture<HttpResponse<String>> first = send(n, "/select_and_reserve", prompt("w1", 100), null);
+      CompletableFuture<HttpResponse<String>> first =
+          send(n, "/select_and_reserve", prompt("w1", 100), null);
       await().atMost(20, TimeUnit.SECONDS).until(() -> pending(n) == 1);
-      HttpResponse<String> r = send(n, "/select_and_reserve", prompt("w2", 200), null).get(30, TimeUnit.SECONDS);
+      HttpResponse<String> r =
+          send(n, "/select_and_reserve", prompt("w2", 200), null).get(30, TimeUnit.SECONDS);
       assertEquals(429, r.statusCode(), r.body());
       JsonNode d = JSON.readTree(r.body()).get("details");
       assertEquals("isl_tokens", d.get("limit_kind").asText(), r.body());
@@ -186,8 +218,9 @@ class RouterQueueHttpTest {
 
   @Test
   void aThousandParkedRequestsBlockNoEventLoop() throws Exception {
-    ch.qos.logback.classic.Logger checker = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
-        "io.vertx.core.impl.BlockedThreadChecker");
+    ch.qos.logback.classic.Logger checker =
+        (ch.qos.logback.classic.Logger)
+            org.slf4j.LoggerFactory.getLogger("io.vertx.core.impl.BlockedThreadChecker");
     ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> warnings =
         new ch.qos.logback.core.read.ListAppender<>();
     warnings.start();
@@ -197,15 +230,21 @@ class RouterQueueHttpTest {
       HttpClient many = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
       List<CompletableFuture<HttpResponse<String>>> parked = new ArrayList<>();
       for (int i = 0; i < 1_000; i++) {
-        parked.add(many.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + n.node.port()
-            + "/select_and_reserve")).timeout(Duration.ofSeconds(60)).header("content-type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofString(prompt("p" + i, 1_000 + i))).build(),
-            HttpResponse.BodyHandlers.ofString()));
+        parked.add(
+            many.sendAsync(
+                HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + n.node.port() + "/select_and_reserve"))
+                    .timeout(Duration.ofSeconds(60))
+                    .header("content-type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString(prompt("p" + i, 1_000 + i)))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString()));
       }
       await().atMost(30, TimeUnit.SECONDS).until(() -> pending(n) == 1_000);
       assertEquals(200, n.get("/health").status(), "the node answers while 1,000 requests wait");
       // a worker that changes (a larger batch) wakes the queue
-      NodeHarness.Reply patched = n.patch("/workers/1", Map.of("max_num_batched_tokens", 1_000_000));
+      NodeHarness.Reply patched =
+          n.patch("/workers/1", Map.of("max_num_batched_tokens", 1_000_000));
       assertEquals(200, patched.status(), patched.raw());
       long served = 0;
       for (CompletableFuture<HttpResponse<String>> f : parked) {
@@ -213,10 +252,14 @@ class RouterQueueHttpTest {
       }
       assertEquals(1_000, served);
       assertEquals(0, pending(n));
-      assertEquals(1_001, n.get("/loads").body().get(0).get("loads").get(0).get("active_requests").asLong());
+      assertEquals(
+          1_001, n.get("/loads").body().get(0).get("loads").get(0).get("active_requests").asLong());
     } finally {
       checker.detachAppender(warnings);
     }
-    assertEquals(List.of(), warnings.list.stream().map(Object::toString).toList(), "Vert.x blocked-thread checker");
+    assertEquals(
+        List.of(),
+        warnings.list.stream().map(Object::toString).toList(),
+        "Vert.x blocked-thread checker");
   }
 }

@@ -78,8 +78,10 @@ class SelectionHttpTest {
       for (JsonNode w : n.post("/overlap_scores", "{" + prompt + "}").body().get("workers")) {
         assertEquals(0, w.get("device_blocks").asInt(), "a query-only select is never recorded");
       }
-      NodeHarness.Reply booked = n.post("/select_and_reserve", "{\"pinned_worker\":{\"worker_id\":2,\"dp_rank\":0},"
-          + prompt + "}");
+      NodeHarness.Reply booked =
+          n.post(
+              "/select_and_reserve",
+              "{\"pinned_worker\":{\"worker_id\":2,\"dp_rank\":0}," + prompt + "}");
       assertEquals(2, booked.body().get("worker_id").asLong());
       JsonNode ws = n.post("/overlap_scores", "{" + prompt + "}").body().get("workers");
       assertEquals(0, ws.get(0).get("device_blocks").asInt());
@@ -115,14 +117,22 @@ class SelectionHttpTest {
     try (NodeHarness n = NodeHarness.approximate()) {
       n.worker(1);
       String base = hashesOf(n, "{\"token_ids\":[1,2,3,4]}");
-      assertEquals(base, hashesOf(n, "{\"token_ids\":[9,9,9,9],\"mm_routing_info\":{\"routing_token_ids\":[1,2,3,4]}}"));
+      assertEquals(
+          base,
+          hashesOf(
+              n,
+              "{\"token_ids\":[9,9,9,9],\"mm_routing_info\":{\"routing_token_ids\":[1,2,3,4]}}"));
       String lora = hashesOf(n, "{\"token_ids\":[1,2,3,4],\"lora_name\":\"adapter-a\"}");
       String salt = hashesOf(n, "{\"token_ids\":[1,2,3,4],\"cache_salt\":\"tenant-a\"}");
       assertNotEquals(base, lora);
       assertNotEquals(base, salt);
       assertNotEquals(lora, salt);
-      assertEquals(base, hashesOf(n, "{\"token_ids\":[1,2,3,4],\"lora_name\":\"\",\"cache_salt\":\"\"}"));
-      assertEquals(base, hashesOf(n, "{\"token_ids\":[1,2,3,4,5]}"), "the trailing partial block is not hashed");
+      assertEquals(
+          base, hashesOf(n, "{\"token_ids\":[1,2,3,4],\"lora_name\":\"\",\"cache_salt\":\"\"}"));
+      assertEquals(
+          base,
+          hashesOf(n, "{\"token_ids\":[1,2,3,4,5]}"),
+          "the trailing partial block is not hashed");
     }
   }
 
@@ -137,13 +147,21 @@ class SelectionHttpTest {
   void precomputedHashesAreTrustedAndValidated() throws Exception {
     try (NodeHarness n = NodeHarness.approximate()) {
       n.worker(1);
-      NodeHarness.Reply ok = n.post("/select_and_reserve",
-          "{\"block_hashes\":[11,12],\"sequence_hashes\":[-21,22],\"isl_tokens\":8}");
+      NodeHarness.Reply ok =
+          n.post(
+              "/select_and_reserve",
+              "{\"block_hashes\":[11,12],\"sequence_hashes\":[-21,22],\"isl_tokens\":8}");
       assertEquals(200, ok.status(), ok.raw());
       assertEquals(-21, ok.body().get("sequence_hashes").get(0).asLong());
       assertEquals(8, ok.body().get("isl_tokens").asLong());
-      assertEquals(400, n.post("/select", "{\"block_hashes\":[11],\"sequence_hashes\":[21,22],\"isl_tokens\":8}").status());
-      assertEquals(400, n.post("/select", "{\"block_hashes\":[11],\"sequence_hashes\":[21],\"isl_tokens\":0}").status());
+      assertEquals(
+          400,
+          n.post("/select", "{\"block_hashes\":[11],\"sequence_hashes\":[21,22],\"isl_tokens\":8}")
+              .status());
+      assertEquals(
+          400,
+          n.post("/select", "{\"block_hashes\":[11],\"sequence_hashes\":[21],\"isl_tokens\":0}")
+              .status());
       assertEquals(400, n.post("/select", "{}").status());
     }
   }
@@ -154,15 +172,38 @@ class SelectionHttpTest {
       n.worker(1, "taints", List.of("gpu-a"));
       n.worker(2);
       for (int i = 0; i < 10; i++) {
-        assertEquals(2, n.post("/select", "{\"token_ids\":[1,2,3,4],\"allowed_worker_ids\":[2]}").body().get("worker_id").asLong());
-        assertEquals(1, n.post("/select", "{\"token_ids\":[1,2,3,4],\"routing_constraints\":{\"required_taints\":[\"gpu-a\"]}}")
-            .body().get("worker_id").asLong());
-        assertEquals(1, n.post("/select", "{\"token_ids\":[1,2,3,4],\"pinned_worker\":{\"worker_id\":1,\"dp_rank\":0}}")
-            .body().get("worker_id").asLong());
+        assertEquals(
+            2,
+            n.post("/select", "{\"token_ids\":[1,2,3,4],\"allowed_worker_ids\":[2]}")
+                .body()
+                .get("worker_id")
+                .asLong());
+        assertEquals(
+            1,
+            n.post(
+                    "/select",
+                    "{\"token_ids\":[1,2,3,4],\"routing_constraints\":{\"required_taints\":[\"gpu-a\"]}}")
+                .body()
+                .get("worker_id")
+                .asLong());
+        assertEquals(
+            1,
+            n.post(
+                    "/select",
+                    "{\"token_ids\":[1,2,3,4],\"pinned_worker\":{\"worker_id\":1,\"dp_rank\":0}}")
+                .body()
+                .get("worker_id")
+                .asLong());
       }
-      NodeHarness.Reply none = n.post("/select", "{\"token_ids\":[1,2,3,4],\"allowed_worker_ids\":[99]}");
+      NodeHarness.Reply none =
+          n.post("/select", "{\"token_ids\":[1,2,3,4],\"allowed_worker_ids\":[99]}");
       assertEquals(503, none.status());
-      assertEquals(404, n.post("/select", "{\"token_ids\":[1,2,3,4],\"pinned_worker\":{\"worker_id\":5,\"dp_rank\":0}}").status());
+      assertEquals(
+          404,
+          n.post(
+                  "/select",
+                  "{\"token_ids\":[1,2,3,4],\"pinned_worker\":{\"worker_id\":5,\"dp_rank\":0}}")
+              .status());
     }
   }
 
@@ -176,9 +217,15 @@ class SelectionHttpTest {
         seen.add(n.post("/select", "{\"token_ids\":[1,2,3,4]}").body().get("worker_id").asLong());
       }
       assertEquals(Set.of(1L, 2L), seen, "equal costs must not always pick the same worker");
-      long first = n.post("/select_and_reserve", "{\"token_ids\":[5,6,7,8,9,10,11,12]}").body().get("worker_id").asLong();
+      long first =
+          n.post("/select_and_reserve", "{\"token_ids\":[5,6,7,8,9,10,11,12]}")
+              .body()
+              .get("worker_id")
+              .asLong();
       for (int i = 0; i < 10; i++) {
-        assertNotEquals(first, n.post("/select", "{\"token_ids\":[100,101,102,103]}").body().get("worker_id").asLong(),
+        assertNotEquals(
+            first,
+            n.post("/select", "{\"token_ids\":[100,101,102,103]}").body().get("worker_id").asLong(),
             "the loaded worker costs more for an unrelated prompt");
       }
     }
@@ -186,9 +233,15 @@ class SelectionHttpTest {
 
   @Test
   void advisorySelectReportsWorkerLoadAndBusyFlags() throws Exception {
-    try (NodeHarness n = new NodeHarness(Map.of("DYN_ROUTER_USE_KV_EVENTS", "false",
-        "DYN_ROUTER_CONDITIONAL_DISAGG_PREFILL_BUSY_THRESHOLD", "0.5",
-        "DYN_ROUTER_CONDITIONAL_DISAGG_DECODE_BUSY_THRESHOLD", "0.5"))) {
+    try (NodeHarness n =
+        new NodeHarness(
+            Map.of(
+                "DYN_ROUTER_USE_KV_EVENTS",
+                "false",
+                "DYN_ROUTER_CONDITIONAL_DISAGG_PREFILL_BUSY_THRESHOLD",
+                "0.5",
+                "DYN_ROUTER_CONDITIONAL_DISAGG_DECODE_BUSY_THRESHOLD",
+                "0.5"))) {
       n.worker(1, "max_num_batched_tokens", 6, "total_kv_blocks", 2);
       NodeHarness.Reply r = n.post("/select", "{\"token_ids\":[1,2,3,4],\"advisory\":true}");
       JsonNode wl = r.body().get("worker_load");
@@ -198,8 +251,15 @@ class SelectionHttpTest {
       assertTrue(wl.get("prefill_busy").asBoolean());
       assertEquals(false, r.body().get("decode_busy").asBoolean());
       assertNull(n.post("/select", "{\"token_ids\":[1,2,3,4]}").body().get("worker_load"));
-      assertNull(n.post("/select_and_reserve", "{\"token_ids\":[1,2,3,4],\"advisory\":true}").body().get("worker_load"));
-      assertTrue(n.post("/select", "{\"token_ids\":[1,2,3,4,5,6,7,8,9,10,11,12]}").body().get("decode_busy").asBoolean());
+      assertNull(
+          n.post("/select_and_reserve", "{\"token_ids\":[1,2,3,4],\"advisory\":true}")
+              .body()
+              .get("worker_load"));
+      assertTrue(
+          n.post("/select", "{\"token_ids\":[1,2,3,4,5,6,7,8,9,10,11,12]}")
+              .body()
+              .get("decode_busy")
+              .asBoolean());
     }
   }
 
@@ -212,8 +272,10 @@ class SelectionHttpTest {
       assertEquals(8, r.body().get(0).get("potential_prefill_tokens").asLong());
       assertEquals(2, r.body().get(0).get("potential_decode_blocks").asLong());
       assertEquals(0, r.body().get(0).get("active_requests").asLong());
-      NodeHarness.Reply off = n.post("/potential_loads",
-          "{\"token_ids\":[1,2,3,4,5,6,7,8],\"router_config_override\":{\"track_prefill_tokens\":false}}");
+      NodeHarness.Reply off =
+          n.post(
+              "/potential_loads",
+              "{\"token_ids\":[1,2,3,4,5,6,7,8],\"router_config_override\":{\"track_prefill_tokens\":false}}");
       assertEquals(0, off.body().get(0).get("potential_prefill_tokens").asLong());
     }
   }
@@ -224,17 +286,34 @@ class SelectionHttpTest {
     // booking has none (KvHintExternalHashesTest covers hints from published events)
     try (NodeHarness n = new NodeHarness(Map.of("DYN_ROUTER_PREDICTED_TTL_SECS", "60"))) {
       for (long id = 1; id <= 2; id++) {
-        n.worker(id, "router_hint_worker_type", "decode",
-            "router_hint_source_control_endpoints", Map.of("0", "tcp://worker-" + id + ":5600"));
+        n.worker(
+            id,
+            "router_hint_worker_type",
+            "decode",
+            "router_hint_source_control_endpoints",
+            Map.of("0", "tcp://worker-" + id + ":5600"));
       }
       String prompt = "\"token_ids\":[1,2,3,4,5,6,7,8]";
-      NodeHarness.Reply a = n.post("/select_and_reserve", "{\"selection_id\":\"a\",\"pinned_worker\":{\"worker_id\":1,\"dp_rank\":0}," + prompt + "}");
+      NodeHarness.Reply a =
+          n.post(
+              "/select_and_reserve",
+              "{\"selection_id\":\"a\",\"pinned_worker\":{\"worker_id\":1,\"dp_rank\":0},"
+                  + prompt
+                  + "}");
       assertNull(a.body().get("kv_hint"));
-      NodeHarness.Reply b = n.post("/select_and_reserve", "{\"selection_id\":\"b\",\"pinned_worker\":{\"worker_id\":2,\"dp_rank\":0}," + prompt + "}");
+      NodeHarness.Reply b =
+          n.post(
+              "/select_and_reserve",
+              "{\"selection_id\":\"b\",\"pinned_worker\":{\"worker_id\":2,\"dp_rank\":0},"
+                  + prompt
+                  + "}");
       assertEquals(200, b.status(), b.raw());
       JsonNode scores = n.post("/overlap_scores", "{" + prompt + "}").body().get("workers");
       assertEquals(1, scores.get(0).get("worker_id").asLong());
-      assertEquals(2, scores.get(0).get("device_blocks").asLong(), "the prediction credits worker 1's prefix");
+      assertEquals(
+          2,
+          scores.get(0).get("device_blocks").asLong(),
+          "the prediction credits worker 1's prefix");
       assertNull(b.body().get("kv_hint"), b.raw());
     }
   }

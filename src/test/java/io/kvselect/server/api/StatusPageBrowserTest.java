@@ -43,8 +43,11 @@ class StatusPageBrowserTest {
 
   @Test
   void pageShowsTheWorkersAndFollowsASelection() throws Exception {
-    assertTrue(Files.isExecutable(CHROMIUM), CHROMIUM + " is missing: apt-get install chromium (.ci/run does)");
-    assertTrue(Files.isDirectory(UI_DIR.resolve("node_modules/playwright-core")),
+    assertTrue(
+        Files.isExecutable(CHROMIUM),
+        CHROMIUM + " is missing: apt-get install chromium (.ci/run does)");
+    assertTrue(
+        Files.isDirectory(UI_DIR.resolve("node_modules/playwright-core")),
         "playwright-core is missing: run `npm ci` in " + UI_DIR + " (.ci/run does)");
     Path out = Path.of("target/ui").toAbsolutePath();
     Files.createDirectories(out);
@@ -54,9 +57,26 @@ class StatusPageBrowserTest {
 
     try (NodeHarness node = new NodeHarness(Map.of(), "--session-affinity-ttl-secs", "600")) {
       String base = "http://127.0.0.1:" + node.node.port();
-      MockerOptions o = new MockerOptions(2, 1, 256, 4, WireFormat.MAP, "127.0.0.1", 0, base,
-          new TimingModel(0, 0, 1), null, null, 1, "", ReplayLayout.TOPIC, 64L);
-      try (MockFleet fleet = MockerMain.run(o, new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8))) {
+      MockerOptions o =
+          new MockerOptions(
+              2,
+              1,
+              256,
+              4,
+              WireFormat.MAP,
+              "127.0.0.1",
+              0,
+              base,
+              new TimingModel(0, 0, 1),
+              null,
+              null,
+              1,
+              "",
+              ReplayLayout.TOPIC,
+              64L);
+      try (MockFleet fleet =
+          MockerMain.run(
+              o, new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8))) {
         Map<String, Object> hostile = new LinkedHashMap<>();
         hostile.put("worker_id", 9);
         hostile.put("model_name", HOSTILE);
@@ -64,15 +84,24 @@ class StatusPageBrowserTest {
         hostile.put("block_size", 4);
         assertEquals(201, node.post("/workers", hostile).status());
         // the largest u64 id, its publisher not up: the listener retries
-        try (java.net.ServerSocket closed = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-          assertEquals(201, node.post("/workers", "{\"worker_id\":18446744073709551615,\"endpoint\":\"http://worker-max:8000\","
-              + "\"block_size\":4,\"kv_events_endpoint\":\"tcp://127.0.0.1:" + closed.getLocalPort() + "\"}").status());
+        try (java.net.ServerSocket closed =
+            new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+          assertEquals(
+              201,
+              node.post(
+                      "/workers",
+                      "{\"worker_id\":18446744073709551615,\"endpoint\":\"http://worker-max:8000\","
+                          + "\"block_size\":4,\"kv_events_endpoint\":\"tcp://127.0.0.1:"
+                          + closed.getLocalPort()
+                          + "\"}")
+                  .status());
         }
 
         // engine 1 serves a request: its rank publishes KV events and its listener goes live
         int port = fleet.engines().get(0).httpPort();
         int[] served = IntStream.rangeClosed(100, 115).toArray();
-        NodeHarness.Reply gen = engineCall(node, port, Map.of("token_ids", served, "output_tokens", 2));
+        NodeHarness.Reply gen =
+            engineCall(node, port, Map.of("token_ids", served, "output_tokens", 2));
         assertEquals(200, gen.status(), gen.raw());
 
         Map<String, Object> spec = new LinkedHashMap<>();
@@ -82,17 +111,43 @@ class StatusPageBrowserTest {
         spec.put("workers", List.of("1", "2", "9", "18446744073709551615"));
         spec.put("live", List.of("1"));
         spec.put("hostile", HOSTILE);
-        spec.put("figures", List.of("schedulable_workers", "bookings", "pending_selections", "sessions", "index_blocks",
-            "ingest", "queue_depths"));
+        spec.put(
+            "figures",
+            List.of(
+                "schedulable_workers",
+                "bookings",
+                "pending_selections",
+                "sessions",
+                "index_blocks",
+                "ingest",
+                "queue_depths"));
         spec.put("tokens", IntStream.rangeClosed(1, 40).toArray());
-        try (ChildProcess script = ChildProcess.start(UI_DIR, out, "status-page",
-            List.of("node", "status-page.js", NodeHarness.JSON.writeValueAsString(spec)))) {
+        try (ChildProcess script =
+            ChildProcess.start(
+                UI_DIR,
+                out,
+                "status-page",
+                List.of("node", "status-page.js", NodeHarness.JSON.writeValueAsString(spec)))) {
           int code = script.await(120);
-          assertEquals(0, code, "status-page.js (pid " + script.pid() + ") failed:\n" + script.stdout() + script.stderr());
-          JsonNode shown = NodeHarness.JSON.readTree(script.stdout().strip().lines().reduce((a, b) -> b).orElseThrow());
-          JsonNode load = node.load(Long.parseUnsignedLong(shown.get("worker_id").asText()), shown.get("dp_rank").asInt());
+          assertEquals(
+              0,
+              code,
+              "status-page.js (pid "
+                  + script.pid()
+                  + ") failed:\n"
+                  + script.stdout()
+                  + script.stderr());
+          JsonNode shown =
+              NodeHarness.JSON.readTree(
+                  script.stdout().strip().lines().reduce((a, b) -> b).orElseThrow());
+          JsonNode load =
+              node.load(
+                  Long.parseUnsignedLong(shown.get("worker_id").asText()),
+                  shown.get("dp_rank").asInt());
           assertEquals(1, load.get("active_requests").asInt());
-          assertEquals(load.get("potential_prefill_tokens").asLong(), shown.get("prefill_tokens").asLong(),
+          assertEquals(
+              load.get("potential_prefill_tokens").asLong(),
+              shown.get("prefill_tokens").asLong(),
               "the bar shows the node's prefill load");
           assertTrue(shown.get("prefill_tokens").asLong() > 0);
         }
@@ -111,12 +166,20 @@ class StatusPageBrowserTest {
   }
 
   /** POST /generate on a mock engine's HTTP port. */
-  private static NodeHarness.Reply engineCall(NodeHarness node, int port, Object body) throws Exception {
-    java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
-        java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + port + "/generate"))
-            .timeout(java.time.Duration.ofSeconds(20)).header("content-type", "application/json")
-            .POST(java.net.http.HttpRequest.BodyPublishers.ofString(NodeHarness.JSON.writeValueAsString(body))).build(),
-        java.net.http.HttpResponse.BodyHandlers.ofString());
+  private static NodeHarness.Reply engineCall(NodeHarness node, int port, Object body)
+      throws Exception {
+    java.net.http.HttpResponse<String> r =
+        java.net.http.HttpClient.newHttpClient()
+            .send(
+                java.net.http.HttpRequest.newBuilder(
+                        java.net.URI.create("http://127.0.0.1:" + port + "/generate"))
+                    .timeout(java.time.Duration.ofSeconds(20))
+                    .header("content-type", "application/json")
+                    .POST(
+                        java.net.http.HttpRequest.BodyPublishers.ofString(
+                            NodeHarness.JSON.writeValueAsString(body)))
+                    .build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
     return new NodeHarness.Reply(r.statusCode(), null, r.body());
   }
 }

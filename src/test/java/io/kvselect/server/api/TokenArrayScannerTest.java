@@ -20,8 +20,14 @@ class TokenArrayScannerTest {
     try {
       SelectRequest r = RequestParsers.select(body.getBytes(StandardCharsets.UTF_8), scan);
       int[] t = r.prompt().tokenIds();
-      return "ok " + (t == null ? "null" : java.util.Arrays.toString(t)) + " " + r.sessionId() + " "
-          + r.partition() + " " + r.selectionId();
+      return "ok "
+          + (t == null ? "null" : java.util.Arrays.toString(t))
+          + " "
+          + r.sessionId()
+          + " "
+          + r.partition()
+          + " "
+          + r.selectionId();
     } catch (SelectionException e) {
       return "error " + e.code() + " " + e.getMessage();
     }
@@ -42,11 +48,21 @@ class TokenArrayScannerTest {
       for (int i = 0; i < n; i++) {
         long v = rnd.nextInt(4) == 0 ? rnd.nextLong(0, 0x1_0000_0000L) : rnd.nextInt(0, 50_000);
         want[i] = (int) v;
-        arr.append(i == 0 ? "" : ws[rnd.nextInt(ws.length)] + "," + ws[rnd.nextInt(ws.length)]).append(v);
+        arr.append(i == 0 ? "" : ws[rnd.nextInt(ws.length)] + "," + ws[rnd.nextInt(ws.length)])
+            .append(v);
       }
       arr.append(ws[rnd.nextInt(ws.length)]).append("]");
-      String body = "{\"session_id\":\"s\\\"x\"," + ws[rnd.nextInt(ws.length)] + "\"token_ids\"" + ws[rnd.nextInt(ws.length)]
-          + ":" + ws[rnd.nextInt(ws.length)] + arr + ",\"selection_id\":\"" + round + "\"}";
+      String body =
+          "{\"session_id\":\"s\\\"x\","
+              + ws[rnd.nextInt(ws.length)]
+              + "\"token_ids\""
+              + ws[rnd.nextInt(ws.length)]
+              + ":"
+              + ws[rnd.nextInt(ws.length)]
+              + arr
+              + ",\"selection_id\":\""
+              + round
+              + "\"}";
       TokenArrayScanner.Found f = TokenArrayScanner.find(body.getBytes(StandardCharsets.UTF_8));
       assertNotNull(f, body);
       assertArrayEquals(want, f.values());
@@ -56,32 +72,35 @@ class TokenArrayScannerTest {
 
   @Test
   void oddShapesFallBackToTheGeneralParser() {
-    List<String> bodies = List.of(
-        "{\"token_ids\":[1,2],\"token_ids\":[3]}",
-        "{\"token_ids\":[01,2]}",
-        "{\"token_ids\":[-1]}",
-        "{\"token_ids\":[1.0]}",
-        "{\"token_ids\":[1e3]}",
-        "{\"token_ids\":[4294967296]}",
-        "{\"token_ids\":null}",
-        "{\"token_ids\":\"1,2\"}",
-        "{\"token_ids\":[1,]}",
-        "{\"token_ids\":[1 2]}",
-        "{\"token_ids\":[1,2}",
-        "{\"token_ids\":[[1]]}",
-        "[{\"token_ids\":[1]}]",
-        "{\"token_ids\":[1,2] \"x\"}",
-        "{\"x\":\"\\\"token_ids\\\":[9]\",\"token_ids\":[1]}",
-        "{\"mm_routing_info\":{\"token_ids\":[7],\"routing_token_ids\":[5]},\"token_ids\":[1]}",
-        "{\"a\":[{\"token_ids\":[7]}],\"token_ids\":[4,5]}",
-        "{\"token_ids\":[]}",
-        "{\"token\\u005fids\":[3]}",
-        "{\"token_ids\":[1,2,3]",
-        "");
+    List<String> bodies =
+        List.of(
+            "{\"token_ids\":[1,2],\"token_ids\":[3]}",
+            "{\"token_ids\":[01,2]}",
+            "{\"token_ids\":[-1]}",
+            "{\"token_ids\":[1.0]}",
+            "{\"token_ids\":[1e3]}",
+            "{\"token_ids\":[4294967296]}",
+            "{\"token_ids\":null}",
+            "{\"token_ids\":\"1,2\"}",
+            "{\"token_ids\":[1,]}",
+            "{\"token_ids\":[1 2]}",
+            "{\"token_ids\":[1,2}",
+            "{\"token_ids\":[[1]]}",
+            "[{\"token_ids\":[1]}]",
+            "{\"token_ids\":[1,2] \"x\"}",
+            "{\"x\":\"\\\"token_ids\\\":[9]\",\"token_ids\":[1]}",
+            "{\"mm_routing_info\":{\"token_ids\":[7],\"routing_token_ids\":[5]},\"token_ids\":[1]}",
+            "{\"a\":[{\"token_ids\":[7]}],\"token_ids\":[4,5]}",
+            "{\"token_ids\":[]}",
+            "{\"token\\u005fids\":[3]}",
+            "{\"token_ids\":[1,2,3]",
+            "");
     for (String b : bodies) {
       same(b);
     }
-    assertNull(TokenArrayScanner.find("{\"token_ids\":[1],\"token_ids\":[2]}".getBytes(StandardCharsets.UTF_8)));
+    assertNull(
+        TokenArrayScanner.find(
+            "{\"token_ids\":[1],\"token_ids\":[2]}".getBytes(StandardCharsets.UTF_8)));
     assertNull(TokenArrayScanner.find("{\"token_ids\":[-1]}".getBytes(StandardCharsets.UTF_8)));
   }
 }

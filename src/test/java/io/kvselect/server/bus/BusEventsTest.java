@@ -32,9 +32,15 @@ class BusEventsTest {
   @BeforeEach
   void start() throws Exception {
     h = new BusHarness("--session-affinity-ttl-secs", "600");
-    MessageConsumer<JsonObject> s = h.vertx.eventBus().consumer(BusAddresses.EVENTS_SELECTIONS, m -> selections.add(m.body()));
-    MessageConsumer<JsonObject> w = h.vertx.eventBus().consumer(BusAddresses.EVENTS_WORKERS, m -> workers.add(m.body()));
-    s.completion().compose(v -> w.completion()).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    MessageConsumer<JsonObject> s =
+        h.vertx.eventBus().consumer(BusAddresses.EVENTS_SELECTIONS, m -> selections.add(m.body()));
+    MessageConsumer<JsonObject> w =
+        h.vertx.eventBus().consumer(BusAddresses.EVENTS_WORKERS, m -> workers.add(m.body()));
+    s.completion()
+        .compose(v -> w.completion())
+        .toCompletionStage()
+        .toCompletableFuture()
+        .get(10, TimeUnit.SECONDS);
   }
 
   @AfterEach
@@ -51,11 +57,20 @@ class BusEventsTest {
   @Test
   void everyCatalogChangeIsPublishedInOrder() throws Exception {
     h.ok(BusAddresses.WORKERS_CREATE, new JsonObject().put("worker_id", 5).put("block_size", 4));
-    h.ok(BusAddresses.WORKERS_PATCH, new JsonObject().put("worker_id", 5).put("endpoint", "http://w5:8000"));
-    assertEquals(201, h.http("POST", "/workers",
-        "{\"worker_id\":5,\"model_name\":\"m\",\"endpoint\":\"http://w5:8000\",\"block_size\":4}").status());
+    h.ok(
+        BusAddresses.WORKERS_PATCH,
+        new JsonObject().put("worker_id", 5).put("endpoint", "http://w5:8000"));
+    assertEquals(
+        201,
+        h.http(
+                "POST",
+                "/workers",
+                "{\"worker_id\":5,\"model_name\":\"m\",\"endpoint\":\"http://w5:8000\",\"block_size\":4}")
+            .status());
     h.ok(BusAddresses.WORKERS_DELETE, new JsonObject().put("worker_id", 5));
-    assertEquals(422, h.send(BusAddresses.WORKERS_CREATE, new JsonObject().put("block_size", 4)).failureCode());
+    assertEquals(
+        422,
+        h.send(BusAddresses.WORKERS_CREATE, new JsonObject().put("block_size", 4)).failureCode());
 
     JsonObject registered = next(workers);
     assertEquals(1, registered.getInteger("v"));
@@ -88,10 +103,16 @@ class BusEventsTest {
     assertEquals("unschedulable", deleted.getString("lifecycle"));
     assertEquals("schedulable", deleted.getString("previous_lifecycle"));
 
-    List<Long> seqs = List.of(registered.getLong("seq"), patched.getLong("seq"), moved.getLong("seq"),
-        again.getLong("seq"), deleted.getLong("seq"));
+    List<Long> seqs =
+        List.of(
+            registered.getLong("seq"),
+            patched.getLong("seq"),
+            moved.getLong("seq"),
+            again.getLong("seq"),
+            deleted.getLong("seq"));
     assertEquals(List.of(0L, 1L, 2L, 3L, 4L), seqs);
-    // events leave in order from one context: the next one proves the failed create published nothing
+    // events leave in order from one context: the next one proves the failed create published
+    // nothing
     h.ok(BusAddresses.WORKERS_CREATE, BusHarness.worker(6));
     assertEquals(6L, next(workers).getLong("worker_id"), "the failed create published nothing");
   }
@@ -102,7 +123,10 @@ class BusEventsTest {
     next(workers);
     JsonObject select = new JsonObject().put("token_ids", PROMPT.copy());
 
-    JsonObject first = h.ok(BusAddresses.SELECT_AND_RESERVE, select.copy().put("selection_id", "a").put("session_id", "s-1"));
+    JsonObject first =
+        h.ok(
+            BusAddresses.SELECT_AND_RESERVE,
+            select.copy().put("selection_id", "a").put("session_id", "s-1"));
     JsonObject e1 = next(selections);
     assertEquals(1, e1.getInteger("v"));
     assertEquals(0L, e1.getLong("seq"));
@@ -118,7 +142,9 @@ class BusEventsTest {
     assertEquals(first.getLong("effective_prefill_tokens"), e1.getLong("effective_prefill_tokens"));
 
     // the same prompt again over HTTP: its blocks are now credited as cached on worker 1
-    String again = h.http("POST", "/select_and_reserve", select.copy().put("selection_id", "b").encode()).body();
+    String again =
+        h.http("POST", "/select_and_reserve", select.copy().put("selection_id", "b").encode())
+            .body();
     JsonObject second = new JsonObject(again);
     JsonObject e2 = next(selections);
     assertEquals("b", e2.getString("selection_id"));
@@ -137,7 +163,10 @@ class BusEventsTest {
     assertEquals(3L, e4.getLong("seq"));
 
     // failures and lifecycle steps publish no booking
-    assertEquals(422, h.send(BusAddresses.SELECT_AND_RESERVE, select.copy().put("selection_id", 1)).failureCode());
+    assertEquals(
+        422,
+        h.send(BusAddresses.SELECT_AND_RESERVE, select.copy().put("selection_id", 1))
+            .failureCode());
     h.ok(BusAddresses.PREFILL_COMPLETE, new JsonObject().put("selection_id", "a"));
     h.ok(BusAddresses.FREE, new JsonObject().put("selection_id", "a"));
     h.ok(BusAddresses.SELECT_AND_RESERVE, select.copy().put("selection_id", "z"));

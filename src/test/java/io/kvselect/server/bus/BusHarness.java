@@ -26,17 +26,23 @@ final class BusHarness implements AutoCloseable {
 
   final Vertx vertx;
   final Kvselect kvselect;
-  private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final HttpClient client =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   /** A bus answer: the reply body, or the failure code and message. */
-  record Answer(Object body, int failureCode, String failureMessage, io.vertx.core.eventbus.ReplyFailure failureType) {
+  record Answer(
+      Object body,
+      int failureCode,
+      String failureMessage,
+      io.vertx.core.eventbus.ReplyFailure failureType) {
     boolean ok() {
       return failureType == null;
     }
 
     JsonObject json() {
       if (!ok()) {
-        throw new AssertionError("expected a reply, got failure " + failureCode + ": " + failureMessage);
+        throw new AssertionError(
+            "expected a reply, got failure " + failureCode + ": " + failureMessage);
       }
       return (JsonObject) body;
     }
@@ -56,12 +62,19 @@ final class BusHarness implements AutoCloseable {
   /** {@code flags} are appended to {@code --host 127.0.0.1 --port 0}. */
   BusHarness(String... flags) throws Exception {
     vertx = Vertx.vertx();
-    java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of("--host", "127.0.0.1", "--port", "0"));
+    java.util.List<String> args =
+        new java.util.ArrayList<>(java.util.List.of("--host", "127.0.0.1", "--port", "0"));
     args.addAll(java.util.List.of(flags));
-    NodeSettings s = NodeSettings.parse(args.toArray(String[]::new),
-        Map.of("DYN_ROUTER_USE_KV_EVENTS", "false", "DYN_ROUTER_TTL_SECS", "3600"));
+    NodeSettings s =
+        NodeSettings.parse(
+            args.toArray(String[]::new),
+            Map.of("DYN_ROUTER_USE_KV_EVENTS", "false", "DYN_ROUTER_TTL_SECS", "3600"));
     try {
-      kvselect = Kvselect.deploy(vertx, s).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+      kvselect =
+          Kvselect.deploy(vertx, s)
+              .toCompletionStage()
+              .toCompletableFuture()
+              .get(30, TimeUnit.SECONDS);
     } catch (Exception e) {
       vertx.close();
       throw e;
@@ -75,8 +88,13 @@ final class BusHarness implements AutoCloseable {
   Answer send(String address, Object body, DeliveryOptions options) throws Exception {
     options.setSendTimeout(SEND_TIMEOUT_MS);
     try {
-      Message<Object> m = vertx.eventBus().request(address, body, options).toCompletionStage().toCompletableFuture()
-          .get(SEND_TIMEOUT_MS + 5_000, TimeUnit.MILLISECONDS);
+      Message<Object> m =
+          vertx
+              .eventBus()
+              .request(address, body, options)
+              .toCompletionStage()
+              .toCompletableFuture()
+              .get(SEND_TIMEOUT_MS + 5_000, TimeUnit.MILLISECONDS);
       return new Answer(m.body(), 0, null, null);
     } catch (ExecutionException e) {
       if (e.getCause() instanceof ReplyException re) {
@@ -91,19 +109,27 @@ final class BusHarness implements AutoCloseable {
   }
 
   HttpAnswer http(String method, String path, String body) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + kvselect.httpPort() + path))
-        .timeout(Duration.ofSeconds(20));
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + kvselect.httpPort() + path))
+            .timeout(Duration.ofSeconds(20));
     if (body != null) {
       b.header("content-type", "application/json");
     }
-    b.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+    b.method(
+        method,
+        body == null
+            ? HttpRequest.BodyPublishers.noBody()
+            : HttpRequest.BodyPublishers.ofString(body));
     HttpResponse<String> r = client.send(b.build(), HttpResponse.BodyHandlers.ofString());
     return new HttpAnswer(r.statusCode(), r.body());
   }
 
   /** A worker body: block size 4, one rank, in the default partition. */
   static JsonObject worker(long id) {
-    return new JsonObject().put("worker_id", id).put("endpoint", "http://worker-" + id + ":8000").put("block_size", 4);
+    return new JsonObject()
+        .put("worker_id", id)
+        .put("endpoint", "http://worker-" + id + ":8000")
+        .put("block_size", 4);
   }
 
   @Override

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.kvselect.server.KvselectNode;
 import io.kvselect.server.cluster.ApplicationCluster;
 import io.kvselect.server.config.NodeSettings;
 import io.kvselect.testing.Ports;
@@ -46,7 +45,10 @@ class ClusteredBusTest {
   }
 
   private static Object request(Vertx app, String address, Object body) throws Exception {
-    Message<Object> m = get(app.eventBus().request(address, body, new DeliveryOptions().setSendTimeout(TIMEOUT_MS)));
+    Message<Object> m =
+        get(
+            app.eventBus()
+                .request(address, body, new DeliveryOptions().setSendTimeout(TIMEOUT_MS)));
     return m.body();
   }
 
@@ -54,16 +56,21 @@ class ClusteredBusTest {
   void aSeparateClusteredApplicationSelectsReservesAndFollowsTheEvents() throws Exception {
     String cluster = "kvs-test-" + UUID.randomUUID();
     int port = Ports.free();
-    HazelcastClusterManager kvMgr = new HazelcastClusterManager(
-        ApplicationCluster.hazelcast(cluster, port, "127.0.0.1:" + port));
+    HazelcastClusterManager kvMgr =
+        new HazelcastClusterManager(
+            ApplicationCluster.hazelcast(cluster, port, "127.0.0.1:" + port));
     Vertx kv = ApplicationCluster.vertx(kvMgr);
     try {
-      int actual = kvMgr.getHazelcastInstance().getCluster().getLocalMember().getAddress().getPort();
-      HazelcastClusterManager appMgr = new HazelcastClusterManager(
-          ApplicationCluster.hazelcast(cluster, Ports.free(), "127.0.0.1:" + actual));
+      int actual =
+          kvMgr.getHazelcastInstance().getCluster().getLocalMember().getAddress().getPort();
+      HazelcastClusterManager appMgr =
+          new HazelcastClusterManager(
+              ApplicationCluster.hazelcast(cluster, Ports.free(), "127.0.0.1:" + actual));
       Vertx app = ApplicationCluster.vertx(appMgr);
       try {
-        await().atMost(Duration.ofSeconds(30)).until(() -> kvMgr.getNodes().size() == 2 && appMgr.getNodes().size() == 2);
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .until(() -> kvMgr.getNodes().size() == 2 && appMgr.getNodes().size() == 2);
         run(kv, kvMgr, app);
       } finally {
         get(app.close());
@@ -74,43 +81,72 @@ class ClusteredBusTest {
   }
 
   private void run(Vertx kv, HazelcastClusterManager kvMgr, Vertx app) throws Exception {
-    NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0",
-        "--session-affinity-ttl-secs", "600"},
-        Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
+    NodeSettings s =
+        NodeSettings.parse(
+            new String[] {
+              "--host", "127.0.0.1", "--port", "0", "--session-affinity-ttl-secs", "600"
+            },
+            Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
     Kvselect k = get(Kvselect.deploy(kv, s, io.kvselect.server.NodeParts.standalone(s, kv), 0));
     assertEquals(-1, k.httpPort(), "bus only: no HTTP server");
     assertEquals(kvMgr.getNodeId(), k.node(), "clustered events name the cluster node");
 
     LinkedBlockingQueue<JsonObject> selections = new LinkedBlockingQueue<>();
     LinkedBlockingQueue<JsonObject> workers = new LinkedBlockingQueue<>();
-    MessageConsumer<JsonObject> sc = app.eventBus().consumer(BusAddresses.EVENTS_SELECTIONS, m -> {
-      if (!m.body().containsKey("probe")) {
-        selections.add(m.body());
-      }
-    });
+    MessageConsumer<JsonObject> sc =
+        app.eventBus()
+            .consumer(
+                BusAddresses.EVENTS_SELECTIONS,
+                m -> {
+                  if (!m.body().containsKey("probe")) {
+                    selections.add(m.body());
+                  }
+                });
     CompletableFuture<Void> probed = new CompletableFuture<>();
-    MessageConsumer<JsonObject> wc = app.eventBus().consumer(BusAddresses.EVENTS_WORKERS, m -> {
-      if (m.body().containsKey("probe")) {
-        probed.complete(null);
-      } else {
-        workers.add(m.body());
-      }
-    });
+    MessageConsumer<JsonObject> wc =
+        app.eventBus()
+            .consumer(
+                BusAddresses.EVENTS_WORKERS,
+                m -> {
+                  if (m.body().containsKey("probe")) {
+                    probed.complete(null);
+                  } else {
+                    workers.add(m.body());
+                  }
+                });
     get(sc.completion());
     get(wc.completion());
     // subscriptions reach the other member asynchronously: publish probes from the kvselect side
     // until one arrives, so that the events published next are not lost to a stale view
-    await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).until(() -> {
-      kv.eventBus().publish(BusAddresses.EVENTS_WORKERS, new JsonObject().put("probe", true));
-      return probed.isDone();
-    });
-    await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).ignoreExceptionsMatching(
-        e -> e instanceof ExecutionException && e.getCause() instanceof ReplyException re
-            && re.failureType() == ReplyFailure.NO_HANDLERS)
-        .until(() -> request(app, BusAddresses.WORKERS_LIST, new JsonObject()) instanceof JsonArray);
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .pollInterval(Duration.ofMillis(100))
+        .until(
+            () -> {
+              kv.eventBus()
+                  .publish(BusAddresses.EVENTS_WORKERS, new JsonObject().put("probe", true));
+              return probed.isDone();
+            });
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .pollInterval(Duration.ofMillis(100))
+        .ignoreExceptionsMatching(
+            e ->
+                e instanceof ExecutionException
+                    && e.getCause() instanceof ReplyException re
+                    && re.failureType() == ReplyFailure.NO_HANDLERS)
+        .until(
+            () -> request(app, BusAddresses.WORKERS_LIST, new JsonObject()) instanceof JsonArray);
 
-    JsonObject w = (JsonObject) request(app, BusAddresses.WORKERS_CREATE,
-        new JsonObject().put("worker_id", 7).put("endpoint", "http://worker-7:8000").put("block_size", 4));
+    JsonObject w =
+        (JsonObject)
+            request(
+                app,
+                BusAddresses.WORKERS_CREATE,
+                new JsonObject()
+                    .put("worker_id", 7)
+                    .put("endpoint", "http://worker-7:8000")
+                    .put("block_size", 4));
     assertEquals("schedulable", w.getString("lifecycle"));
     JsonObject we = workers.poll(TIMEOUT_MS, TimeUnit.MILLISECONDS);
     assertNotNull(we, "worker event");
@@ -120,8 +156,11 @@ class ClusteredBusTest {
     assertEquals("schedulable", we.getString("lifecycle"));
     assertEquals(kvMgr.getNodeId(), we.getString("node"));
 
-    JsonObject body = new JsonObject().put("selection_id", "app-1").put("session_id", "conv-9")
-        .put("token_ids", new JsonArray(List.of(1, 2, 3, 4, 5, 6, 7, 8)));
+    JsonObject body =
+        new JsonObject()
+            .put("selection_id", "app-1")
+            .put("session_id", "conv-9")
+            .put("token_ids", new JsonArray(List.of(1, 2, 3, 4, 5, 6, 7, 8)));
     JsonObject booked = (JsonObject) request(app, BusAddresses.SELECT_AND_RESERVE, body);
     assertEquals(7L, booked.getLong("worker_id"));
     assertEquals("http://worker-7:8000", booked.getString("endpoint"));
@@ -137,19 +176,36 @@ class ClusteredBusTest {
     assertEquals(kvMgr.getNodeId(), se.getString("node"));
     assertEquals(1, k.service().bookingCount());
 
-    JsonObject reserved = (JsonObject) request(app, BusAddresses.RESERVE,
-        new JsonObject().put("selection_id", "app-2").put("worker_id", 7).put("token_ids", new JsonArray(List.of(1, 2))));
+    JsonObject reserved =
+        (JsonObject)
+            request(
+                app,
+                BusAddresses.RESERVE,
+                new JsonObject()
+                    .put("selection_id", "app-2")
+                    .put("worker_id", 7)
+                    .put("token_ids", new JsonArray(List.of(1, 2))));
     assertEquals("app-2", reserved.getString("selection_id"));
-    assertEquals("app-2", selections.poll(TIMEOUT_MS, TimeUnit.MILLISECONDS).getString("selection_id"));
+    assertEquals(
+        "app-2", selections.poll(TIMEOUT_MS, TimeUnit.MILLISECONDS).getString("selection_id"));
 
-    ExecutionException bad = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
-        () -> request(app, BusAddresses.SELECT_AND_RESERVE, body.copy().put("token_ids", "not an array")));
+    ExecutionException bad =
+        org.junit.jupiter.api.Assertions.assertThrows(
+            ExecutionException.class,
+            () ->
+                request(
+                    app,
+                    BusAddresses.SELECT_AND_RESERVE,
+                    body.copy().put("token_ids", "not an array")));
     ReplyException re = assertInstanceOf(ReplyException.class, bad.getCause());
     assertEquals(422, re.failureCode());
-    assertTrue(new JsonObject(re.getMessage()).getString("error").contains("`token_ids`"), re.getMessage());
+    assertTrue(
+        new JsonObject(re.getMessage()).getString("error").contains("`token_ids`"),
+        re.getMessage());
 
     for (String id : List.of("app-1", "app-2")) {
-      assertEquals(new JsonObject().put("status", "ok"),
+      assertEquals(
+          new JsonObject().put("status", "ok"),
           request(app, BusAddresses.FREE, new JsonObject().put("selection_id", id)));
     }
     assertEquals(0, k.service().bookingCount());

@@ -39,39 +39,69 @@ class EmbeddedReplicaSyncTest {
       BusHarness.HttpAnswer peers = a.http("GET", "/replica_sync/peers", null);
       assertEquals(200, peers.status(), peers.body());
       assertEquals("[]", peers.body().replace(" ", ""));
-      try (BusHarness b = new BusHarness("--replica-sync-port", "0", "--replica-sync-peers", "tcp://127.0.0.1:" + port)) {
+      try (BusHarness b =
+          new BusHarness(
+              "--replica-sync-port", "0", "--replica-sync-peers", "tcp://127.0.0.1:" + port)) {
         a.ok(BusAddresses.WORKERS_CREATE, BusHarness.worker(1));
         b.ok(BusAddresses.WORKERS_CREATE, BusHarness.worker(1));
         ReplicaSync in = b.kvselect.replicaSync();
         AtomicInteger probe = new AtomicInteger();
         List<Integer> statuses = new CopyOnWriteArrayList<>();
-        Supplier<String> state = () -> "probes " + probe.get() + ", last statuses "
-            + statuses.subList(Math.max(0, statuses.size() - 4), statuses.size()) + "; "
-            + LinkDiagnostics.describe("a", rs) + "; " + LinkDiagnostics.describe("b", in);
+        Supplier<String> state =
+            () ->
+                "probes "
+                    + probe.get()
+                    + ", last statuses "
+                    + statuses.subList(Math.max(0, statuses.size() - 4), statuses.size())
+                    + "; "
+                    + LinkDiagnostics.describe("a", rs)
+                    + "; "
+                    + LinkDiagnostics.describe("b", in);
         // past the PUB/SUB slow-joiner window: book and free on A until B has applied one step
         try {
-          await().atMost(Duration.ofSeconds(40)).pollInterval(Duration.ofMillis(50))
-              .conditionEvaluationListener(LinkDiagnostics.onTimeout(state)).until(() -> {
-            String id = "probe-" + probe.incrementAndGet();
-            statuses.add(a.http("POST", "/select_and_reserve", new JsonObject().put("selection_id", id)
-                .put("token_ids", new io.vertx.core.json.JsonArray().add(7).add(7).add(7).add(7)).encode()).status());
-            statuses.add(a.http("DELETE", "/reservations/" + id, null).status());
-            return in.count("in", ReplicaWire.SEQUENCE_TOPIC, "applied") > 0;
-          });
+          await()
+              .atMost(Duration.ofSeconds(40))
+              .pollInterval(Duration.ofMillis(50))
+              .conditionEvaluationListener(LinkDiagnostics.onTimeout(state))
+              .until(
+                  () -> {
+                    String id = "probe-" + probe.incrementAndGet();
+                    statuses.add(
+                        a.http(
+                                "POST",
+                                "/select_and_reserve",
+                                new JsonObject()
+                                    .put("selection_id", id)
+                                    .put(
+                                        "token_ids",
+                                        new io.vertx.core.json.JsonArray()
+                                            .add(7)
+                                            .add(7)
+                                            .add(7)
+                                            .add(7))
+                                    .encode())
+                            .status());
+                    statuses.add(a.http("DELETE", "/reservations/" + id, null).status());
+                    return in.count("in", ReplicaWire.SEQUENCE_TOPIC, "applied") > 0;
+                  });
         } catch (ConditionTimeoutException e) {
-          throw new AssertionError("replica link between the embedded nodes not up: " + state.get(), e);
+          throw new AssertionError(
+              "replica link between the embedded nodes not up: " + state.get(), e);
         }
       }
       a.kvselect.undeploy().toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
     }
     // the PUB's port is free again once the handle (and its Vert.x) stopped
-    await().atMost(Duration.ofSeconds(10)).until(() -> {
-      try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
-        return true;
-      } catch (java.io.IOException e) {
-        return false;
-      }
-    });
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () -> {
+              try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+                return true;
+              } catch (java.io.IOException e) {
+                return false;
+              }
+            });
   }
 
   @Test

@@ -21,27 +21,46 @@ import org.junit.jupiter.api.io.TempDir;
 class EmbeddedUndeployTest {
 
   @Test
-  void undeployingTheHandleStopsEveryVerticleItDeployedAndTheVertxStaysUp(@TempDir Path dir) throws Exception {
+  void undeployingTheHandleStopsEveryVerticleItDeployedAndTheVertxStaysUp(@TempDir Path dir)
+      throws Exception {
     Path file = dir.resolve("workers.yaml");
     Files.writeString(file, "- worker_id: 1\n  endpoint: http://127.0.0.1:9/\n  block_size: 16\n");
-    try (BusHarness h = new BusHarness("--workers-file", file.toString(), "--workers-file-poll-secs", "0.05",
-        "--liveness-grace-secs", "30")) {
+    try (BusHarness h =
+        new BusHarness(
+            "--workers-file",
+            file.toString(),
+            "--workers-file-poll-secs",
+            "0.05",
+            "--liveness-grace-secs",
+            "30")) {
       Set<String> deployed = Set.copyOf(h.vertx.deploymentIDs());
-      // root, HTTP API, event-bus API, workers file, liveness (no KV-event ingestion in approximate mode)
+      // root, HTTP API, event-bus API, workers file, liveness (no KV-event ingestion in approximate
+      // mode)
       assertEquals(5, deployed.size(), "deployments: " + deployed);
-      assertTrue(deployed.contains(h.kvselect.deploymentId()), "the handle names the root: " + deployed);
+      assertTrue(
+          deployed.contains(h.kvselect.deploymentId()), "the handle names the root: " + deployed);
       BusHarness.Answer listed = h.send(BusAddresses.WORKERS_LIST, new JsonObject());
       assertTrue(listed.ok(), "listed: " + listed);
-      assertEquals(1, ((io.vertx.core.json.JsonArray) listed.body()).size(), "the workers file was applied: " + listed);
+      assertEquals(
+          1,
+          ((io.vertx.core.json.JsonArray) listed.body()).size(),
+          "the workers file was applied: " + listed);
 
       h.kvselect.undeploy().toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
 
-      assertEquals(Set.of(), Set.copyOf(h.vertx.deploymentIDs()), "nothing of kvselect left deployed");
+      assertEquals(
+          Set.of(), Set.copyOf(h.vertx.deploymentIDs()), "nothing of kvselect left deployed");
       BusHarness.Answer after = h.send(BusAddresses.WORKERS_LIST, new JsonObject());
-      assertEquals(ReplyFailure.NO_HANDLERS, after.failureType(), "the event-bus API stopped: " + after);
+      assertEquals(
+          ReplyFailure.NO_HANDLERS, after.failureType(), "the event-bus API stopped: " + after);
       // the application's Vert.x is still usable
-      assertEquals("up", h.vertx.executeBlocking(() -> "up").toCompletionStage().toCompletableFuture()
-          .get(10, TimeUnit.SECONDS));
+      assertEquals(
+          "up",
+          h.vertx
+              .executeBlocking(() -> "up")
+              .toCompletionStage()
+              .toCompletableFuture()
+              .get(10, TimeUnit.SECONDS));
     }
   }
 }

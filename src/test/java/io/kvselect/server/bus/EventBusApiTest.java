@@ -35,7 +35,10 @@ class EventBusApiTest {
   }
 
   private static void assertFailure(BusHarness.Answer a, int code, String mentions) {
-    assertEquals(io.vertx.core.eventbus.ReplyFailure.RECIPIENT_FAILURE, a.failureType(), () -> "failure type of " + a);
+    assertEquals(
+        io.vertx.core.eventbus.ReplyFailure.RECIPIENT_FAILURE,
+        a.failureType(),
+        () -> "failure type of " + a);
     assertEquals(code, a.failureCode(), () -> "failure code of " + a);
     String error = a.envelope().getString("error");
     assertNotNull(error, () -> "error envelope of " + a);
@@ -57,46 +60,87 @@ class EventBusApiTest {
     assertEquals("schedulable", w.getString("lifecycle"));
     assertEquals("http://worker-1:8000", w.getString("endpoint"));
 
-    assertFailure(h.send(BusAddresses.WORKERS_CREATE, new JsonObject().put("block_size", 4)), 422, "`worker_id`");
-    assertFailure(h.send(BusAddresses.WORKERS_CREATE, BusHarness.worker(2).put("block_size", "four")), 422,
+    assertFailure(
+        h.send(BusAddresses.WORKERS_CREATE, new JsonObject().put("block_size", 4)),
+        422,
+        "`worker_id`");
+    assertFailure(
+        h.send(BusAddresses.WORKERS_CREATE, BusHarness.worker(2).put("block_size", "four")),
+        422,
         "`block_size`");
-    assertEquals(1, h.kvselect.service().listWorkers(null, null).size(), "failed creates registered nothing");
+    assertEquals(
+        1,
+        h.kvselect.service().listWorkers(null, null).size(),
+        "failed creates registered nothing");
   }
 
   @Test
   void workersGetAndList() throws Exception {
     h.ok(BusAddresses.WORKERS_CREATE, BusHarness.worker(1));
     h.ok(BusAddresses.WORKERS_CREATE, BusHarness.worker(2).put("model_name", "m2"));
-    assertEquals(2L, h.ok(BusAddresses.WORKERS_GET, new JsonObject().put("worker_id", 2)).getLong("worker_id"));
-    assertFailure(h.send(BusAddresses.WORKERS_GET, new JsonObject().put("worker_id", 9)), 404, "worker 9 not found");
-    assertFailure(h.send(BusAddresses.WORKERS_GET, new JsonObject().put("worker_id", "two")), 422, "`worker_id`");
+    assertEquals(
+        2L,
+        h.ok(BusAddresses.WORKERS_GET, new JsonObject().put("worker_id", 2)).getLong("worker_id"));
+    assertFailure(
+        h.send(BusAddresses.WORKERS_GET, new JsonObject().put("worker_id", 9)),
+        404,
+        "worker 9 not found");
+    assertFailure(
+        h.send(BusAddresses.WORKERS_GET, new JsonObject().put("worker_id", "two")),
+        422,
+        "`worker_id`");
     assertFailure(h.send(BusAddresses.WORKERS_GET, new JsonObject()), 422, "`worker_id`");
 
     BusHarness.Answer all = h.send(BusAddresses.WORKERS_LIST, new JsonObject());
     assertTrue(all.ok(), () -> "list: " + all);
     assertEquals(2, assertInstanceOf(JsonArray.class, all.body()).size());
-    BusHarness.Answer m2 = h.send(BusAddresses.WORKERS_LIST, new JsonObject().put("model_name", "m2"));
+    BusHarness.Answer m2 =
+        h.send(BusAddresses.WORKERS_LIST, new JsonObject().put("model_name", "m2"));
     assertEquals(1, ((JsonArray) m2.body()).size());
     assertEquals(2L, ((JsonArray) m2.body()).getJsonObject(0).getLong("worker_id"));
-    assertFailure(h.send(BusAddresses.WORKERS_LIST, new JsonObject().put("routing_group", 5)), 422, "`routing_group`");
+    assertFailure(
+        h.send(BusAddresses.WORKERS_LIST, new JsonObject().put("routing_group", 5)),
+        422,
+        "`routing_group`");
   }
 
   @Test
   void workersPatchAndDelete() throws Exception {
     h.ok(BusAddresses.WORKERS_CREATE, BusHarness.worker(1));
-    JsonObject patched = h.ok(BusAddresses.WORKERS_PATCH,
-        new JsonObject().put("worker_id", 1).put("endpoint", "http://moved:9000"));
+    JsonObject patched =
+        h.ok(
+            BusAddresses.WORKERS_PATCH,
+            new JsonObject().put("worker_id", 1).put("endpoint", "http://moved:9000"));
     assertEquals("http://moved:9000", patched.getString("endpoint"));
-    assertFailure(h.send(BusAddresses.WORKERS_PATCH, new JsonObject().put("worker_id", 1).put("block_size", "x")),
-        422, "`block_size`");
-    assertFailure(h.send(BusAddresses.WORKERS_PATCH, new JsonObject().put("worker_id", 7)), 404, "worker 7 not found");
-    assertFailure(h.send(BusAddresses.WORKERS_PATCH, new JsonObject().put("endpoint", "x")), 422, "`worker_id`");
-    assertEquals("http://moved:9000", h.kvselect.service().worker(1).spec().endpoint(), "failed patches changed nothing");
+    assertFailure(
+        h.send(
+            BusAddresses.WORKERS_PATCH,
+            new JsonObject().put("worker_id", 1).put("block_size", "x")),
+        422,
+        "`block_size`");
+    assertFailure(
+        h.send(BusAddresses.WORKERS_PATCH, new JsonObject().put("worker_id", 7)),
+        404,
+        "worker 7 not found");
+    assertFailure(
+        h.send(BusAddresses.WORKERS_PATCH, new JsonObject().put("endpoint", "x")),
+        422,
+        "`worker_id`");
+    assertEquals(
+        "http://moved:9000",
+        h.kvselect.service().worker(1).spec().endpoint(),
+        "failed patches changed nothing");
 
     JsonObject deleted = h.ok(BusAddresses.WORKERS_DELETE, new JsonObject().put("worker_id", 1));
     assertEquals("unschedulable", deleted.getString("lifecycle"));
-    assertFailure(h.send(BusAddresses.WORKERS_DELETE, new JsonObject().put("worker_id", 1)), 404, "worker 1 not found");
-    assertFailure(h.send(BusAddresses.WORKERS_DELETE, new JsonObject().put("worker_id", -1)), 422, "`worker_id`");
+    assertFailure(
+        h.send(BusAddresses.WORKERS_DELETE, new JsonObject().put("worker_id", 1)),
+        404,
+        "worker 1 not found");
+    assertFailure(
+        h.send(BusAddresses.WORKERS_DELETE, new JsonObject().put("worker_id", -1)),
+        422,
+        "`worker_id`");
   }
 
   @Test
@@ -115,9 +159,12 @@ class EventBusApiTest {
     assertEquals(9L, b.getLong("isl_tokens"));
     assertNotNull(b.getJsonArray("sequence_hashes"));
     assertEquals(1, h.kvselect.service().bookingCount());
-    assertFailure(h.send(BusAddresses.SELECT_AND_RESERVE, select("expected_output_tokens", -3)), 422,
+    assertFailure(
+        h.send(BusAddresses.SELECT_AND_RESERVE, select("expected_output_tokens", -3)),
+        422,
         "`expected_output_tokens`");
-    assertFailure(h.send(BusAddresses.SELECT_AND_RESERVE, select("model_name", "nope")), 503, "nope");
+    assertFailure(
+        h.send(BusAddresses.SELECT_AND_RESERVE, select("model_name", "nope")), 503, "nope");
     assertEquals(1, h.kvselect.service().bookingCount(), "failed bookings booked nothing");
   }
 
@@ -128,20 +175,36 @@ class EventBusApiTest {
     assertEquals("r-1", r.getString("selection_id"));
     assertEquals(1L, r.getLong("worker_id"));
     assertFailure(h.send(BusAddresses.RESERVE, select("worker_id", 1)), 422, "`selection_id`");
-    assertFailure(h.send(BusAddresses.RESERVE, select("selection_id", "r-2", "worker_id", 5)), 404, "worker 5");
+    assertFailure(
+        h.send(BusAddresses.RESERVE, select("selection_id", "r-2", "worker_id", 5)),
+        404,
+        "worker 5");
     assertEquals(1, h.kvselect.service().bookingCount());
 
     JsonObject id = new JsonObject().put("selection_id", "r-1");
     assertEquals(new JsonObject().put("status", "ok"), h.ok(BusAddresses.PREFILL_COMPLETE, id));
-    assertFailure(h.send(BusAddresses.PREFILL_COMPLETE, new JsonObject().put("selection_id", "zz")), 404, "zz");
+    assertFailure(
+        h.send(BusAddresses.PREFILL_COMPLETE, new JsonObject().put("selection_id", "zz")),
+        404,
+        "zz");
     assertFailure(h.send(BusAddresses.PREFILL_COMPLETE, new JsonObject()), 422, "`selection_id`");
 
-    assertEquals(new JsonObject().put("status", "ok"), h.ok(BusAddresses.OUTPUT_BLOCK, id.copy().put("decay_fraction", 0.5)));
-    assertFailure(h.send(BusAddresses.OUTPUT_BLOCK, id.copy().put("decay_fraction", 1.5)), 400, "decay_fraction");
-    assertFailure(h.send(BusAddresses.OUTPUT_BLOCK, id.copy().put("decay_fraction", "half")), 422, "`decay_fraction`");
+    assertEquals(
+        new JsonObject().put("status", "ok"),
+        h.ok(BusAddresses.OUTPUT_BLOCK, id.copy().put("decay_fraction", 0.5)));
+    assertFailure(
+        h.send(BusAddresses.OUTPUT_BLOCK, id.copy().put("decay_fraction", 1.5)),
+        400,
+        "decay_fraction");
+    assertFailure(
+        h.send(BusAddresses.OUTPUT_BLOCK, id.copy().put("decay_fraction", "half")),
+        422,
+        "`decay_fraction`");
 
-    assertFailure(h.send(BusAddresses.FREE, new JsonObject().put("selection_id", 12)), 422, "`selection_id`");
-    assertFailure(h.send(BusAddresses.FREE, new JsonObject().put("selection_id", "")), 422, "`selection_id`");
+    assertFailure(
+        h.send(BusAddresses.FREE, new JsonObject().put("selection_id", 12)), 422, "`selection_id`");
+    assertFailure(
+        h.send(BusAddresses.FREE, new JsonObject().put("selection_id", "")), 422, "`selection_id`");
     assertEquals(1, h.kvselect.service().bookingCount(), "failed frees freed nothing");
     assertEquals(new JsonObject().put("status", "ok"), h.ok(BusAddresses.FREE, id));
     assertEquals(0, h.kvselect.service().bookingCount());
@@ -160,8 +223,14 @@ class EventBusApiTest {
     byte[] huge = new byte[(int) io.kvselect.server.api.HttpApiVerticle.BODY_LIMIT + 1];
     java.util.Arrays.fill(huge, (byte) ' ');
     assertFailure(h.send(BusAddresses.SELECT, Buffer.buffer(huge)), 413, "exceeds the limit");
-    assertEquals(1L, h.ok(BusAddresses.SELECT, select().encode()).getLong("worker_id"), "a JSON string body is accepted");
-    assertEquals(1L, h.ok(BusAddresses.SELECT, select().toBuffer()).getLong("worker_id"), "a JSON buffer body is accepted");
+    assertEquals(
+        1L,
+        h.ok(BusAddresses.SELECT, select().encode()).getLong("worker_id"),
+        "a JSON string body is accepted");
+    assertEquals(
+        1L,
+        h.ok(BusAddresses.SELECT, select().toBuffer()).getLong("worker_id"),
+        "a JSON buffer body is accepted");
     assertEquals(0, h.kvselect.service().bookingCount());
     assertEquals(1, h.kvselect.service().listWorkers(null, null).size());
   }
@@ -173,44 +242,77 @@ class EventBusApiTest {
     h.ok(BusAddresses.WORKERS_CREATE, BusHarness.worker(2));
     h.ok(BusAddresses.SELECT_AND_RESERVE, select("selection_id", "keep"));
     String before = snapshot();
-    List<Object[]> bad = List.of(
-        new Object[] {BusAddresses.SELECT_AND_RESERVE, select("selection_id", "keep")},
-        new Object[] {BusAddresses.SELECT_AND_RESERVE, select("pinned_worker", new JsonObject().put("worker_id", 3))},
-        new Object[] {BusAddresses.SELECT, select("selection_id", 5)},
-        new Object[] {BusAddresses.RESERVE, select("selection_id", "keep", "worker_id", 1)},
-        new Object[] {BusAddresses.RESERVE, select("selection_id", "new", "worker_id", 1, "dp_rank", 4)},
-        new Object[] {BusAddresses.WORKERS_CREATE, BusHarness.worker(3).put("data_parallel_size", -1)},
-        new Object[] {BusAddresses.WORKERS_PATCH, new JsonObject().put("worker_id", 2).put("taints", "gpu")},
-        new Object[] {BusAddresses.WORKERS_DELETE, new JsonObject().put("worker_id", "1")},
-        new Object[] {BusAddresses.FREE, new JsonObject().put("selection_id", "other")},
-        new Object[] {BusAddresses.PREFILL_COMPLETE, new JsonObject().put("selection_id", List.of("keep"))});
+    List<Object[]> bad =
+        List.of(
+            new Object[] {BusAddresses.SELECT_AND_RESERVE, select("selection_id", "keep")},
+            new Object[] {
+              BusAddresses.SELECT_AND_RESERVE,
+              select("pinned_worker", new JsonObject().put("worker_id", 3))
+            },
+            new Object[] {BusAddresses.SELECT, select("selection_id", 5)},
+            new Object[] {BusAddresses.RESERVE, select("selection_id", "keep", "worker_id", 1)},
+            new Object[] {
+              BusAddresses.RESERVE, select("selection_id", "new", "worker_id", 1, "dp_rank", 4)
+            },
+            new Object[] {
+              BusAddresses.WORKERS_CREATE, BusHarness.worker(3).put("data_parallel_size", -1)
+            },
+            new Object[] {
+              BusAddresses.WORKERS_PATCH, new JsonObject().put("worker_id", 2).put("taints", "gpu")
+            },
+            new Object[] {BusAddresses.WORKERS_DELETE, new JsonObject().put("worker_id", "1")},
+            new Object[] {BusAddresses.FREE, new JsonObject().put("selection_id", "other")},
+            new Object[] {
+              BusAddresses.PREFILL_COMPLETE, new JsonObject().put("selection_id", List.of("keep"))
+            });
     for (Object[] b : bad) {
       BusHarness.Answer a = h.send((String) b[0], b[1]);
-      assertTrue(a.failureCode() >= 400 && a.failureCode() < 500, () -> b[0] + " " + b[1] + " -> " + a);
+      assertTrue(
+          a.failureCode() >= 400 && a.failureCode() < 500, () -> b[0] + " " + b[1] + " -> " + a);
       assertEquals(before, snapshot(), () -> b[0] + " " + b[1] + " changed the state");
     }
   }
 
   private String snapshot() throws Exception {
-    return h.http("GET", "/workers", null).body() + h.http("GET", "/loads", null).body()
-        + h.kvselect.service().bookingCount() + "/" + h.kvselect.service().pendingSelections();
+    return h.http("GET", "/workers", null).body()
+        + h.http("GET", "/loads", null).body()
+        + h.kvselect.service().bookingCount()
+        + "/"
+        + h.kvselect.service().pendingSelections();
   }
 
   @Test
   void undeployUnregistersTheAddresses() throws Exception {
     h.ok(BusAddresses.WORKERS_CREATE, BusHarness.worker(1));
-    h.kvselect.undeploy().toCompletionStage().toCompletableFuture().get(20, java.util.concurrent.TimeUnit.SECONDS);
+    h.kvselect
+        .undeploy()
+        .toCompletionStage()
+        .toCompletableFuture()
+        .get(20, java.util.concurrent.TimeUnit.SECONDS);
     BusHarness.Answer a = h.send(BusAddresses.WORKERS_LIST, new JsonObject());
-    assertEquals(io.vertx.core.eventbus.ReplyFailure.NO_HANDLERS, a.failureType(), () -> "after undeploy: " + a);
+    assertEquals(
+        io.vertx.core.eventbus.ReplyFailure.NO_HANDLERS,
+        a.failureType(),
+        () -> "after undeploy: " + a);
   }
 
   @Test
   void bufferWithUnsignedIds() throws Exception {
     String id = "18446744073709551615";
-    BusHarness.Answer a = h.send(BusAddresses.WORKERS_CREATE,
-        Buffer.buffer("{\"worker_id\":" + id + ",\"endpoint\":\"http://w:1\",\"block_size\":4}"));
-    assertEquals(new java.math.BigInteger(id), new java.math.BigInteger(String.valueOf(a.json().getValue("worker_id"))));
-    assertEquals(id, String.valueOf(h.ok(BusAddresses.WORKERS_GET,
-        new JsonObject().put("worker_id", new java.math.BigInteger(id))).getValue("worker_id")));
+    BusHarness.Answer a =
+        h.send(
+            BusAddresses.WORKERS_CREATE,
+            Buffer.buffer(
+                "{\"worker_id\":" + id + ",\"endpoint\":\"http://w:1\",\"block_size\":4}"));
+    assertEquals(
+        new java.math.BigInteger(id),
+        new java.math.BigInteger(String.valueOf(a.json().getValue("worker_id"))));
+    assertEquals(
+        id,
+        String.valueOf(
+            h.ok(
+                    BusAddresses.WORKERS_GET,
+                    new JsonObject().put("worker_id", new java.math.BigInteger(id)))
+                .getValue("worker_id")));
   }
 }

@@ -41,45 +41,56 @@ public final class ApplicationCluster {
     n.getJoin().getTcpIpConfig().setEnabled(true).addMember(member);
     n.getInterfaces().setEnabled(true).addInterface("127.0.0.1");
     // the structures Vert.x needs, as vertx-hazelcast's default-cluster.xml declares them
-    c.addMultiMapConfig(new MultiMapConfig("__vertx.subs").setBackupCount(1)
-        .setValueCollectionType(MultiMapConfig.ValueCollectionType.SET));
+    c.addMultiMapConfig(
+        new MultiMapConfig("__vertx.subs")
+            .setBackupCount(1)
+            .setValueCollectionType(MultiMapConfig.ValueCollectionType.SET));
     c.addMapConfig(new MapConfig("__vertx.haInfo").setBackupCount(1));
     c.addMapConfig(new MapConfig("__vertx.nodeInfo").setBackupCount(1));
     return c;
   }
 
   /** A member of {@code cluster} on a free port that joins {@code first} at the member port it bound. */
-  public static Config joining(String cluster, HazelcastClusterManager first) throws java.io.IOException {
+  public static Config joining(String cluster, HazelcastClusterManager first)
+      throws java.io.IOException {
     int actual = first.getHazelcastInstance().getCluster().getLocalMember().getAddress().getPort();
     return hazelcast(cluster, Ports.free(), "127.0.0.1:" + actual);
   }
 
-  private static final HttpClient HTTP = HttpClient.newBuilder()
-      .connectTimeout(Duration.ofSeconds(5)).build();
+  private static final HttpClient HTTP =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   /** An HTTP answer: its status and its JSON body (null when empty). */
   public record Reply(int status, JsonNode body) {}
 
   /** {@code method path} on an embedded kvselect's HTTP port, {@code body} sent as JSON when set. */
-  public static Reply call(Kvselect k, String method, String path, Object body)
-      throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(
-        URI.create("http://127.0.0.1:" + k.httpPort() + path)).timeout(Duration.ofSeconds(30));
+  public static Reply call(Kvselect k, String method, String path, Object body) throws Exception {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + k.httpPort() + path))
+            .timeout(Duration.ofSeconds(30));
     if (body == null) {
       b.method(method, HttpRequest.BodyPublishers.noBody());
     } else {
-      b.header("content-type", "application/json").method(method,
-          HttpRequest.BodyPublishers.ofString(ClusterHarness.JSON.writeValueAsString(body)));
+      b.header("content-type", "application/json")
+          .method(
+              method,
+              HttpRequest.BodyPublishers.ofString(ClusterHarness.JSON.writeValueAsString(body)));
     }
     HttpResponse<String> r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
-    return new Reply(r.statusCode(), r.body().isEmpty() ? null : ClusterHarness.JSON.readTree(r.body()));
+    return new Reply(
+        r.statusCode(), r.body().isEmpty() ? null : ClusterHarness.JSON.readTree(r.body()));
   }
 
   /** A clustered Vert.x over {@code mgr}, its event bus on 127.0.0.1 and an ephemeral port. */
   public static Vertx vertx(HazelcastClusterManager mgr) throws Exception {
     VertxOptions o = new VertxOptions();
     o.getEventBusOptions().setHost("127.0.0.1").setPort(0);
-    return Vertx.builder().with(o).withClusterManager(mgr).buildClustered()
-        .toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+    return Vertx.builder()
+        .with(o)
+        .withClusterManager(mgr)
+        .buildClustered()
+        .toCompletionStage()
+        .toCompletableFuture()
+        .get(60, TimeUnit.SECONDS);
   }
 }

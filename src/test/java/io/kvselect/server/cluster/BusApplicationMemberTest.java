@@ -36,48 +36,90 @@ class BusApplicationMemberTest {
     try (ClusterHarness h = new ClusterHarness()) {
       List<KvselectNode> nodes = List.of(h.start(), h.start(), h.start());
       for (KvselectNode n : nodes) {
-        await().atMost(Duration.ofSeconds(60)).until(() -> h.get(n, "/cluster").body().path("members").size() == 3);
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .until(() -> h.get(n, "/cluster").body().path("members").size() == 3);
       }
       h.registerWorkers(4);
-      ClusterSettings app = new ClusterSettings(true, h.name, List.of(h.members(3).split(",")), h.basePort + 10,
-          "127.0.0.1");
-      HazelcastClusterManager appMgr = new HazelcastClusterManager(ClusterBootstrap.applicationConfig(app));
+      ClusterSettings app =
+          new ClusterSettings(
+              true, h.name, List.of(h.members(3).split(",")), h.basePort + 10, "127.0.0.1");
+      HazelcastClusterManager appMgr =
+          new HazelcastClusterManager(ClusterBootstrap.applicationConfig(app));
       Vertx appVertx = ApplicationCluster.vertx(appMgr);
       HazelcastInstance appHz = appMgr.getHazelcastInstance();
-      assertTrue(appHz.getCluster().getLocalMember().isLiteMember(), "the application joins as a lite member");
-      await().atMost(Duration.ofSeconds(30)).until(() -> h.get(nodes.get(0), "/cluster").body().path("members").size() == 4);
-      Object workers = appVertx.eventBus().request("kvselect.api.workers.list", new JsonObject(),
-          new DeliveryOptions().setSendTimeout(10_000)).toCompletionStage().toCompletableFuture()
-          .get(30, TimeUnit.SECONDS).body();
+      assertTrue(
+          appHz.getCluster().getLocalMember().isLiteMember(),
+          "the application joins as a lite member");
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> h.get(nodes.get(0), "/cluster").body().path("members").size() == 4);
+      Object workers =
+          appVertx
+              .eventBus()
+              .request(
+                  "kvselect.api.workers.list",
+                  new JsonObject(),
+                  new DeliveryOptions().setSendTimeout(10_000))
+              .toCompletionStage()
+              .toCompletableFuture()
+              .get(30, TimeUnit.SECONDS)
+              .body();
       assertEquals(4, ((JsonArray) workers).size());
 
       Map<String, Long> bound = new LinkedHashMap<>();
       for (int s = 0; s < SESSIONS; s++) {
-        ClusterHarness.Reply r = h.post(nodes.get(s % 3), "/select_and_reserve", Map.of("session_id", "conv-" + s,
-            "token_ids", ClusterSharedStateTest.tokens(s, 32), "selection_id", "pre-" + s));
+        ClusterHarness.Reply r =
+            h.post(
+                nodes.get(s % 3),
+                "/select_and_reserve",
+                Map.of(
+                    "session_id",
+                    "conv-" + s,
+                    "token_ids",
+                    ClusterSharedStateTest.tokens(s, 32),
+                    "selection_id",
+                    "pre-" + s));
         assertEquals(200, r.status(), r.toString());
         bound.put("conv-" + s, r.body().path("worker_id").asLong());
       }
-      assertEquals(0, appHz.getMap(ClusterBootstrap.SESSIONS_MAP).getLocalMapStats().getOwnedEntryCount(),
+      assertEquals(
+          0,
+          appHz.getMap(ClusterBootstrap.SESSIONS_MAP).getLocalMapStats().getOwnedEntryCount(),
           "the application owns no binding");
 
       appHz.getLifecycleService().terminate();
       appVertx.close();
       KvselectNode lost = nodes.get(2);
-      ((HazelcastClusterManager) ((io.vertx.core.internal.VertxInternal) lost.vertx()).clusterManager())
-          .getHazelcastInstance().getLifecycleService().terminate();
+      ((HazelcastClusterManager)
+              ((io.vertx.core.internal.VertxInternal) lost.vertx()).clusterManager())
+          .getHazelcastInstance()
+          .getLifecycleService()
+          .terminate();
       h.nodes.remove(lost);
       lost.vertx().close();
       List<KvselectNode> survivors = nodes.subList(0, 2);
       for (KvselectNode n : survivors) {
-        await().atMost(Duration.ofSeconds(60)).until(() -> h.get(n, "/cluster").body().path("members").size() == 2);
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .until(() -> h.get(n, "/cluster").body().path("members").size() == 2);
       }
       for (var e : bound.entrySet()) {
         for (KvselectNode n : survivors) {
-          ClusterHarness.Reply r = h.post(n, "/select", Map.of("session_id", e.getKey(), "token_ids",
-              ClusterSharedStateTest.tokens(1000, 32)));
+          ClusterHarness.Reply r =
+              h.post(
+                  n,
+                  "/select",
+                  Map.of(
+                      "session_id",
+                      e.getKey(),
+                      "token_ids",
+                      ClusterSharedStateTest.tokens(1000, 32)));
           assertEquals(200, r.status(), r.toString());
-          assertEquals(e.getValue(), r.body().path("worker_id").asLong(), e.getKey() + " on a survivor: " + r);
+          assertEquals(
+              e.getValue(),
+              r.body().path("worker_id").asLong(),
+              e.getKey() + " on a survivor: " + r);
         }
       }
     }

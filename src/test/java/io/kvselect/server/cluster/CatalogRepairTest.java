@@ -33,12 +33,15 @@ class CatalogRepairTest {
   }
 
   /** Runs {@code check} on the sync context and returns once it has (a pull, if any, has been sent). */
-  private static void check(Context sync, CatalogRepair repair, String peer, long catalog) throws Exception {
-    java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
-    sync.runOnContext(v -> {
-      repair.check(peer, digest(catalog));
-      done.complete(null);
-    });
+  private static void check(Context sync, CatalogRepair repair, String peer, long catalog)
+      throws Exception {
+    java.util.concurrent.CompletableFuture<Void> done =
+        new java.util.concurrent.CompletableFuture<>();
+    sync.runOnContext(
+        v -> {
+          repair.check(peer, digest(catalog));
+          done.complete(null);
+        });
     done.get(10, TimeUnit.SECONDS);
   }
 
@@ -46,11 +49,19 @@ class CatalogRepairTest {
   void aRefusedAnswerIsNotFetchedAgainUntilACatalogChanges() throws Exception {
     SelectionService service = SelectionService.builder().build();
     // the peer answers with an entry this node cannot read (a newer version's kind, say)
-    vertx.eventBus().consumer(SyncAddresses.node("newer"), m -> {
-      ObjectNode reply = SyncCodec.doc("catalog");
-      reply.putArray("entries").addObject().put("kind", "mystery");
-      m.reply(SyncCodec.buffer(reply));
-    }).completion().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    vertx
+        .eventBus()
+        .consumer(
+            SyncAddresses.node("newer"),
+            m -> {
+              ObjectNode reply = SyncCodec.doc("catalog");
+              reply.putArray("entries").addObject().put("kind", "mystery");
+              m.reply(SyncCodec.buffer(reply));
+            })
+        .completion()
+        .toCompletionStage()
+        .toCompletableFuture()
+        .get(10, TimeUnit.SECONDS);
     CatalogRepair repair = new CatalogRepair(vertx, service, Duration.ofSeconds(2), Duration.ZERO);
     Context sync = vertx.getOrCreateContext();
     long other = service.catalogDigest() + 1;

@@ -22,7 +22,8 @@ class CatalogSyncHttpTest {
 
   private static final Duration CONVERGED = Duration.ofSeconds(20);
 
-  private static int activeRequests(ClusterHarness h, KvselectNode n, long worker) throws Exception {
+  private static int activeRequests(ClusterHarness h, KvselectNode n, long worker)
+      throws Exception {
     for (JsonNode p : h.get(n, "/loads").body()) {
       for (JsonNode l : p.get("loads")) {
         if (l.get("worker_id").asLong() == worker) {
@@ -57,11 +58,24 @@ class CatalogSyncHttpTest {
       assertEquals(0, sync.path("unknown_version").asLong());
       assertTrue(sync.path("catalog_repair").has("workers_repaired"), String.valueOf(sync));
       // a member joined a's cluster twice: a put its own bus registrations back 2 s after each
-      await().atMost(CONVERGED).until(() -> h.get(a, "/cluster").body().path("subscription_repair")
-          .path("republished").asLong() >= 1);
+      await()
+          .atMost(CONVERGED)
+          .until(
+              () ->
+                  h.get(a, "/cluster")
+                          .body()
+                          .path("subscription_repair")
+                          .path("republished")
+                          .asLong()
+                      >= 1);
 
-      assertEquals(201, h.post(a, "/workers", Map.of("worker_id", 9, "endpoint", "http://w9:8000",
-          "block_size", 16)).status());
+      assertEquals(
+          201,
+          h.post(
+                  a,
+                  "/workers",
+                  Map.of("worker_id", 9, "endpoint", "http://w9:8000", "block_size", 16))
+              .status());
       for (KvselectNode n : List.of(b, c)) {
         await().atMost(CONVERGED).until(() -> listed(h, n, 9) != null);
         ClusterHarness.Reply s = h.post(n, "/select", Map.of("token_ids", List.of(1, 2, 3)));
@@ -69,8 +83,11 @@ class CatalogSyncHttpTest {
         assertEquals(9, s.body().get("worker_id").asLong());
       }
 
-      ClusterHarness.Reply booked = h.post(a, "/select_and_reserve", Map.of("token_ids", List.of(1, 2, 3),
-          "selection_id", "http-1"));
+      ClusterHarness.Reply booked =
+          h.post(
+              a,
+              "/select_and_reserve",
+              Map.of("token_ids", List.of(1, 2, 3), "selection_id", "http-1"));
       assertEquals(200, booked.status() / 100 * 100, String.valueOf(booked.body()));
       for (KvselectNode n : List.of(b, c)) {
         await().atMost(CONVERGED).until(() -> activeRequests(h, n, 9) == 1);
@@ -82,12 +99,16 @@ class CatalogSyncHttpTest {
         assertTrue(counters.path("applied").asLong() >= 2, String.valueOf(counters));
       }
 
-      assertEquals(200, h.call(c, "PATCH", "/workers/9", Map.of("max_num_batched_tokens", 4096)).status());
+      assertEquals(
+          200, h.call(c, "PATCH", "/workers/9", Map.of("max_num_batched_tokens", 4096)).status());
       for (KvselectNode n : List.of(a, b)) {
-        await().atMost(CONVERGED).until(() -> {
-          JsonNode w = listed(h, n, 9);
-          return w != null && w.path("max_num_batched_tokens").asLong() == 4096;
-        });
+        await()
+            .atMost(CONVERGED)
+            .until(
+                () -> {
+                  JsonNode w = listed(h, n, 9);
+                  return w != null && w.path("max_num_batched_tokens").asLong() == 4096;
+                });
       }
 
       assertEquals(200, h.call(b, "DELETE", "/workers/9", null).status());

@@ -27,7 +27,9 @@ class ClusterBootstrapTest {
       KvselectNode c = h.start();
       Set<String> ids = new HashSet<>();
       for (KvselectNode n : List.of(a, b, c)) {
-        await().atMost(Duration.ofSeconds(60)).until(() -> h.get(n, "/cluster").body().path("members").size() == 3);
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .until(() -> h.get(n, "/cluster").body().path("members").size() == 3);
         JsonNode cluster = h.get(n, "/cluster").body();
         assertTrue(cluster.path("enabled").asBoolean(), cluster.toString());
         assertEquals("joined", cluster.path("state").asText(), cluster.toString());
@@ -38,8 +40,10 @@ class ClusterBootstrapTest {
           assertTrue(m.path("address").asText().startsWith("127.0.0.1:"), cluster.toString());
           if (m.path("local").asBoolean()) {
             local++;
-            assertEquals(cluster.path("node_id").asText(), m.path("id").asText(), cluster.toString());
-            assertEquals(cluster.path("address").asText(), m.path("address").asText(), cluster.toString());
+            assertEquals(
+                cluster.path("node_id").asText(), m.path("id").asText(), cluster.toString());
+            assertEquals(
+                cluster.path("address").asText(), m.path("address").asText(), cluster.toString());
           }
         }
         assertEquals(1, local, cluster.toString());
@@ -54,7 +58,8 @@ class ClusterBootstrapTest {
 
   @Test
   void twoClustersWithDifferentNamesOnOneMachineNeverSeeEachOther() throws Exception {
-    try (ClusterHarness one = new ClusterHarness(); ClusterHarness two = new ClusterHarness()) {
+    try (ClusterHarness one = new ClusterHarness();
+        ClusterHarness two = new ClusterHarness()) {
       // both clusters list each other's member ports: only the name keeps them apart
       String all = one.members(2) + "," + two.members(2);
       KvselectNode a1 = one.start("--cluster-members", all);
@@ -64,7 +69,9 @@ class ClusterBootstrapTest {
       for (var pair : List.of(List.of(a1, a2), List.of(b1, b2))) {
         for (KvselectNode n : pair) {
           ClusterHarness h = n == a1 || n == a2 ? one : two;
-          await().atMost(Duration.ofSeconds(60)).until(() -> h.get(n, "/cluster").body().path("members").size() == 2);
+          await()
+              .atMost(Duration.ofSeconds(60))
+              .until(() -> h.get(n, "/cluster").body().path("members").size() == 2);
         }
       }
       Set<String> first = memberIds(one, a1);
@@ -72,7 +79,8 @@ class ClusterBootstrapTest {
       assertEquals(first, memberIds(one, a2));
       assertEquals(second, memberIds(two, b2));
       assertTrue(first.stream().noneMatch(second::contains), first + " vs " + second);
-      assertNotEquals(one.get(a1, "/cluster").body().path("name"), two.get(b1, "/cluster").body().path("name"));
+      assertNotEquals(
+          one.get(a1, "/cluster").body().path("name"), two.get(b1, "/cluster").body().path("name"));
     }
   }
 
@@ -92,13 +100,29 @@ class ClusterBootstrapTest {
 
   @Test
   void aClusterHostThatIsNotAnAddressOfThisMachineFailsTheStartNamingTheFlag() throws Exception {
-    NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0", "--cluster",
-        "--cluster-name", "kvs-test-" + java.util.UUID.randomUUID(), "--cluster-host", "192.0.2.1",
-        "--cluster-insecure"},
-        ClusterHarness.ENV);
-    java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
-        java.util.concurrent.ExecutionException.class,
-        () -> KvselectNode.start(s).toCompletionStage().toCompletableFuture().get(90, java.util.concurrent.TimeUnit.SECONDS));
+    NodeSettings s =
+        NodeSettings.parse(
+            new String[] {
+              "--host",
+              "127.0.0.1",
+              "--port",
+              "0",
+              "--cluster",
+              "--cluster-name",
+              "kvs-test-" + java.util.UUID.randomUUID(),
+              "--cluster-host",
+              "192.0.2.1",
+              "--cluster-insecure"
+            },
+            ClusterHarness.ENV);
+    java.util.concurrent.ExecutionException e =
+        org.junit.jupiter.api.Assertions.assertThrows(
+            java.util.concurrent.ExecutionException.class,
+            () ->
+                KvselectNode.start(s)
+                    .toCompletionStage()
+                    .toCompletableFuture()
+                    .get(90, java.util.concurrent.TimeUnit.SECONDS));
     String message = e.getCause().getMessage();
     assertTrue(message.contains("192.0.2.1 (--cluster-host"), message);
     assertTrue(message.contains("No matching network interface"), message);
@@ -106,7 +130,8 @@ class ClusterBootstrapTest {
 
   @Test
   void withoutClusterNothingOfHazelcastStartsAndClusterSaysStandalone() throws Exception {
-    NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0"}, ClusterHarness.ENV);
+    NodeSettings s =
+        NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0"}, ClusterHarness.ENV);
     assertFalse(s.cluster().enabled());
     try (ClusterHarness h = new ClusterHarness()) {
       KvselectNode n = h.start(s);
@@ -116,8 +141,9 @@ class ClusterBootstrapTest {
       assertEquals("standalone", cluster.path("state").asText());
       JsonNode ready = h.get(n, "/ready").body();
       assertEquals("standalone", ready.path("cluster").path("state").asText(), ready.toString());
-      assertTrue(com.hazelcast.core.Hazelcast.getAllHazelcastInstances().stream()
-          .noneMatch(i -> i.getConfig().getClusterName().equals(h.name)));
+      assertTrue(
+          com.hazelcast.core.Hazelcast.getAllHazelcastInstances().stream()
+              .noneMatch(i -> i.getConfig().getClusterName().equals(h.name)));
     }
   }
 

@@ -36,16 +36,38 @@ class ClusterBusTlsTest {
     System.setProperty("hazelcast.wait.seconds.before.join", "0");
   }
 
-  @TempDir
-  Path dir;
+  @TempDir Path dir;
 
   private Path keystore() throws Exception {
     Path ks = dir.resolve("cluster.p12");
     Path keytool = Path.of(System.getProperty("java.home"), "bin", "keytool");
-    Process p = new ProcessBuilder(keytool.toString(), "-genkeypair", "-alias", "kvselect", "-keyalg", "EC",
-        "-groupname", "secp256r1", "-dname", "CN=kvselect-test", "-validity", "2", "-storetype", "PKCS12",
-        "-keystore", ks.toString(), "-storepass", "s3cret", "-keypass", "s3cret").redirectErrorStream(true).start();
-    assertTrue(p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0, new String(p.getInputStream().readAllBytes()));
+    Process p =
+        new ProcessBuilder(
+                keytool.toString(),
+                "-genkeypair",
+                "-alias",
+                "kvselect",
+                "-keyalg",
+                "EC",
+                "-groupname",
+                "secp256r1",
+                "-dname",
+                "CN=kvselect-test",
+                "-validity",
+                "2",
+                "-storetype",
+                "PKCS12",
+                "-keystore",
+                ks.toString(),
+                "-storepass",
+                "s3cret",
+                "-keypass",
+                "s3cret")
+            .redirectErrorStream(true)
+            .start();
+    assertTrue(
+        p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0,
+        new String(p.getInputStream().readAllBytes()));
     return ks;
   }
 
@@ -60,38 +82,82 @@ class ClusterBusTlsTest {
     int port = Ports.free();
     Map<String, String> env = new HashMap<>(ClusterHarness.ENV);
     env.put("KVSELECT_CLUSTER_TLS_PASSWORD", "s3cret");
-    NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0", "--cluster",
-        "--cluster-name", name, "--cluster-members", "127.0.0.1:" + port, "--cluster-port", Integer.toString(port),
-        "--cluster-tls-keystore", ks.toString()}, env);
-    KvselectNode node = KvselectNode.start(s).toCompletionStage().toCompletableFuture().get(90, TimeUnit.SECONDS);
+    NodeSettings s =
+        NodeSettings.parse(
+            new String[] {
+              "--host",
+              "127.0.0.1",
+              "--port",
+              "0",
+              "--cluster",
+              "--cluster-name",
+              name,
+              "--cluster-members",
+              "127.0.0.1:" + port,
+              "--cluster-port",
+              Integer.toString(port),
+              "--cluster-tls-keystore",
+              ks.toString()
+            },
+            env);
+    KvselectNode node =
+        KvselectNode.start(s).toCompletionStage().toCompletableFuture().get(90, TimeUnit.SECONDS);
     try {
-      int actual = ((HazelcastClusterManager) ((io.vertx.core.internal.VertxInternal) node.vertx()).clusterManager())
-          .getHazelcastInstance().getCluster().getLocalMember().getAddress().getPort();
+      int actual =
+          ((HazelcastClusterManager)
+                  ((io.vertx.core.internal.VertxInternal) node.vertx()).clusterManager())
+              .getHazelcastInstance()
+              .getCluster()
+              .getLocalMember()
+              .getAddress()
+              .getPort();
       // a plain bus: the same Hazelcast cluster (its member port is not protected), no certificate
-      HazelcastClusterManager plainMgr = new HazelcastClusterManager(
-          ApplicationCluster.hazelcast(name, Ports.free(), "127.0.0.1:" + actual));
+      HazelcastClusterManager plainMgr =
+          new HazelcastClusterManager(
+              ApplicationCluster.hazelcast(name, Ports.free(), "127.0.0.1:" + actual));
       Vertx plain = ApplicationCluster.vertx(plainMgr);
       try {
-        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+        org.awaitility.Awaitility.await()
+            .atMost(java.time.Duration.ofSeconds(30))
             .until(() -> plainMgr.getNodes().size() == 2);
-        ExecutionException refused = assertThrows(ExecutionException.class, () -> get(plain.eventBus()
-            .request("kvselect.api.workers.list", new JsonObject(), new DeliveryOptions().setSendTimeout(3000))));
-        assertTrue(refused.getCause() instanceof io.vertx.core.eventbus.ReplyException, refused.toString());
+        ExecutionException refused =
+            assertThrows(
+                ExecutionException.class,
+                () ->
+                    get(
+                        plain
+                            .eventBus()
+                            .request(
+                                "kvselect.api.workers.list",
+                                new JsonObject(),
+                                new DeliveryOptions().setSendTimeout(3000))));
+        assertTrue(
+            refused.getCause() instanceof io.vertx.core.eventbus.ReplyException,
+            refused.toString());
       } finally {
         get(plain.close());
       }
       // the same with the cluster's certificate
-      HazelcastClusterManager tlsMgr = new HazelcastClusterManager(
-          ApplicationCluster.hazelcast(name, Ports.free(), "127.0.0.1:" + actual));
+      HazelcastClusterManager tlsMgr =
+          new HazelcastClusterManager(
+              ApplicationCluster.hazelcast(name, Ports.free(), "127.0.0.1:" + actual));
       VertxOptions o = new VertxOptions();
       o.getEventBusOptions().setHost("127.0.0.1").setPort(0);
-      ClusterBootstrap.busTls(o.getEventBusOptions(), new ClusterSettings.BusSecurity(ks.toString(), "s3cret", false));
+      ClusterBootstrap.busTls(
+          o.getEventBusOptions(), new ClusterSettings.BusSecurity(ks.toString(), "s3cret", false));
       Vertx trusted = get(Vertx.builder().with(o).withClusterManager(tlsMgr).buildClustered());
       try {
-        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+        org.awaitility.Awaitility.await()
+            .atMost(java.time.Duration.ofSeconds(30))
             .until(() -> tlsMgr.getNodes().size() == 2);
-        Object reply = get(trusted.eventBus().request("kvselect.api.workers.list", new JsonObject(),
-            new DeliveryOptions().setSendTimeout(10_000))).body();
+        Object reply =
+            get(trusted
+                    .eventBus()
+                    .request(
+                        "kvselect.api.workers.list",
+                        new JsonObject(),
+                        new DeliveryOptions().setSendTimeout(10_000)))
+                .body();
         assertEquals(new JsonArray(), reply);
       } finally {
         get(trusted.close());
@@ -103,17 +169,53 @@ class ClusterBusTlsTest {
 
   @Test
   void aPlainBusOnANonLoopbackHostIsRefusedUnlessInsecure() throws Exception {
-    NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0", "--cluster",
-        "--cluster-name", "kvs-test-" + UUID.randomUUID(), "--cluster-host", "192.0.2.1"}, ClusterHarness.ENV);
+    NodeSettings s =
+        NodeSettings.parse(
+            new String[] {
+              "--host",
+              "127.0.0.1",
+              "--port",
+              "0",
+              "--cluster",
+              "--cluster-name",
+              "kvs-test-" + UUID.randomUUID(),
+              "--cluster-host",
+              "192.0.2.1"
+            },
+            ClusterHarness.ENV);
     CliException e = assertThrows(CliException.class, () -> s.cluster().requireBusProtection());
-    assertTrue(e.getMessage().contains("--cluster-tls-keystore") && e.getMessage().contains("--cluster-insecure"),
+    assertTrue(
+        e.getMessage().contains("--cluster-tls-keystore")
+            && e.getMessage().contains("--cluster-insecure"),
         e.getMessage());
-    NodeSettings insecure = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0", "--cluster",
-        "--cluster-name", "kvs-test-" + UUID.randomUUID(), "--cluster-host", "192.0.2.1", "--cluster-insecure"},
-        ClusterHarness.ENV);
+    NodeSettings insecure =
+        NodeSettings.parse(
+            new String[] {
+              "--host",
+              "127.0.0.1",
+              "--port",
+              "0",
+              "--cluster",
+              "--cluster-name",
+              "kvs-test-" + UUID.randomUUID(),
+              "--cluster-host",
+              "192.0.2.1",
+              "--cluster-insecure"
+            },
+            ClusterHarness.ENV);
     insecure.cluster().requireBusProtection();
-    CliException noPassword = assertThrows(CliException.class, () -> NodeSettings.parse(new String[] {"--cluster",
-        "--cluster-tls-keystore", Files.writeString(dir.resolve("k.p12"), "x").toString()}, ClusterHarness.ENV));
-    assertTrue(noPassword.getMessage().contains("KVSELECT_CLUSTER_TLS_PASSWORD"), noPassword.getMessage());
+    CliException noPassword =
+        assertThrows(
+            CliException.class,
+            () ->
+                NodeSettings.parse(
+                    new String[] {
+                      "--cluster",
+                      "--cluster-tls-keystore",
+                      Files.writeString(dir.resolve("k.p12"), "x").toString()
+                    },
+                    ClusterHarness.ENV));
+    assertTrue(
+        noPassword.getMessage().contains("KVSELECT_CLUSTER_TLS_PASSWORD"), noPassword.getMessage());
   }
 }

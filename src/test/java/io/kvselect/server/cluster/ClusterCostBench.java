@@ -38,21 +38,27 @@ public final class ClusterCostBench {
 
   /** Sessions each throughput round cycles through (a bound table: bindings live for the idle TTL). */
   private static final int SESSIONS = 1000;
-  private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+  private static final HttpClient HTTP =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   private ClusterCostBench() {}
 
-  private static HttpResponse<String> call(KvselectNode n, String method, String path, String body) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + n.port() + path))
-        .timeout(Duration.ofSeconds(30));
+  private static HttpResponse<String> call(KvselectNode n, String method, String path, String body)
+      throws Exception {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + n.port() + path))
+            .timeout(Duration.ofSeconds(30));
     if (body == null) {
       b.method(method, HttpRequest.BodyPublishers.noBody());
     } else {
-      b.header("content-type", "application/json").method(method, HttpRequest.BodyPublishers.ofString(body));
+      b.header("content-type", "application/json")
+          .method(method, HttpRequest.BodyPublishers.ofString(body));
     }
     HttpResponse<String> r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
     if (r.statusCode() / 100 != 2) {
-      throw new IllegalStateException(method + " " + path + " -> " + r.statusCode() + " " + r.body());
+      throw new IllegalStateException(
+          method + " " + path + " -> " + r.statusCode() + " " + r.body());
     }
     return r;
   }
@@ -66,13 +72,22 @@ public final class ClusterCostBench {
     for (int i = 0; i < 64; i++) {
       t.append(i == 0 ? "" : ",").append(seed * 100 + i);
     }
-    return "{\"session_id\":\"" + session + "\"" + (id == null ? "" : ",\"selection_id\":\"" + id + "\"")
-        + ",\"token_ids\":[" + t + "]}";
+    return "{\"session_id\":\""
+        + session
+        + "\""
+        + (id == null ? "" : ",\"selection_id\":\"" + id + "\"")
+        + ",\"token_ids\":["
+        + t
+        + "]}";
   }
 
   private static void register(KvselectNode n) throws Exception {
     for (int w = 1; w <= 2; w++) {
-      call(n, "POST", "/workers", "{\"worker_id\":" + w + ",\"endpoint\":\"http://w" + w + ":8000\",\"block_size\":16}");
+      call(
+          n,
+          "POST",
+          "/workers",
+          "{\"worker_id\":" + w + ",\"endpoint\":\"http://w" + w + ":8000\",\"block_size\":16}");
     }
   }
 
@@ -87,7 +102,8 @@ public final class ClusterCostBench {
   }
 
   /** Pairs of select_and_reserve + DELETE per second against {@code n}. */
-  private static double throughput(KvselectNode n, String label, int seconds, int threads) throws Exception {
+  private static double throughput(KvselectNode n, String label, int seconds, int threads)
+      throws Exception {
     AtomicLong done = new AtomicLong();
     AtomicLong seq = new AtomicLong();
     long warmEnd = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
@@ -95,21 +111,27 @@ public final class ClusterCostBench {
     List<Thread> ts = new ArrayList<>();
     List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
     for (int t = 0; t < threads; t++) {
-      Thread th = new Thread(() -> {
-        try {
-          while (System.nanoTime() < end) {
-            long i = seq.incrementAndGet();
-            String id = label + "-" + i;
-            call(n, "POST", "/select_and_reserve", prompt(label + "-s" + (i % SESSIONS), id, (int) (i % 1000)));
-            call(n, "DELETE", "/reservations/" + id, null);
-            if (System.nanoTime() > warmEnd) {
-              done.incrementAndGet();
-            }
-          }
-        } catch (Throwable e) {
-          errors.add(e);
-        }
-      });
+      Thread th =
+          new Thread(
+              () -> {
+                try {
+                  while (System.nanoTime() < end) {
+                    long i = seq.incrementAndGet();
+                    String id = label + "-" + i;
+                    call(
+                        n,
+                        "POST",
+                        "/select_and_reserve",
+                        prompt(label + "-s" + (i % SESSIONS), id, (int) (i % 1000)));
+                    call(n, "DELETE", "/reservations/" + id, null);
+                    if (System.nanoTime() > warmEnd) {
+                      done.incrementAndGet();
+                    }
+                  }
+                } catch (Throwable e) {
+                  errors.add(e);
+                }
+              });
       th.start();
       ts.add(th);
     }
@@ -155,23 +177,43 @@ public final class ClusterCostBench {
           selects.recordValue(tries);
         }
       }
-      System.out.printf(Locale.ROOT, "binding visible on B: samples %d, p50 %.0f us, p90 %.0f us, p99 %.0f us,"
-          + " max %.0f us; selects on B per sample: max %d%n", visible.getTotalCount(),
-          visible.getValueAtPercentile(50) / 1e3, visible.getValueAtPercentile(90) / 1e3,
-          visible.getValueAtPercentile(99) / 1e3, visible.getMaxValue() / 1e3, selects.getMaxValue());
+      System.out.printf(
+          Locale.ROOT,
+          "binding visible on B: samples %d, p50 %.0f us, p90 %.0f us, p99 %.0f us,"
+              + " max %.0f us; selects on B per sample: max %d%n",
+          visible.getTotalCount(),
+          visible.getValueAtPercentile(50) / 1e3,
+          visible.getValueAtPercentile(90) / 1e3,
+          visible.getValueAtPercentile(99) / 1e3,
+          visible.getMaxValue() / 1e3,
+          selects.getMaxValue());
 
-      NodeSettings plain = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0",
-          "--session-affinity-ttl-secs", "600"}, ClusterHarness.ENV);
-      KvselectNode standalone = KvselectNode.start(plain).toCompletionStage().toCompletableFuture()
-          .get(60, TimeUnit.SECONDS);
+      NodeSettings plain =
+          NodeSettings.parse(
+              new String[] {
+                "--host", "127.0.0.1", "--port", "0", "--session-affinity-ttl-secs", "600"
+              },
+              ClusterHarness.ENV);
+      KvselectNode standalone =
+          KvselectNode.start(plain)
+              .toCompletionStage()
+              .toCompletableFuture()
+              .get(60, TimeUnit.SECONDS);
       try {
         register(standalone);
         for (int round = 1; round <= 2; round++) {
           double s = throughput(standalone, "plain" + round, seconds, threads);
           double c = throughput(a, "clustered" + round, seconds, threads);
-          System.out.printf(Locale.ROOT, "round %d: standalone %.0f pairs/s, clustered (A of 2) %.0f pairs/s,"
-              + " ratio %.2f; load average %.2f%n", round, s, c, c / s,
-              java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+          System.out.printf(
+              Locale.ROOT,
+              "round %d: standalone %.0f pairs/s, clustered (A of 2) %.0f pairs/s,"
+                  + " ratio %.2f; load average %.2f%n",
+              round,
+              s,
+              c,
+              c / s,
+              java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+                  .getSystemLoadAverage());
         }
       } finally {
         standalone.close().toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);

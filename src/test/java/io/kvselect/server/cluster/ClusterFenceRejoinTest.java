@@ -29,14 +29,24 @@ class ClusterFenceRejoinTest {
   void aFencedMemberIsLiftedWhenItRejoinsUnderANewId() throws Exception {
     System.setProperty("hazelcast.wait.seconds.before.join", "0");
     int base = Ports.freeRange(2);
-    ClusterSettings s = new ClusterSettings(true, "kvs-test-" + UUID.randomUUID(),
-        List.of("127.0.0.1:" + base, "127.0.0.1:" + (base + 1)), base, "127.0.0.1", 0);
+    ClusterSettings s =
+        new ClusterSettings(
+            true,
+            "kvs-test-" + UUID.randomUUID(),
+            List.of("127.0.0.1:" + base, "127.0.0.1:" + (base + 1)),
+            base,
+            "127.0.0.1",
+            0);
     HazelcastInstance a = Hazelcast.newHazelcastInstance(ClusterBootstrap.config(s, 1000));
     HazelcastInstance b = Hazelcast.newHazelcastInstance(ClusterBootstrap.config(s, 1000));
     ClusterFence fence = null;
     try {
-      await().atMost(Duration.ofSeconds(60)).until(() -> a.getCluster().getMembers().size() == 2
-          && b.getCluster().getMembers().size() == 2);
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(
+              () ->
+                  a.getCluster().getMembers().size() == 2
+                      && b.getCluster().getMembers().size() == 2);
       // MERGED unheard: on an idle machine it can come before the membership event, on a loaded
       // one seconds after it (docs/benchmarks.md, 2026-12-07); the rejoin must lift by itself
       fence = new ClusterFence(b, Duration.ofSeconds(5), false);
@@ -47,8 +57,16 @@ class ClusterFenceRejoinTest {
       UUID before = b.getCluster().getLocalMember().getUuid();
 
       // the others remove it; it merges back (a new member id, the others listed again)
-      Member bm = a.getCluster().getMembers().stream().filter(m -> !m.localMember()).findFirst().orElseThrow();
-      ((HazelcastInstanceProxy) a).getOriginal().node.getClusterService().suspectMember(bm, "paused (test)", true);
+      Member bm =
+          a.getCluster().getMembers().stream()
+              .filter(m -> !m.localMember())
+              .findFirst()
+              .orElseThrow();
+      ((HazelcastInstanceProxy) a)
+          .getOriginal()
+          .node
+          .getClusterService()
+          .suspectMember(bm, "paused (test)", true);
       await().atMost(Duration.ofSeconds(30)).until(() -> a.getCluster().getMembers().size() == 1);
       Address target = a.getCluster().getLocalMember().getAddress();
       ((HazelcastInstanceProxy) b).getOriginal().node.getClusterService().merge(target);

@@ -36,7 +36,8 @@ final class ClusterHarness implements AutoCloseable {
   final String name = "kvs-test-" + UUID.randomUUID();
   final int basePort;
   final List<KvselectNode> nodes = new ArrayList<>();
-  private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final HttpClient client =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   ClusterHarness() throws IOException {
     basePort = Ports.freeRange(3);
@@ -53,15 +54,29 @@ final class ClusterHarness implements AutoCloseable {
 
   /** Starts one clustered node with the harness's name, members and port plus {@code extra} flags. */
   KvselectNode start(String... extra) throws Exception {
-    List<String> args = new ArrayList<>(List.of("--host", "127.0.0.1", "--port", "0", "--cluster",
-        "--cluster-name", name, "--cluster-members", members(3), "--cluster-port", Integer.toString(basePort),
-        "--session-affinity-ttl-secs", "600"));
+    List<String> args =
+        new ArrayList<>(
+            List.of(
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--cluster",
+                "--cluster-name",
+                name,
+                "--cluster-members",
+                members(3),
+                "--cluster-port",
+                Integer.toString(basePort),
+                "--session-affinity-ttl-secs",
+                "600"));
     args.addAll(List.of(extra));
     return start(NodeSettings.parse(args.toArray(String[]::new), ENV));
   }
 
   KvselectNode start(NodeSettings s) throws Exception {
-    KvselectNode n = KvselectNode.start(s).toCompletionStage().toCompletableFuture().get(90, TimeUnit.SECONDS);
+    KvselectNode n =
+        KvselectNode.start(s).toCompletionStage().toCompletableFuture().get(90, TimeUnit.SECONDS);
     nodes.add(n);
     return n;
   }
@@ -90,12 +105,15 @@ final class ClusterHarness implements AutoCloseable {
   record Reply(int status, JsonNode body) {}
 
   Reply call(KvselectNode n, String method, String path, Object body) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + n.port() + path))
-        .timeout(Duration.ofSeconds(30));
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + n.port() + path))
+            .timeout(Duration.ofSeconds(30));
     if (body != null) {
       b.header("content-type", "application/json");
-      b.method(method, HttpRequest.BodyPublishers.ofString(
-          body instanceof String s ? s : JSON.writeValueAsString(body)));
+      b.method(
+          method,
+          HttpRequest.BodyPublishers.ofString(
+              body instanceof String s ? s : JSON.writeValueAsString(body)));
     } else {
       b.method(method, HttpRequest.BodyPublishers.noBody());
     }
@@ -115,8 +133,12 @@ final class ClusterHarness implements AutoCloseable {
   void registerWorkers(int count) throws Exception {
     for (KvselectNode n : nodes) {
       for (int w = 1; w <= count; w++) {
-        Reply r = post(n, "/workers", Map.of("worker_id", w, "endpoint", "http://worker-" + w + ":8000",
-            "block_size", 16));
+        Reply r =
+            post(
+                n,
+                "/workers",
+                Map.of(
+                    "worker_id", w, "endpoint", "http://worker-" + w + ":8000", "block_size", 16));
         if (r.status() != 201) {
           throw new AssertionError("register worker " + w + ": " + r);
         }

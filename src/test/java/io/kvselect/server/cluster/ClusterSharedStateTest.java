@@ -36,7 +36,8 @@ class ClusterSharedStateTest {
   private static final int WORKERS = 4;
   private static ClusterHarness h;
   private static List<KvselectNode> nodes;
-  private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private static final HttpClient CLIENT =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   @BeforeAll
   static void cluster() throws Exception {
@@ -48,8 +49,12 @@ class ClusterSharedStateTest {
     String[] budget = {"--cluster-call-budget-ms", "30000"};
     nodes = List.of(h.start(budget), h.start(budget), h.start(budget));
     for (KvselectNode n : nodes) {
-      await().atMost(Duration.ofSeconds(60)).until(() -> n.cluster().state().equals("joined")
-          && h.get(n, "/cluster").body().path("members").size() == 3);
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(
+              () ->
+                  n.cluster().state().equals("joined")
+                      && h.get(n, "/cluster").body().path("members").size() == 3);
     }
     h.registerWorkers(WORKERS);
   }
@@ -69,8 +74,13 @@ class ClusterSharedStateTest {
     for (int s = 0; s < 50; s++) {
       String session = "race-" + s;
       for (KvselectNode n : nodes) {
-        calls.add(CLIENT.sendAsync(request(n, "/select_and_reserve", Map.of("session_id", session,
-            "token_ids", tokens(s, 40))), HttpResponse.BodyHandlers.ofString()));
+        calls.add(
+            CLIENT.sendAsync(
+                request(
+                    n,
+                    "/select_and_reserve",
+                    Map.of("session_id", session, "token_ids", tokens(s, 40))),
+                HttpResponse.BodyHandlers.ofString()));
         sessionOf.add(session);
       }
     }
@@ -78,7 +88,8 @@ class ClusterSharedStateTest {
     for (int i = 0; i < calls.size(); i++) {
       HttpResponse<String> r = calls.get(i).get(60, TimeUnit.SECONDS);
       assertEquals(200, r.statusCode(), r.body());
-      workers.computeIfAbsent(sessionOf.get(i), k -> new HashSet<>())
+      workers
+          .computeIfAbsent(sessionOf.get(i), k -> new HashSet<>())
           .add(ClusterHarness.JSON.readTree(r.body()).path("worker_id").asLong());
     }
     assertEquals(50, workers.size());
@@ -87,7 +98,9 @@ class ClusterSharedStateTest {
     for (var e : workers.entrySet()) {
       long w = e.getValue().iterator().next();
       for (KvselectNode n : nodes) {
-        JsonNode r = h.post(n, "/select", Map.of("session_id", e.getKey(), "token_ids", tokens(99, 40))).body();
+        JsonNode r =
+            h.post(n, "/select", Map.of("session_id", e.getKey(), "token_ids", tokens(99, 40)))
+                .body();
         assertEquals(w, r.path("worker_id").asLong(), e.getKey() + " on " + n.port() + ": " + r);
       }
     }
@@ -99,7 +112,8 @@ class ClusterSharedStateTest {
     KvselectNode a = nodes.get(0);
     KvselectNode b = nodes.get(1);
     KvselectNode c = nodes.get(2);
-    ClusterHarness.Reply selected = h.post(a, "/select", Map.of("selection_id", "cross-1", "token_ids", tokens(7, 64)));
+    ClusterHarness.Reply selected =
+        h.post(a, "/select", Map.of("selection_id", "cross-1", "token_ids", tokens(7, 64)));
     assertEquals(200, selected.status(), String.valueOf(selected.body()));
     long worker = selected.body().path("worker_id").asLong();
     long before = activeRequests(b);
@@ -111,7 +125,9 @@ class ClusterSharedStateTest {
 
     ClusterHarness.Reply again = h.post(c, "/reservations", Map.of("selection_id", "cross-1"));
     assertEquals(404, again.status(), String.valueOf(again.body()));
-    assertTrue(again.body().path("error").asText().contains("no pending selection"), again.body().toString());
+    assertTrue(
+        again.body().path("error").asText().contains("no pending selection"),
+        again.body().toString());
     ClusterHarness.Reply onB = h.post(b, "/reservations", Map.of("selection_id", "cross-1"));
     assertEquals(404, onB.status(), String.valueOf(onB.body()));
     assertEquals(200, h.call(b, "DELETE", "/reservations/cross-1", null).status());
@@ -122,12 +138,19 @@ class ClusterSharedStateTest {
   void concurrentReplaysOnThreeNodesBookExactlyOnce() throws Exception {
     for (int round = 0; round < 10; round++) {
       String id = "burst-" + round;
-      assertEquals(200, h.post(nodes.get(round % 3), "/select", Map.of("selection_id", id,
-          "token_ids", tokens(round, 32))).status());
+      assertEquals(
+          200,
+          h.post(
+                  nodes.get(round % 3),
+                  "/select",
+                  Map.of("selection_id", id, "token_ids", tokens(round, 32)))
+              .status());
       List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
       for (KvselectNode n : nodes) {
-        calls.add(CLIENT.sendAsync(request(n, "/reservations", Map.of("selection_id", id)),
-            HttpResponse.BodyHandlers.ofString()));
+        calls.add(
+            CLIENT.sendAsync(
+                request(n, "/reservations", Map.of("selection_id", id)),
+                HttpResponse.BodyHandlers.ofString()));
       }
       int booked = 0;
       KvselectNode owner = null;
@@ -137,7 +160,8 @@ class ClusterSharedStateTest {
           booked++;
           owner = nodes.get(i);
         } else {
-          assertTrue(r.statusCode() == 404 || r.statusCode() == 409, r.statusCode() + " " + r.body());
+          assertTrue(
+              r.statusCode() == 404 || r.statusCode() == 409, r.statusCode() + " " + r.body());
         }
       }
       assertEquals(1, booked, id + " booked " + booked + " times");
@@ -151,22 +175,32 @@ class ClusterSharedStateTest {
     Map<String, Long> bound = new HashMap<>();
     for (int s = 0; s < 30; s++) {
       KvselectNode n = nodes.get(s % 3);
-      JsonNode r = h.post(n, "/select_and_reserve", Map.of("session_id", "fail-" + s, "token_ids", tokens(s, 24)))
-          .body();
+      JsonNode r =
+          h.post(
+                  n,
+                  "/select_and_reserve",
+                  Map.of("session_id", "fail-" + s, "token_ids", tokens(s, 24)))
+              .body();
       bound.put("fail-" + s, r.path("worker_id").asLong());
     }
     KvselectNode dead = nodes.get(2);
     h.stop(dead);
     List<KvselectNode> survivors = nodes.subList(0, 2);
     for (KvselectNode n : survivors) {
-      await().atMost(Duration.ofSeconds(30)).until(() -> h.get(n, "/cluster").body().path("members").size() == 2);
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> h.get(n, "/cluster").body().path("members").size() == 2);
     }
     for (var e : bound.entrySet()) {
       for (KvselectNode n : survivors) {
-        ClusterHarness.Reply r = h.post(n, "/select_and_reserve", Map.of("session_id", e.getKey(),
-            "token_ids", tokens(5, 24)));
+        ClusterHarness.Reply r =
+            h.post(
+                n,
+                "/select_and_reserve",
+                Map.of("session_id", e.getKey(), "token_ids", tokens(5, 24)));
         assertEquals(200, r.status(), String.valueOf(r.body()));
-        assertEquals(e.getValue(), r.body().path("worker_id").asLong(), e.getKey() + ": " + r.body());
+        assertEquals(
+            e.getValue(), r.body().path("worker_id").asLong(), e.getKey() + ": " + r.body());
       }
     }
   }
@@ -183,8 +217,10 @@ class ClusterSharedStateTest {
 
   private static HttpRequest request(KvselectNode n, String path, Object body) throws Exception {
     return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + n.port() + path))
-        .timeout(Duration.ofSeconds(30)).header("content-type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString(ClusterHarness.JSON.writeValueAsString(body))).build();
+        .timeout(Duration.ofSeconds(30))
+        .header("content-type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofString(ClusterHarness.JSON.writeValueAsString(body)))
+        .build();
   }
 
   /** A prompt of {@code n} tokens that differs per {@code seed}. */

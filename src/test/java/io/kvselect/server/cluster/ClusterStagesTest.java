@@ -30,10 +30,11 @@ class ClusterStagesTest {
     try {
       IMap<String, String> map = hz.getMap("stages-test");
       Set<String> handedOverOn = ConcurrentHashMap.newKeySet();
-      Executor completions = task -> {
-        handedOverOn.add(Thread.currentThread().getName());
-        task.run();
-      };
+      Executor completions =
+          task -> {
+            handedOverOn.add(Thread.currentThread().getName());
+            task.run();
+          };
       String caller = Thread.currentThread().getName();
       List<CompletionStage<?>> stages = new ArrayList<>();
       for (int i = 0; i < 200; i++) {
@@ -43,12 +44,22 @@ class ClusterStagesTest {
       for (CompletionStage<?> s : stages) {
         s.toCompletableFuture().get(30, TimeUnit.SECONDS);
       }
-      assertEquals("v7", ClusterStages.hop(map.getAsync("k7"), completions).toCompletableFuture()
-          .get(30, TimeUnit.SECONDS));
-      List<String> elsewhere = handedOverOn.stream()
-          .filter(name -> !name.equals(caller) && !name.startsWith("hz.")).sorted().toList();
-      assertTrue(elsewhere.isEmpty(), elsewhere.size() + " hand-overs ran on threads that are neither"
-          + " Hazelcast's nor the caller's, e.g. " + elsewhere.subList(0, Math.min(5, elsewhere.size())));
+      assertEquals(
+          "v7",
+          ClusterStages.hop(map.getAsync("k7"), completions)
+              .toCompletableFuture()
+              .get(30, TimeUnit.SECONDS));
+      List<String> elsewhere =
+          handedOverOn.stream()
+              .filter(name -> !name.equals(caller) && !name.startsWith("hz."))
+              .sorted()
+              .toList();
+      assertTrue(
+          elsewhere.isEmpty(),
+          elsewhere.size()
+              + " hand-overs ran on threads that are neither"
+              + " Hazelcast's nor the caller's, e.g. "
+              + elsewhere.subList(0, Math.min(5, elsewhere.size())));
     } finally {
       hz.shutdown();
     }

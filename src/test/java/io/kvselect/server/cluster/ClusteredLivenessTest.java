@@ -45,77 +45,170 @@ class ClusteredLivenessTest {
   }
 
   private static Vertx vertx(HazelcastClusterManager mgr, String engineAddress) throws Exception {
-    VertxOptions o = new VertxOptions().setAddressResolverOptions(new AddressResolverOptions()
-        .setHostsValue(Buffer.buffer(engineAddress + " " + HOST + "\n")));
+    VertxOptions o =
+        new VertxOptions()
+            .setAddressResolverOptions(
+                new AddressResolverOptions()
+                    .setHostsValue(Buffer.buffer(engineAddress + " " + HOST + "\n")));
     o.getEventBusOptions().setHost("127.0.0.1").setPort(0);
     return get(Vertx.builder().with(o).withClusterManager(mgr).buildClustered());
   }
 
-  private static JsonNode call(Kvselect k, String method, String path, Object body, int expected) throws Exception {
+  private static JsonNode call(Kvselect k, String method, String path, Object body, int expected)
+      throws Exception {
     ApplicationCluster.Reply r = ApplicationCluster.call(k, method, path, body);
     assertEquals(expected, r.status(), method + " " + path + ": " + r.body());
     return r.body();
   }
 
   @Test
-  void aWorkerUnhealthyForOneNodeOnlyIsTakenOutThereAndItsSessionsRebindThroughIt() throws Exception {
+  void aWorkerUnhealthyForOneNodeOnlyIsTakenOutThereAndItsSessionsRebindThroughIt()
+      throws Exception {
     HttpServer engine = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-    engine.createContext("/health", ex -> {
-      ex.sendResponseHeaders(200, -1);
-      ex.close();
-    });
+    engine.createContext(
+        "/health",
+        ex -> {
+          ex.sendResponseHeaders(200, -1);
+          ex.close();
+        });
     engine.start();
     String cluster = "kvs-test-" + UUID.randomUUID();
     List<Vertx> apps = new ArrayList<>();
     try {
       int port = Ports.free();
-      HazelcastClusterManager first = new HazelcastClusterManager(
-          ApplicationCluster.hazelcast(cluster, port, "127.0.0.1:" + port));
+      HazelcastClusterManager first =
+          new HazelcastClusterManager(
+              ApplicationCluster.hazelcast(cluster, port, "127.0.0.1:" + port));
       apps.add(vertx(first, "127.0.0.1"));
-      apps.add(vertx(new HazelcastClusterManager(ApplicationCluster.joining(cluster, first)), "127.0.0.2"));
+      apps.add(
+          vertx(
+              new HazelcastClusterManager(ApplicationCluster.joining(cluster, first)),
+              "127.0.0.2"));
       await().atMost(Duration.ofSeconds(TIMEOUT_S)).until(() -> first.getNodes().size() == 2);
 
-      NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0",
-          "--session-affinity-ttl-secs", "600", "--liveness-grace-secs", "0.4"}, ClusterHarness.ENV);
+      NodeSettings s =
+          NodeSettings.parse(
+              new String[] {
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--session-affinity-ttl-secs",
+                "600",
+                "--liveness-grace-secs",
+                "0.4"
+              },
+              ClusterHarness.ENV);
       Kvselect a = get(Kvselect.deploy(apps.get(0), s));
       Kvselect b = get(Kvselect.deploy(apps.get(1), s));
-      await().atMost(Duration.ofSeconds(TIMEOUT_S)).until(() -> a.peerSync().stats().received.get() > 0
-          && b.peerSync().stats().received.get() > 0);
+      await()
+          .atMost(Duration.ofSeconds(TIMEOUT_S))
+          .until(
+              () ->
+                  a.peerSync().stats().received.get() > 0
+                      && b.peerSync().stats().received.get() > 0);
 
       String healthUrl = "http://" + HOST + ":" + engine.getAddress().getPort() + "/health";
-      call(a, "POST", "/workers", Map.of("worker_id", 1, "endpoint", "http://w1:8000", "block_size", 16,
-          "health_url", healthUrl), 201);
-      call(a, "POST", "/workers", Map.of("worker_id", 2, "endpoint", "http://w2:8000", "block_size", 16), 201);
-      await().atMost(Duration.ofSeconds(TIMEOUT_S)).until(() -> b.service().listWorkers(null, null).size() == 2);
+      call(
+          a,
+          "POST",
+          "/workers",
+          Map.of(
+              "worker_id",
+              1,
+              "endpoint",
+              "http://w1:8000",
+              "block_size",
+              16,
+              "health_url",
+              healthUrl),
+          201);
+      call(
+          a,
+          "POST",
+          "/workers",
+          Map.of("worker_id", 2, "endpoint", "http://w2:8000", "block_size", 16),
+          201);
+      await()
+          .atMost(Duration.ofSeconds(TIMEOUT_S))
+          .until(() -> b.service().listWorkers(null, null).size() == 2);
 
       // B's probes are refused: it takes worker 1 out after the grace; A's succeed, it keeps it
-      await().atMost(Duration.ofSeconds(TIMEOUT_S))
+      await()
+          .atMost(Duration.ofSeconds(TIMEOUT_S))
           .until(() -> b.service().worker(1).lifecycle() == Lifecycle.UNSCHEDULABLE);
-      assertEquals(List.of("unreachable: health check " + healthUrl + " failing for more than 0.4 s"),
+      assertEquals(
+          List.of("unreachable: health check " + healthUrl + " failing for more than 0.4 s"),
           b.service().worker(1).notSchedulableReasons());
-      await().during(Duration.ofMillis(1_500)).atMost(Duration.ofSeconds(10))
+      await()
+          .during(Duration.ofMillis(1_500))
+          .atMost(Duration.ofSeconds(10))
           .until(() -> a.service().worker(1).lifecycle() == Lifecycle.SCHEDULABLE);
 
       // a session bound to worker 1 through A
       String session = null;
       for (int i = 0; i < 40 && session == null; i++) {
-        JsonNode r = call(a, "POST", "/select_and_reserve", Map.of("session_id", "s-" + i, "selection_id", "first-" + i,
-            "token_ids", ClusterSharedStateTest.tokens(i, 32)), 200);
+        JsonNode r =
+            call(
+                a,
+                "POST",
+                "/select_and_reserve",
+                Map.of(
+                    "session_id",
+                    "s-" + i,
+                    "selection_id",
+                    "first-" + i,
+                    "token_ids",
+                    ClusterSharedStateTest.tokens(i, 32)),
+                200);
         if (r.path("worker_id").asLong() == 1) {
           session = "s-" + i;
         }
       }
       assertNotNull(session, "A books worker 1 for some session");
-      assertEquals(2, call(b, "POST", "/select", Map.of("session_id", session,
-          "token_ids", ClusterSharedStateTest.tokens(900, 32)), 200).path("worker_id").asLong(),
+      assertEquals(
+          2,
+          call(
+                  b,
+                  "POST",
+                  "/select",
+                  Map.of(
+                      "session_id", session, "token_ids", ClusterSharedStateTest.tokens(900, 32)),
+                  200)
+              .path("worker_id")
+              .asLong(),
           "B does not answer the worker it has taken out");
       // the next booking of the session on B lands on worker 2 and rebinds it; A follows
-      assertEquals(2, call(b, "POST", "/select_and_reserve", Map.of("session_id", session, "selection_id", "turn-2",
-          "token_ids", ClusterSharedStateTest.tokens(901, 32)), 200).path("worker_id").asLong());
-      assertEquals(2, call(a, "POST", "/select", Map.of("session_id", session,
-          "token_ids", ClusterSharedStateTest.tokens(902, 32)), 200).path("worker_id").asLong(),
+      assertEquals(
+          2,
+          call(
+                  b,
+                  "POST",
+                  "/select_and_reserve",
+                  Map.of(
+                      "session_id",
+                      session,
+                      "selection_id",
+                      "turn-2",
+                      "token_ids",
+                      ClusterSharedStateTest.tokens(901, 32)),
+                  200)
+              .path("worker_id")
+              .asLong());
+      assertEquals(
+          2,
+          call(
+                  a,
+                  "POST",
+                  "/select",
+                  Map.of(
+                      "session_id", session, "token_ids", ClusterSharedStateTest.tokens(902, 32)),
+                  200)
+              .path("worker_id")
+              .asLong(),
           "A follows the binding B's booking made, although A still sees worker 1 as healthy");
-      assertEquals(Lifecycle.SCHEDULABLE, a.service().worker(1).lifecycle(), "the mark stayed B's own");
+      assertEquals(
+          Lifecycle.SCHEDULABLE, a.service().worker(1).lifecycle(), "the mark stayed B's own");
 
       get(b.undeploy());
       get(a.undeploy());

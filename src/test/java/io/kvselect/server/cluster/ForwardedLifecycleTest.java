@@ -41,18 +41,32 @@ class ForwardedLifecycleTest {
     return -1;
   }
 
-  private static void registerOnOneNode(ClusterHarness h, KvselectNode on, List<KvselectNode> all) throws Exception {
-    ClusterHarness.Reply r = h.post(on, "/workers", Map.of("worker_id", 1, "endpoint", "http://worker-1:8000",
-        "block_size", 16));
+  private static void registerOnOneNode(ClusterHarness h, KvselectNode on, List<KvselectNode> all)
+      throws Exception {
+    ClusterHarness.Reply r =
+        h.post(
+            on,
+            "/workers",
+            Map.of("worker_id", 1, "endpoint", "http://worker-1:8000", "block_size", 16));
     assertEquals(201, r.status(), String.valueOf(r.body()));
     for (KvselectNode n : all) {
       await().atMost(CONVERGED).until(() -> active(h, n) == 0);
     }
   }
 
-  private static ClusterHarness.Reply book(ClusterHarness h, KvselectNode n, String id) throws Exception {
-    ClusterHarness.Reply r = h.post(n, "/select_and_reserve", Map.of("token_ids", List.of(1, 2, 3, 4, 5),
-        "selection_id", id, "expected_output_tokens", 64));
+  private static ClusterHarness.Reply book(ClusterHarness h, KvselectNode n, String id)
+      throws Exception {
+    ClusterHarness.Reply r =
+        h.post(
+            n,
+            "/select_and_reserve",
+            Map.of(
+                "token_ids",
+                List.of(1, 2, 3, 4, 5),
+                "selection_id",
+                id,
+                "expected_output_tokens",
+                64));
     assertEquals(200, r.status(), String.valueOf(r.body()));
     return r;
   }
@@ -75,9 +89,11 @@ class ForwardedLifecycleTest {
         await().atMost(CONVERGED).until(() -> active(h, n) == 1);
       }
       // now B and C know the origin from their load view
-      ClusterHarness.Reply ob = h.post(c, "/reservations/fw-1/output_block", Map.of("decay_fraction", 0.5));
+      ClusterHarness.Reply ob =
+          h.post(c, "/reservations/fw-1/output_block", Map.of("decay_fraction", 0.5));
       assertEquals(200, ob.status(), String.valueOf(ob.body()));
-      ClusterHarness.Reply bad = h.post(c, "/reservations/fw-1/output_block", Map.of("decay_fraction", 2.0));
+      ClusterHarness.Reply bad =
+          h.post(c, "/reservations/fw-1/output_block", Map.of("decay_fraction", 2.0));
       assertEquals(400, bad.status(), "checked where it is received: " + bad.body());
       assertEquals(1, a.service().bookingCount(), "the booking stays on A");
       assertEquals(0, b.service().bookingCount());
@@ -85,14 +101,16 @@ class ForwardedLifecycleTest {
 
       ClusterHarness.Reply freed = h.call(b, "DELETE", "/reservations/fw-1", null);
       assertEquals(200, freed.status(), String.valueOf(freed.body()));
-      assertEquals(0, a.service().bookingCount(), "A's booking is gone when the forwarded free answers");
+      assertEquals(
+          0, a.service().bookingCount(), "A's booking is gone when the forwarded free answers");
       for (KvselectNode n : all) {
         await().atMost(CONVERGED).until(() -> active(h, n) == 0);
       }
       for (KvselectNode n : all) {
         ClusterHarness.Reply again = h.call(n, "DELETE", "/reservations/fw-1", null);
         assertEquals(404, again.status(), String.valueOf(again.body()));
-        assertTrue(again.body().get("error").asText().contains("fw-1"), String.valueOf(again.body()));
+        assertTrue(
+            again.body().get("error").asText().contains("fw-1"), String.valueOf(again.body()));
       }
       ClusterHarness.Reply unknown = h.call(c, "DELETE", "/reservations/never-booked", null);
       assertEquals(404, unknown.status(), String.valueOf(unknown.body()));
@@ -103,16 +121,50 @@ class ForwardedLifecycleTest {
       book(h, a, "fw-bus");
       JsonObject id = new JsonObject().put("selection_id", "fw-bus");
       DeliveryOptions o = new DeliveryOptions().setSendTimeout(20_000);
-      assertEquals("ok", ((JsonObject) b.vertx().eventBus().request(BusAddresses.PREFILL_COMPLETE, id, o)
-          .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS).body()).getString("status"));
-      assertEquals("ok", ((JsonObject) c.vertx().eventBus().request(BusAddresses.OUTPUT_BLOCK, id, o)
-          .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS).body()).getString("status"));
-      assertEquals("ok", ((JsonObject) b.vertx().eventBus().request(BusAddresses.FREE, id, o)
-          .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS).body()).getString("status"));
+      assertEquals(
+          "ok",
+          ((JsonObject)
+                  b.vertx()
+                      .eventBus()
+                      .request(BusAddresses.PREFILL_COMPLETE, id, o)
+                      .toCompletionStage()
+                      .toCompletableFuture()
+                      .get(30, TimeUnit.SECONDS)
+                      .body())
+              .getString("status"));
+      assertEquals(
+          "ok",
+          ((JsonObject)
+                  c.vertx()
+                      .eventBus()
+                      .request(BusAddresses.OUTPUT_BLOCK, id, o)
+                      .toCompletionStage()
+                      .toCompletableFuture()
+                      .get(30, TimeUnit.SECONDS)
+                      .body())
+              .getString("status"));
+      assertEquals(
+          "ok",
+          ((JsonObject)
+                  b.vertx()
+                      .eventBus()
+                      .request(BusAddresses.FREE, id, o)
+                      .toCompletionStage()
+                      .toCompletableFuture()
+                      .get(30, TimeUnit.SECONDS)
+                      .body())
+              .getString("status"));
       assertEquals(0, a.service().bookingCount());
-      ExecutionException again = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
-          () -> c.vertx().eventBus().request(BusAddresses.FREE, id, o).toCompletionStage().toCompletableFuture()
-              .get(30, TimeUnit.SECONDS));
+      ExecutionException again =
+          org.junit.jupiter.api.Assertions.assertThrows(
+              ExecutionException.class,
+              () ->
+                  c.vertx()
+                      .eventBus()
+                      .request(BusAddresses.FREE, id, o)
+                      .toCompletionStage()
+                      .toCompletableFuture()
+                      .get(30, TimeUnit.SECONDS));
       assertEquals(404, ((ReplyException) again.getCause()).failureCode());
       for (KvselectNode n : all) {
         await().atMost(CONVERGED).until(() -> active(h, n) == 0);
@@ -124,15 +176,21 @@ class ForwardedLifecycleTest {
         await().atMost(CONVERGED).until(() -> active(h, n) == 1);
       }
       String toA = SyncAddresses.lifecycle(a.peerSync().nodeId());
-      java.util.concurrent.atomic.AtomicBoolean silent = new java.util.concurrent.atomic.AtomicBoolean(true);
-      a.vertx().eventBus().addInboundInterceptor(dc -> {
-        if (!(silent.get() && dc.message().address().equals(toA))) {
-          dc.next();
-        }
-      });
+      java.util.concurrent.atomic.AtomicBoolean silent =
+          new java.util.concurrent.atomic.AtomicBoolean(true);
+      a.vertx()
+          .eventBus()
+          .addInboundInterceptor(
+              dc -> {
+                if (!(silent.get() && dc.message().address().equals(toA))) {
+                  dc.next();
+                }
+              });
       ClusterHarness.Reply unanswered = h.call(b, "DELETE", "/reservations/fw-silent", null);
       assertEquals(503, unanswered.status(), String.valueOf(unanswered.body()));
-      assertTrue(unanswered.body().get("error").asText().contains("retry"), String.valueOf(unanswered.body()));
+      assertTrue(
+          unanswered.body().get("error").asText().contains("retry"),
+          String.valueOf(unanswered.body()));
       assertEquals(1, a.service().bookingCount(), "nothing was freed");
       silent.set(false);
       // right after a timeout the origin is not waited for again for 2 s: a retry within them
@@ -140,7 +198,8 @@ class ForwardedLifecycleTest {
       // a retry after that reaches it
       ClusterHarness.Reply fast = h.call(b, "DELETE", "/reservations/fw-silent", null);
       if (fast.status() == 503) {
-        assertTrue(fast.body().get("error").asText().contains("just now"), String.valueOf(fast.body()));
+        assertTrue(
+            fast.body().get("error").asText().contains("just now"), String.valueOf(fast.body()));
         assertEquals(1, a.service().bookingCount(), "nothing was freed");
       } else {
         assertEquals(200, fast.status(), String.valueOf(fast.body()));
@@ -149,13 +208,16 @@ class ForwardedLifecycleTest {
         // the unanswered DELETE's free was kept for A and is delivered once A answers again, so a
         // retry that arrives after it finds nothing to free (404): either way it is freed once
         java.util.List<Integer> retries = new java.util.concurrent.CopyOnWriteArrayList<>();
-        await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(500))
+        await()
+            .atMost(Duration.ofSeconds(15))
+            .pollInterval(Duration.ofMillis(500))
             .failFast(() -> retries.contains(500))
-            .until(() -> {
-              int st = h.call(b, "DELETE", "/reservations/fw-silent", null).status();
-              retries.add(st);
-              return st == 200 || (st == 404 && a.service().bookingCount() == 0);
-            });
+            .until(
+                () -> {
+                  int st = h.call(b, "DELETE", "/reservations/fw-silent", null).status();
+                  retries.add(st);
+                  return st == 200 || (st == 404 && a.service().bookingCount() == 0);
+                });
       }
       for (KvselectNode n : all) {
         await().atMost(CONVERGED).until(() -> active(h, n) == 0);

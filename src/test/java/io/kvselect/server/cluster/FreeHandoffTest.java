@@ -31,7 +31,8 @@ class FreeHandoffTest {
     @Override
     public CompletionStage<FreeHandoff.Delivery> free(String node, String id) {
       sent.add(node + ":" + id);
-      return CompletableFuture.completedFuture(answer.getOrDefault(node, FreeHandoff.Delivery.FREED));
+      return CompletableFuture.completedFuture(
+          answer.getOrDefault(node, FreeHandoff.Delivery.FREED));
     }
 
     @Override
@@ -52,7 +53,8 @@ class FreeHandoffTest {
   void aFreeKeptForAMemberIsDeliveredOnceItIsAMember() {
     handoff.start(List.of("a", "b"));
     assertTrue(handoff.keepFor("c", new LifecycleStep.Free("x")));
-    assertFalse(handoff.keepFor("c", new LifecycleStep.PrefillComplete("x")), "only frees are kept");
+    assertFalse(
+        handoff.keepFor("c", new LifecycleStep.PrefillComplete("x")), "only frees are kept");
     handoff.tick(List.of("a", "b"));
     assertEquals(List.of(), bus.sent, "c is not a member: nothing sent");
     handoff.tick(List.of("a", "b", "c"));
@@ -65,9 +67,11 @@ class FreeHandoffTest {
   @Test
   void aFreeNobodyHeldGoesToEveryMemberThatComesBackAfterADeparture() {
     handoff.start(List.of("a", "b", "c"));
-    assertFalse(handoff.keepForAny(new LifecycleStep.Free("early")), "nobody went missing: an unknown id");
+    assertFalse(
+        handoff.keepForAny(new LifecycleStep.Free("early")), "nobody went missing: an unknown id");
     handoff.noteDepartures(List.of("a", "b"));
-    assertTrue(handoff.keepForAny(new LifecycleStep.Free("y")), "kept the moment c is seen missing");
+    assertTrue(
+        handoff.keepForAny(new LifecycleStep.Free("y")), "kept the moment c is seen missing");
     handoff.tick(List.of("a", "b"));
     handoff.tick(List.of("a", "b", "c"));
     assertEquals(List.of("c:y"), bus.sent);
@@ -86,7 +90,10 @@ class FreeHandoffTest {
     assertEquals(Set.of("b"), bus.silenced, "only silence is waited out");
     assertEquals(2L, handoff.counters().get("pending"));
     handoff.tick(List.of("a", "b", "c"));
-    assertEquals(List.of("b:p", "c:q", "c:q"), bus.sent, "the held member is skipped, the other asked again");
+    assertEquals(
+        List.of("b:p", "c:q", "c:q"),
+        bus.sent,
+        "the held member is skipped, the other asked again");
     bus.answer.put("c", FreeHandoff.Delivery.NOT_HELD);
     handoff.tick(List.of("a", "b", "c"));
     assertEquals(1L, handoff.counters().get("not_held"));
@@ -141,10 +148,12 @@ class FreeHandoffTest {
     h.tick(List.of("a", "b", "c"));
     assertEquals(batch, manual.sent.size(), "a tick starts no second batch while one is in flight");
     assertEquals(batch, manual.answerAll(FreeHandoff.Delivery.FREED));
-    assertEquals(2 * batch, manual.sent.size(), "the answered batch is followed by the next at once");
+    assertEquals(
+        2 * batch, manual.sent.size(), "the answered batch is followed by the next at once");
 
     manual.answerAll(FreeHandoff.Delivery.NO_CONSUMER);
-    assertEquals(2 * batch, manual.sent.size(), "an unanswered batch ends the delivery until the next tick");
+    assertEquals(
+        2 * batch, manual.sent.size(), "an unanswered batch ends the delivery until the next tick");
     assertEquals(4L * batch, h.counters().get("pending"), "the unanswered frees are kept");
 
     h.tick(List.of("a", "b", "c"));

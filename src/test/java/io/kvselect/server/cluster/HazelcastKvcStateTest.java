@@ -13,12 +13,9 @@ import io.kvselect.core.kvc.ResetScope;
 import io.kvselect.testing.Ports;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -56,12 +53,20 @@ class HazelcastKvcStateTest {
   static void members() throws Exception {
     System.setProperty("hazelcast.wait.seconds.before.join", "0");
     int base = Ports.freeRange(3);
-    ClusterSettings s = new ClusterSettings(true, "kvs-test-" + UUID.randomUUID(),
-        List.of("127.0.0.1:" + base, "127.0.0.1:" + (base + 1), "127.0.0.1:" + (base + 2)), base, "127.0.0.1", 0);
+    ClusterSettings s =
+        new ClusterSettings(
+            true,
+            "kvs-test-" + UUID.randomUUID(),
+            List.of("127.0.0.1:" + base, "127.0.0.1:" + (base + 1), "127.0.0.1:" + (base + 2)),
+            base,
+            "127.0.0.1",
+            0);
     for (int i = 0; i < 3; i++) {
       MEMBERS.add(Hazelcast.newHazelcastInstance(ClusterBootstrap.config(s, 1000)));
     }
-    await().atMost(Duration.ofSeconds(60)).until(() -> MEMBERS.get(0).getCluster().getMembers().size() == 3);
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> MEMBERS.get(0).getCluster().getMembers().size() == 3);
     pool = Executors.newFixedThreadPool(3);
   }
 
@@ -92,11 +97,14 @@ class HazelcastKvcStateTest {
   @Test
   void aSessionSilentPastItsIdleTimeIsForgottenWhileTheCountersStay() throws Exception {
     String p = partition();
-    HazelcastKvcState shortLived = new HazelcastKvcState(MEMBERS.get(0), Duration.ofSeconds(1), Runnable::run, pool);
+    HazelcastKvcState shortLived =
+        new HazelcastKvcState(MEMBERS.get(0), Duration.ofSeconds(1), Runnable::run, pool);
     get(shortLived.admitted(p, "gone", W1, ResetScope.WINNER));
     get(shortLived.rejected(p, "gone", W2));
     assertEquals(W1, get(state(1).snapshot(p, "gone")).pin());
-    await().atMost(Duration.ofSeconds(60)).until(() -> get(state(2).snapshot(p, "gone")).pin() == null);
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> get(state(2).snapshot(p, "gone")).pin() == null);
     KvcSnapshot after = get(state(2).snapshot(p, "gone"));
     assertEquals(Map.of(), after.rejects());
     assertEquals(0, after.turns());

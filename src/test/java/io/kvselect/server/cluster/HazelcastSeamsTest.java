@@ -61,14 +61,16 @@ class HazelcastSeamsTest {
   @Nested
   class PendingStoreContractTest extends PendingStoreContract {
     @Override
-    protected PendingStore<PendingStoreContract.Key, PendingStoreContract.Value> store(MutableClock clock,
-        Duration ttl, long maxBytes) {
+    protected PendingStore<PendingStoreContract.Key, PendingStoreContract.Value> store(
+        MutableClock clock, Duration ttl, long maxBytes) {
       return new HazelcastPendingStore<>(one, clock, ttl, maxBytes, DIRECT);
     }
 
     @Override
     protected PendingStore<PendingStoreContract.Key, PendingStoreContract.Value> other(
-        PendingStore<PendingStoreContract.Key, PendingStoreContract.Value> s, MutableClock clock, Duration ttl,
+        PendingStore<PendingStoreContract.Key, PendingStoreContract.Value> s,
+        MutableClock clock,
+        Duration ttl,
         long maxBytes) {
       return new HazelcastPendingStore<>(two, clock, ttl, maxBytes, DIRECT);
     }
@@ -94,7 +96,8 @@ class HazelcastSeamsTest {
 
   record Part(String model, String group) {}
 
-  record Value(WorkerRank rank, long[] hashes, long[] none, Long maybe, boolean flag, String session) {}
+  record Value(
+      WorkerRank rank, long[] hashes, long[] none, Long maybe, boolean flag, String session) {}
 
   private static HazelcastInstance one;
   private static HazelcastInstance two;
@@ -103,8 +106,14 @@ class HazelcastSeamsTest {
   static void members() throws Exception {
     System.setProperty("hazelcast.wait.seconds.before.join", "0");
     int base = Ports.freeRange(2);
-    ClusterSettings s = new ClusterSettings(true, "kvs-test-" + UUID.randomUUID(),
-        List.of("127.0.0.1:" + base, "127.0.0.1:" + (base + 1)), base, "127.0.0.1", 0);
+    ClusterSettings s =
+        new ClusterSettings(
+            true,
+            "kvs-test-" + UUID.randomUUID(),
+            List.of("127.0.0.1:" + base, "127.0.0.1:" + (base + 1)),
+            base,
+            "127.0.0.1",
+            0);
     one = Hazelcast.newHazelcastInstance(ClusterBootstrap.config(s, 1000));
     two = Hazelcast.newHazelcastInstance(ClusterBootstrap.config(s, 1000));
     await().atMost(Duration.ofSeconds(60)).until(() -> one.getCluster().getMembers().size() == 2);
@@ -133,7 +142,8 @@ class HazelcastSeamsTest {
     return "p-" + UUID.randomUUID();
   }
 
-  private static HazelcastSessionAffinity sessions(HazelcastInstance hz, MutableClock clock, int max) {
+  private static HazelcastSessionAffinity sessions(
+      HazelcastInstance hz, MutableClock clock, int max) {
     return new HazelcastSessionAffinity(hz, clock, TTL, max, DIRECT, DIRECT);
   }
 
@@ -145,7 +155,10 @@ class HazelcastSeamsTest {
   @Test
   void aNodeRunsMoreOutputThreadsThanHazelcastsDefault() {
     String prefix = "hz." + one.getName() + ".IO.thread-out-";
-    long out = Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().startsWith(prefix)).count();
+    long out =
+        Thread.getAllStackTraces().keySet().stream()
+            .filter(t -> t.getName().startsWith(prefix))
+            .count();
     assertEquals(ClusterBootstrap.OUTPUT_THREADS, out, "output threads named " + prefix + "*");
   }
 
@@ -164,11 +177,15 @@ class HazelcastSeamsTest {
     HazelcastSessionAffinity b = sessions(two, clock, 2);
     get(a.bindAndLease(p, "s1", null, W1, "l1"));
     get(a.bindAndLease(p, "s2", null, W1, "l2"));
-    assertEquals(ErrorCode.NOT_READY, failure(a.bindAndLease(p, "s3", null, W1, "l3")).code(),
+    assertEquals(
+        ErrorCode.NOT_READY,
+        failure(a.bindAndLease(p, "s3", null, W1, "l3")).code(),
         "a node counts what it created itself");
     get(b.bindAndLease(p, "s4", null, W2, "l4"));
     get(b.bindAndLease(p, "s5", null, W2, "l5"));
-    assertEquals(ErrorCode.NOT_READY, failure(b.bindAndLease(p, "s6", null, W2, "l6")).code(),
+    assertEquals(
+        ErrorCode.NOT_READY,
+        failure(b.bindAndLease(p, "s6", null, W2, "l6")).code(),
         "the other node overshoots by no more than it created before its sweep");
     get(b.sweep());
     assertEquals(4, b.counts().get(p));
@@ -181,9 +198,14 @@ class HazelcastSeamsTest {
   void theLeasesOfAMemberThatLeftAreReleasedSoItsBindingsAgeOut() throws Exception {
     MutableClock clock = new MutableClock();
     String p = partition();
-    ClusterSettings s = new ClusterSettings(true, one.getConfig().getClusterName(),
-        one.getConfig().getNetworkConfig().getJoin().getTcpIpConfig().getMembers(),
-        one.getConfig().getNetworkConfig().getPort(), "127.0.0.1", 0);
+    ClusterSettings s =
+        new ClusterSettings(
+            true,
+            one.getConfig().getClusterName(),
+            one.getConfig().getNetworkConfig().getJoin().getTcpIpConfig().getMembers(),
+            one.getConfig().getNetworkConfig().getPort(),
+            "127.0.0.1",
+            0);
     HazelcastInstance three = Hazelcast.newHazelcastInstance(ClusterBootstrap.config(s, 1000));
     HazelcastSessionAffinity survivor = sessions(one, clock, 100);
     try {
@@ -197,15 +219,21 @@ class HazelcastSeamsTest {
     }
     await().atMost(Duration.ofSeconds(60)).until(() -> one.getCluster().getMembers().size() == 2);
     // every survivor releases the departed member's leases (idempotently); wait for this one's pass
-    await().atMost(Duration.ofSeconds(30)).until(() -> {
-      clock.advance(TTL);
-      return get(survivor.lookup(p, "held")).isEmpty();
-    });
-    assertEquals(Optional.of(W2), get(survivor.lookup(p, "shared")), "the survivor's own lease still holds it");
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () -> {
+              clock.advance(TTL);
+              return get(survivor.lookup(p, "held")).isEmpty();
+            });
+    assertEquals(
+        Optional.of(W2),
+        get(survivor.lookup(p, "shared")),
+        "the survivor's own lease still holds it");
   }
 
-  private static HazelcastPendingStore<Key, Value> pending(HazelcastInstance hz, MutableClock clock, Duration ttl,
-      long maxBytes) {
+  private static HazelcastPendingStore<Key, Value> pending(
+      HazelcastInstance hz, MutableClock clock, Duration ttl, long maxBytes) {
     return new HazelcastPendingStore<>(hz, clock, ttl, maxBytes, DIRECT);
   }
 
@@ -250,8 +278,11 @@ class HazelcastSeamsTest {
   @Test
   void aWriteRouteNamesTheOwnerAndItsBackupAndAReadRouteTheOwnerOnly() {
     await().atMost(Duration.ofSeconds(30)).until(() -> one.getPartitionService().isClusterSafe());
-    HazelcastRoutes routes = new HazelcastRoutes(one, k -> (String) k,
-        one.getConfig().getMapConfig(ClusterBootstrap.SESSIONS_MAP).getBackupCount());
+    HazelcastRoutes routes =
+        new HazelcastRoutes(
+            one,
+            k -> (String) k,
+            one.getConfig().getMapConfig(ClusterBootstrap.SESSIONS_MAP).getBackupCount());
     java.util.Set<UUID> members = new java.util.HashSet<>();
     one.getCluster().getMembers().forEach(m -> members.add(m.getUuid()));
     for (int i = 0; i < 20; i++) {
@@ -261,7 +292,8 @@ class HazelcastSeamsTest {
       List<?> write = (List<?>) routes.write(key);
       assertEquals(2, write.size(), "owner and one synchronous backup: " + write);
       assertEquals(owner.getUuid(), write.get(0));
-      assertEquals(members, new java.util.HashSet<>(write), "two members: the backup is the other one");
+      assertEquals(
+          members, new java.util.HashSet<>(write), "two members: the backup is the other one");
     }
   }
 }

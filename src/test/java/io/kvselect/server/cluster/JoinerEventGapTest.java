@@ -52,8 +52,20 @@ class JoinerEventGapTest {
       tokens[t] = (int) (i * BS + t + 1);
     }
     List<KvEvent> events = new java.util.ArrayList<>();
-    events.add(new BlockStored(new long[] {1_000_000L + i}, false, 0, tokens, BS, "GPU", null, null, null, null,
-        null, null));
+    events.add(
+        new BlockStored(
+            new long[] {1_000_000L + i},
+            false,
+            0,
+            tokens,
+            BS,
+            "GPU",
+            null,
+            null,
+            null,
+            null,
+            null,
+            null));
     if (i % 3 == 2) {
       events.add(new BlockRemoved(new long[] {1_000_000L + i - 2}, "GPU", null, null));
     }
@@ -81,32 +93,42 @@ class JoinerEventGapTest {
     AtomicBoolean stop = new AtomicBoolean();
     AtomicLong sent = new AtomicLong(-1);
     CompletableFuture<Integer> bound = new CompletableFuture<>();
-    Thread engine = new Thread(() -> {
-      try (ZMQ.Context zmq = ZMQ.context(1); ZMQ.Socket pub = zmq.socket(SocketType.PUB)) {
-        pub.setLinger(0);
-        pub.setSndHWM(0);
-        bound.complete(pub.bindToRandomPort("tcp://127.0.0.1"));
-        byte[] topic = "kv".getBytes(StandardCharsets.UTF_8);
-        for (long seq = 0; !stop.get() && seq < 2_000_000; seq++) {
-          pub.sendMore(topic);
-          pub.sendMore(ByteBuffer.allocate(8).putLong(seq).array());
-          pub.send(batch(seq));
-          sent.set(seq);
-          Thread.sleep(1);
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }, "test-engine");
+    Thread engine =
+        new Thread(
+            () -> {
+              try (ZMQ.Context zmq = ZMQ.context(1);
+                  ZMQ.Socket pub = zmq.socket(SocketType.PUB)) {
+                pub.setLinger(0);
+                pub.setSndHWM(0);
+                bound.complete(pub.bindToRandomPort("tcp://127.0.0.1"));
+                byte[] topic = "kv".getBytes(StandardCharsets.UTF_8);
+                for (long seq = 0; !stop.get() && seq < 2_000_000; seq++) {
+                  pub.sendMore(topic);
+                  pub.sendMore(ByteBuffer.allocate(8).putLong(seq).array());
+                  pub.send(batch(seq));
+                  sent.set(seq);
+                  Thread.sleep(1);
+                }
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            },
+            "test-engine");
     engine.setDaemon(true);
     engine.start();
     try {
       int port = bound.get(30, TimeUnit.SECONDS);
-      WorkerSpec w = WorkerSpec.builder(9).endpoint("http://w9").kvEventsEndpoint("tcp://127.0.0.1:" + port)
-          .blockSize(BS).build();
+      WorkerSpec w =
+          WorkerSpec.builder(9)
+              .endpoint("http://w9")
+              .kvEventsEndpoint("tcp://127.0.0.1:" + port)
+              .blockSize(BS)
+              .build();
       try (SyncTestNode a = SyncTestNode.start(cluster, opts, ROUTER, true)) {
         a.service.upsertWorker(w).toCompletableFuture().get(30, TimeUnit.SECONDS);
-        await().atMost(Duration.ofSeconds(30)).until(() -> a.service.inspection().indexSize() >= 1_500);
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .until(() -> a.service.inspection().indexSize() >= 1_500);
         try (SyncTestNode b = SyncTestNode.start(cluster, opts, ROUTER, true)) {
           assertEquals("done", b.sync.recovery().state());
           @SuppressWarnings("unchecked")
@@ -116,20 +138,37 @@ class JoinerEventGapTest {
           stop.set(true);
           engine.join(10_000);
           long last = sent.get();
-          await().atMost(Duration.ofSeconds(30)).until(() -> lastSeq(a) == last && lastSeq(b) == last);
+          await()
+              .atMost(Duration.ofSeconds(30))
+              .until(() -> lastSeq(a) == last && lastSeq(b) == last);
           Set<StoredBlock> peer = dump(a.service);
           Set<StoredBlock> joiner = dump(b.service);
           Set<StoredBlock> missing = new HashSet<>(peer);
           missing.removeAll(joiner);
           Set<StoredBlock> extra = new HashSet<>(joiner);
           extra.removeAll(peer);
-          assertTrue(missing.isEmpty() && extra.isEmpty(), "joiner index differs from the peer's: "
-              + missing.size() + " missing, " + extra.size() + " extra of " + peer.size() + "; " + recovery);
+          assertTrue(
+              missing.isEmpty() && extra.isEmpty(),
+              "joiner index differs from the peer's: "
+                  + missing.size()
+                  + " missing, "
+                  + extra.size()
+                  + " extra of "
+                  + peer.size()
+                  + "; "
+                  + recovery);
           assertTrue(peer.size() > 1_500, "blocks: " + peer.size());
           assertEquals(0L, recovery.get("held_events_dropped"), String.valueOf(recovery));
-          assertEquals(0, ((Number) recovery.get("listeners_unconnected_at_copy")).intValue(), String.valueOf(recovery));
-          assertEquals(0, ((Number) recovery.get("listeners_without_batch_at_copy")).intValue(), String.valueOf(recovery));
-          assertTrue(((Number) recovery.get("held_events_applied")).longValue() > 0,
+          assertEquals(
+              0,
+              ((Number) recovery.get("listeners_unconnected_at_copy")).intValue(),
+              String.valueOf(recovery));
+          assertEquals(
+              0,
+              ((Number) recovery.get("listeners_without_batch_at_copy")).intValue(),
+              String.valueOf(recovery));
+          assertTrue(
+              ((Number) recovery.get("held_events_applied")).longValue() > 0,
               "the engine published during the copy: " + recovery);
         }
       }

@@ -44,13 +44,31 @@ class KvcClusterTest {
     env.put("KVSELECT_KVC_TAU_REJECT", "2");
     nodes = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
-      nodes.add(h.start(NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0", "--cluster",
-          "--cluster-name", h.name, "--cluster-members", h.members(3), "--cluster-port", Integer.toString(h.basePort)},
-          env)));
+      nodes.add(
+          h.start(
+              NodeSettings.parse(
+                  new String[] {
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    "0",
+                    "--cluster",
+                    "--cluster-name",
+                    h.name,
+                    "--cluster-members",
+                    h.members(3),
+                    "--cluster-port",
+                    Integer.toString(h.basePort)
+                  },
+                  env)));
     }
     for (KvselectNode n : nodes) {
-      await().atMost(Duration.ofSeconds(60)).until(() -> n.cluster().state().equals("joined")
-          && h.get(n, "/cluster").body().path("members").size() == 3);
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(
+              () ->
+                  n.cluster().state().equals("joined")
+                      && h.get(n, "/cluster").body().path("members").size() == 3);
       worker(n, 1, "decode", 100);
       worker(n, 2, "decode", 1_000_000);
       worker(n, 3, "prefill", 1_000_000);
@@ -58,8 +76,21 @@ class KvcClusterTest {
   }
 
   private static void worker(KvselectNode n, long id, String type, long capacity) throws Exception {
-    ClusterHarness.Reply r = h.post(n, "/workers", Map.of("worker_id", id, "endpoint", "http://w" + id + ":8000",
-        "block_size", 16, "worker_type", type, "kv_capacity_tokens", capacity));
+    ClusterHarness.Reply r =
+        h.post(
+            n,
+            "/workers",
+            Map.of(
+                "worker_id",
+                id,
+                "endpoint",
+                "http://w" + id + ":8000",
+                "block_size",
+                16,
+                "worker_type",
+                type,
+                "kv_capacity_tokens",
+                capacity));
     assertTrue(r.status() / 100 == 2, "register worker " + id + ": " + r);
   }
 
@@ -82,7 +113,8 @@ class KvcClusterTest {
   }
 
   /** One turn of {@code session} on node {@code i}; the reservation is kept. */
-  private static JsonNode turn(int i, String session, int tokens, Long onlyWorker) throws Exception {
+  private static JsonNode turn(int i, String session, int tokens, Long onlyWorker)
+      throws Exception {
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("session_id", session);
     body.put("token_ids", fresh(tokens));
@@ -107,8 +139,11 @@ class KvcClusterTest {
 
   /** The session's shared entry as stored, read through a member of this cluster. */
   private static HazelcastKvcState.Session stored(String session) {
-    HazelcastInstance hz = Hazelcast.getAllHazelcastInstances().stream()
-        .filter(x -> x.getConfig().getClusterName().equals(h.name)).findFirst().orElseThrow();
+    HazelcastInstance hz =
+        Hazelcast.getAllHazelcastInstances().stream()
+            .filter(x -> x.getConfig().getClusterName().equals(h.name))
+            .findFirst()
+            .orElseThrow();
     IMap<String, HazelcastKvcState.Session> m = hz.getMap(HazelcastKvcState.SESSIONS_MAP);
     List<String> keys = m.keySet().stream().filter(k -> k.endsWith(session)).toList();
     assertEquals(1, keys.size(), "one entry for " + session + ": " + keys);
@@ -146,7 +181,8 @@ class KvcClusterTest {
 
     for (int i : new int[] {1, 2}) {
       JsonNode next = turn(i, s, 50, null);
-      assertEquals(2, next.get("worker_id").asLong(), "node " + (i + 1) + " follows the migration: " + next);
+      assertEquals(
+          2, next.get("worker_id").asLong(), "node " + (i + 1) + " follows the migration: " + next);
       assertEquals(List.of(), probed(next));
     }
     assertEquals(6, stored(s).turns(), "one turn count across the nodes");

@@ -23,8 +23,8 @@ import org.junit.jupiter.api.Test;
 class LoadSyncAloneTest {
 
   private static final Duration CONVERGED = Duration.ofSeconds(20);
-  private static final RouterConfig ROUTER = SyncTestNode.router("DYN_ROUTER_USE_KV_EVENTS", "false",
-      "DYN_ROUTER_QUEUE_THRESHOLD", "1.0");
+  private static final RouterConfig ROUTER =
+      SyncTestNode.router("DYN_ROUTER_USE_KV_EVENTS", "false", "DYN_ROUTER_QUEUE_THRESHOLD", "1.0");
 
   @Test
   void aNodeAloneSkipsItsLoadStepsAndAJoinerStillSeesItsBookings() throws Exception {
@@ -34,13 +34,17 @@ class LoadSyncAloneTest {
     SyncTestNode b = null;
     try {
       AtomicInteger loadStepsOut = new AtomicInteger();
-      a.vertx.eventBus().addOutboundInterceptor(ctx -> {
-        if (SyncAddresses.STREAM.equals(ctx.message().address()) && ctx.body() instanceof Buffer buf
-            && buf.toString().contains("\"kind\":\"booked\"")) {
-          loadStepsOut.incrementAndGet();
-        }
-        ctx.next();
-      });
+      a.vertx
+          .eventBus()
+          .addOutboundInterceptor(
+              ctx -> {
+                if (SyncAddresses.STREAM.equals(ctx.message().address())
+                    && ctx.body() instanceof Buffer buf
+                    && buf.toString().contains("\"kind\":\"booked\"")) {
+                  loadStepsOut.incrementAndGet();
+                }
+                ctx.next();
+              });
       join(a.service.upsertWorker(worker(701, "alone", null)));
       for (int i = 0; i < 3; i++) {
         join(a.service.select(request("alone", "alone-" + i, 16), true));
@@ -58,7 +62,9 @@ class LoadSyncAloneTest {
       join(a.service.select(request("alone", "alone-3", 16), true));
       await().atMost(CONVERGED).until(() -> loadStepsOut.get() >= 1);
       await().atMost(CONVERGED).until(() -> requests(joined.service, "alone", 701) == 4);
-      assertEquals(skipped, (Long) a.sync.json().get("load_steps_not_sent_alone"),
+      assertEquals(
+          skipped,
+          (Long) a.sync.json().get("load_steps_not_sent_alone"),
           "with a second member listed every step is published");
       for (int i = 0; i < 4; i++) {
         join(a.service.free("alone-" + i));

@@ -42,18 +42,22 @@ class LoadSyncClusterTest {
 
   private static final Duration INTERVAL = Duration.ofSeconds(1);
   private static final Duration CONVERGED = Duration.ofSeconds(20);
-  private static final RouterConfig ROUTER = SyncTestNode.router("DYN_ROUTER_USE_KV_EVENTS", "false",
-      "DYN_ROUTER_QUEUE_THRESHOLD", "1.0");
+  private static final RouterConfig ROUTER =
+      SyncTestNode.router("DYN_ROUTER_USE_KV_EVENTS", "false", "DYN_ROUTER_QUEUE_THRESHOLD", "1.0");
 
   private SyncTestNode.Cluster cluster;
   private SyncTestNode a;
   private SyncTestNode b;
   private SyncTestNode c;
+
   /** Load steps node A still has to drop. */
   private final AtomicInteger toDrop = new AtomicInteger();
+
   private final AtomicInteger dropped = new AtomicInteger();
+
   /** Catalog changes node A still has to drop, and how many it dropped. */
   private final AtomicInteger catalogToDrop = new AtomicInteger();
+
   private final AtomicInteger catalogDropped = new AtomicInteger();
 
   @BeforeAll
@@ -64,19 +68,24 @@ class LoadSyncClusterTest {
     b = SyncTestNode.start(cluster, opts, ROUTER, false);
     c = SyncTestNode.start(cluster, opts, ROUTER, false);
     await().atMost(Duration.ofSeconds(60)).until(() -> a.manager.getNodes().size() == 3);
-    a.vertx.eventBus().addOutboundInterceptor(ctx -> {
-      if (SyncAddresses.STREAM.equals(ctx.message().address()) && isLoadStep(ctx.body())
-          && toDrop.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
-        dropped.incrementAndGet();
-        return;
-      }
-      if (SyncAddresses.STREAM.equals(ctx.message().address()) && isCatalogChange(ctx.body())
-          && catalogToDrop.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
-        catalogDropped.incrementAndGet();
-        return;
-      }
-      ctx.next();
-    });
+    a.vertx
+        .eventBus()
+        .addOutboundInterceptor(
+            ctx -> {
+              if (SyncAddresses.STREAM.equals(ctx.message().address())
+                  && isLoadStep(ctx.body())
+                  && toDrop.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                dropped.incrementAndGet();
+                return;
+              }
+              if (SyncAddresses.STREAM.equals(ctx.message().address())
+                  && isCatalogChange(ctx.body())
+                  && catalogToDrop.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                catalogDropped.incrementAndGet();
+                return;
+              }
+              ctx.next();
+            });
   }
 
   @AfterAll
@@ -93,23 +102,32 @@ class LoadSyncClusterTest {
       return false;
     }
     String s = buf.toString();
-    return s.contains("\"kind\":\"booked\"") || s.contains("\"kind\":\"freed\"")
+    return s.contains("\"kind\":\"booked\"")
+        || s.contains("\"kind\":\"freed\"")
         || s.contains("\"kind\":\"prefill_completed\"");
   }
 
   private static boolean isCatalogChange(Object body) {
-    return body instanceof Buffer buf && (buf.toString().contains("\"kind\":\"upserted\"")
-        || buf.toString().contains("\"kind\":\"removed\""));
+    return body instanceof Buffer buf
+        && (buf.toString().contains("\"kind\":\"upserted\"")
+            || buf.toString().contains("\"kind\":\"removed\""));
   }
 
   private static long repaired(SyncTestNode n) {
-    return ((Map<?, ?>) n.sync.json().get("catalog_repair")).get("workers_repaired") instanceof Long l ? l : -1;
+    return ((Map<?, ?>) n.sync.json().get("catalog_repair")).get("workers_repaired")
+            instanceof Long l
+        ? l
+        : -1;
   }
 
   /** A worker of block size 4; {@code maxBatched} null means a capacity no test reaches. */
   static WorkerSpec worker(long id, String model, Long maxBatched) {
-    return WorkerSpec.builder(id).modelName(model).endpoint("http://w" + id).blockSize(4)
-        .maxNumBatchedTokens(maxBatched == null ? 1_000_000L : maxBatched).build();
+    return WorkerSpec.builder(id)
+        .modelName(model)
+        .endpoint("http://w" + id)
+        .blockSize(4)
+        .maxNumBatchedTokens(maxBatched == null ? 1_000_000L : maxBatched)
+        .build();
   }
 
   static SelectRequest request(String model, String id, int tokens) {
@@ -117,7 +135,8 @@ class LoadSyncClusterTest {
     for (int i = 0; i < tokens; i++) {
       t[i] = id.hashCode() + i;
     }
-    return SelectRequest.of(new PartitionKey(model, null), PromptInput.tokens(t)).withSelectionId(id);
+    return SelectRequest.of(new PartitionKey(model, null), PromptInput.tokens(t))
+        .withSelectionId(id);
   }
 
   static <T> T join(CompletionStage<T> s) throws Exception {
@@ -144,8 +163,12 @@ class LoadSyncClusterTest {
   private void registerEverywhere(WorkerSpec w) throws Exception {
     join(a.service.upsertWorker(w));
     for (SyncTestNode n : List.of(b, c)) {
-      await().atMost(CONVERGED).until(() -> n.service.worker(w.workerId()) != null
-          && n.service.worker(w.workerId()).schedulable());
+      await()
+          .atMost(CONVERGED)
+          .until(
+              () ->
+                  n.service.worker(w.workerId()) != null
+                      && n.service.worker(w.workerId()).schedulable());
     }
   }
 
@@ -181,7 +204,9 @@ class LoadSyncClusterTest {
   void aFreeOnOneNodeServesARequestParkedOnAnother() throws Exception {
     registerEverywhere(worker(201, "queue", 16L));
     join(a.service.select(request("queue", "busy", 32), true));
-    await().atMost(CONVERGED).until(() -> load(b.service, "queue", 201).potentialPrefillTokens() > 16);
+    await()
+        .atMost(CONVERGED)
+        .until(() -> load(b.service, "queue", 201).potentialPrefillTokens() > 16);
 
     CompletionStage<Selection> parked = b.service.select(request("queue", "waiting", 32), true);
     assertFalse(parked.toCompletableFuture().isDone(), "b sees the worker busy with a's booking");
@@ -191,7 +216,10 @@ class LoadSyncClusterTest {
     Selection s = join(parked);
     assertEquals(201, s.workerId());
     assertEquals(0, b.service.inspection().loads("queue", null).get(0).pendingCount());
-    await().atMost(CONVERGED).until(() -> requests(a.service, "queue", 201) == 1 && requests(c.service, "queue", 201) == 1);
+    await()
+        .atMost(CONVERGED)
+        .until(
+            () -> requests(a.service, "queue", 201) == 1 && requests(c.service, "queue", 201) == 1);
     join(b.service.free("waiting"));
   }
 
@@ -206,7 +234,9 @@ class LoadSyncClusterTest {
 
     join(c.service.patchWorker(301, w -> worker(301, "cat", 99L)));
     for (SyncTestNode n : List.of(a, b)) {
-      await().atMost(CONVERGED).until(() -> Long.valueOf(99).equals(n.service.worker(301).spec().maxNumBatchedTokens()));
+      await()
+          .atMost(CONVERGED)
+          .until(() -> Long.valueOf(99).equals(n.service.worker(301).spec().maxNumBatchedTokens()));
     }
 
     join(b.service.deleteWorker(301));
@@ -227,8 +257,12 @@ class LoadSyncClusterTest {
     for (SyncTestNode n : List.of(b, c)) {
       await().atMost(CONVERGED).until(() -> n.service.worker(601) != null);
     }
-    assertTrue(repaired(b) > repairedB && repaired(c) > repairedC, "b and c pulled the upsert they never got: "
-        + b.sync.json().get("catalog_repair") + " " + c.sync.json().get("catalog_repair"));
+    assertTrue(
+        repaired(b) > repairedB && repaired(c) > repairedC,
+        "b and c pulled the upsert they never got: "
+            + b.sync.json().get("catalog_repair")
+            + " "
+            + c.sync.json().get("catalog_repair"));
 
     catalogToDrop.set(1);
     join(a.service.deleteWorker(601));
@@ -236,8 +270,12 @@ class LoadSyncClusterTest {
     for (SyncTestNode n : List.of(b, c)) {
       await().atMost(CONVERGED).until(() -> n.service.worker(601) == null);
     }
-    await().atMost(CONVERGED).until(() -> a.service.catalogDigest() == b.service.catalogDigest()
-        && b.service.catalogDigest() == c.service.catalogDigest());
+    await()
+        .atMost(CONVERGED)
+        .until(
+            () ->
+                a.service.catalogDigest() == b.service.catalogDigest()
+                    && b.service.catalogDigest() == c.service.catalogDigest());
   }
 
   @Test
@@ -249,13 +287,21 @@ class LoadSyncClusterTest {
       CompletionStage<?> onB = b.service.patchWorker(701, w -> worker(701, "race", x + 1));
       join(onA);
       join(onB);
-      await().atMost(CONVERGED).until(() -> a.service.worker(701).spec().equals(b.service.worker(701).spec())
-          && b.service.worker(701).spec().equals(c.service.worker(701).spec()));
+      await()
+          .atMost(CONVERGED)
+          .until(
+              () ->
+                  a.service.worker(701).spec().equals(b.service.worker(701).spec())
+                      && b.service.worker(701).spec().equals(c.service.worker(701).spec()));
       Long won = a.service.worker(701).spec().maxNumBatchedTokens();
       assertTrue(won == x || won == x + 1, "one of the two patches won: " + won);
     }
-    await().atMost(CONVERGED).until(() -> a.service.catalogDigest() == b.service.catalogDigest()
-        && b.service.catalogDigest() == c.service.catalogDigest());
+    await()
+        .atMost(CONVERGED)
+        .until(
+            () ->
+                a.service.catalogDigest() == b.service.catalogDigest()
+                    && b.service.catalogDigest() == c.service.catalogDigest());
   }
 
   @Test
@@ -263,16 +309,39 @@ class LoadSyncClusterTest {
     long unknownB = b.sync.stats().unknownVersion.get();
     long malformedB = b.sync.stats().malformed.get();
     long malformedC = c.sync.stats().malformed.get();
-    a.vertx.eventBus().publish(SyncAddresses.STREAM, new JsonObject().put("v", 99).put("kind", "booked"));
+    a.vertx
+        .eventBus()
+        .publish(SyncAddresses.STREAM, new JsonObject().put("v", 99).put("kind", "booked"));
     a.vertx.eventBus().publish(SyncAddresses.STREAM, "not json at all");
-    a.vertx.eventBus().publish(SyncAddresses.STREAM, new JsonObject().put("v", 1).put("kind", "booked")
-        .put("from", "forged").put("seq", 1).put("body", new JsonObject().put("id", 5)));
-    await().atMost(CONVERGED).until(() -> b.sync.stats().unknownVersion.get() > unknownB
-        && b.sync.stats().malformed.get() >= malformedB + 2 && c.sync.stats().malformed.get() >= malformedC + 2);
+    a.vertx
+        .eventBus()
+        .publish(
+            SyncAddresses.STREAM,
+            new JsonObject()
+                .put("v", 1)
+                .put("kind", "booked")
+                .put("from", "forged")
+                .put("seq", 1)
+                .put("body", new JsonObject().put("id", 5)));
+    await()
+        .atMost(CONVERGED)
+        .until(
+            () ->
+                b.sync.stats().unknownVersion.get() > unknownB
+                    && b.sync.stats().malformed.get() >= malformedB + 2
+                    && c.sync.stats().malformed.get() >= malformedC + 2);
 
-    ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
-        () -> SyncTestNode.await(a.vertx.eventBus().request(SyncAddresses.node(b.id()),
-            new JsonObject().put("v", 7).put("kind", "snapshot_open"), new DeliveryOptions().setSendTimeout(10_000))));
+    ExecutionException e =
+        org.junit.jupiter.api.Assertions.assertThrows(
+            ExecutionException.class,
+            () ->
+                SyncTestNode.await(
+                    a.vertx
+                        .eventBus()
+                        .request(
+                            SyncAddresses.node(b.id()),
+                            new JsonObject().put("v", 7).put("kind", "snapshot_open"),
+                            new DeliveryOptions().setSendTimeout(10_000))));
     assertEquals(400, ((ReplyException) e.getCause()).failureCode());
     assertTrue(b.sync.stats().unknownVersion.get() >= unknownB + 2);
 
@@ -287,18 +356,28 @@ class LoadSyncClusterTest {
     long malformedB = b.sync.stats().malformed.get();
     long malformedC = c.sync.stats().malformed.get();
     // junk that names b as its sender: b must not even parse it, c counts it as malformed
-    a.vertx.eventBus().publish(SyncAddresses.STREAM, "not json, from b",
-        new DeliveryOptions().addHeader(SyncAddresses.FROM_HEADER, b.id()));
+    a.vertx
+        .eventBus()
+        .publish(
+            SyncAddresses.STREAM,
+            "not json, from b",
+            new DeliveryOptions().addHeader(SyncAddresses.FROM_HEADER, b.id()));
     a.vertx.eventBus().publish(SyncAddresses.STREAM, "not json, no sender");
-    await().atMost(CONVERGED).until(() -> b.sync.stats().malformed.get() >= malformedB + 1
-        && c.sync.stats().malformed.get() >= malformedC + 2);
-    assertEquals(malformedB + 1, b.sync.stats().malformed.get(), "b parsed a message naming itself");
+    await()
+        .atMost(CONVERGED)
+        .until(
+            () ->
+                b.sync.stats().malformed.get() >= malformedB + 1
+                    && c.sync.stats().malformed.get() >= malformedC + 2);
+    assertEquals(
+        malformedB + 1, b.sync.stats().malformed.get(), "b parsed a message naming itself");
   }
 
   @Test
   void aDeadNodesBookingsAreReleasedAfterTheGrace() throws Exception {
     registerEverywhere(worker(401, "dead", null));
-    SyncTestNode d = SyncTestNode.start(cluster, PeerSyncOptions.withInterval(INTERVAL), ROUTER, false);
+    SyncTestNode d =
+        SyncTestNode.start(cluster, PeerSyncOptions.withInterval(INTERVAL), ROUTER, false);
     try {
       assertNotNull(d.service.worker(401), "a joiner copies the catalog from a peer");
       assertEquals("done", d.sync.recovery().state());
@@ -313,7 +392,9 @@ class LoadSyncClusterTest {
     }
     for (SyncTestNode n : List.of(a, b, c)) {
       await().atMost(CONVERGED).until(() -> requests(n.service, "dead", 401) == 1);
-      assertTrue(n.sync.stats().bookingsReleased.get() >= 2, "released by the membership check, not by a message");
+      assertTrue(
+          n.sync.stats().bookingsReleased.get() >= 2,
+          "released by the membership check, not by a message");
     }
     join(a.service.free("a-1"));
   }

@@ -49,8 +49,11 @@ public final class LoadSyncLagBench {
     var router = SyncTestNode.router("DYN_ROUTER_USE_KV_EVENTS", "false");
     try (SyncTestNode a = SyncTestNode.start(cluster, PeerSyncOptions.defaults(), router, false);
         SyncTestNode b = SyncTestNode.start(cluster, PeerSyncOptions.defaults(), router, false)) {
-      a.service.upsertWorker(WorkerSpec.builder(1).modelName("lag").endpoint("http://w1").blockSize(16).build())
-          .toCompletableFuture().get(30, TimeUnit.SECONDS);
+      a.service
+          .upsertWorker(
+              WorkerSpec.builder(1).modelName("lag").endpoint("http://w1").blockSize(16).build())
+          .toCompletableFuture()
+          .get(30, TimeUnit.SECONDS);
       waitFor(b.service, 0, System.nanoTime());
       Histogram booked = new Histogram(TimeUnit.SECONDS.toNanos(30), 3);
       Histogram freed = new Histogram(TimeUnit.SECONDS.toNanos(30), 3);
@@ -60,8 +63,9 @@ public final class LoadSyncLagBench {
           tokens[t] = i * 1000 + t;
         }
         String id = "lag-" + i;
-        SelectRequest req = SelectRequest.of(new PartitionKey("lag", null), PromptInput.tokens(tokens))
-            .withSelectionId(id);
+        SelectRequest req =
+            SelectRequest.of(new PartitionKey("lag", null), PromptInput.tokens(tokens))
+                .withSelectionId(id);
         long t0 = System.nanoTime();
         a.service.select(req, true).toCompletableFuture().get(30, TimeUnit.SECONDS);
         long up = waitFor(b.service, 1, t0);
@@ -73,17 +77,35 @@ public final class LoadSyncLagBench {
           freed.recordValue(down);
         }
       }
-      System.out.printf(Locale.ROOT, "%-8s %8s %10s %10s %10s %10s%n", "step", "samples", "p50 us", "p90 us",
-          "p99 us", "max us");
-      for (var e : java.util.Map.of("booked", booked, "freed", freed).entrySet().stream()
-          .sorted(java.util.Map.Entry.comparingByKey()).toList()) {
+      System.out.printf(
+          Locale.ROOT,
+          "%-8s %8s %10s %10s %10s %10s%n",
+          "step",
+          "samples",
+          "p50 us",
+          "p90 us",
+          "p99 us",
+          "max us");
+      for (var e :
+          java.util.Map.of("booked", booked, "freed", freed).entrySet().stream()
+              .sorted(java.util.Map.Entry.comparingByKey())
+              .toList()) {
         Histogram h = e.getValue();
-        System.out.printf(Locale.ROOT, "%-8s %8d %10.1f %10.1f %10.1f %10.1f%n", e.getKey(), h.getTotalCount(),
-            h.getValueAtPercentile(50) / 1e3, h.getValueAtPercentile(90) / 1e3, h.getValueAtPercentile(99) / 1e3,
+        System.out.printf(
+            Locale.ROOT,
+            "%-8s %8d %10.1f %10.1f %10.1f %10.1f%n",
+            e.getKey(),
+            h.getTotalCount(),
+            h.getValueAtPercentile(50) / 1e3,
+            h.getValueAtPercentile(90) / 1e3,
+            h.getValueAtPercentile(99) / 1e3,
             h.getMaxValue() / 1e3);
       }
-      System.out.println("gaps on B: " + b.sync.stats().gaps.get() + ", digests applied on B: "
-          + b.sync.stats().digestsApplied.get());
+      System.out.println(
+          "gaps on B: "
+              + b.sync.stats().gaps.get()
+              + ", digests applied on B: "
+              + b.sync.stats().digestsApplied.get());
     }
   }
 }

@@ -32,38 +32,62 @@ class MembershipHandoffTest {
   void aBlockedManagerHandlerHoldsBackNoOtherListenerOrEvent() throws Exception {
     String cluster = "kvs-test-" + UUID.randomUUID();
     int port = Ports.free();
-    HazelcastClusterManager aMgr = new MembershipHandoffClusterManager(
-        ApplicationCluster.hazelcast(cluster, port, "127.0.0.1:" + port));
+    HazelcastClusterManager aMgr =
+        new MembershipHandoffClusterManager(
+            ApplicationCluster.hazelcast(cluster, port, "127.0.0.1:" + port));
     Vertx a = ApplicationCluster.vertx(aMgr);
     try {
-      HazelcastClusterManager bMgr = new HazelcastClusterManager(ApplicationCluster.joining(cluster, aMgr));
+      HazelcastClusterManager bMgr =
+          new HazelcastClusterManager(ApplicationCluster.joining(cluster, aMgr));
       Vertx b = ApplicationCluster.vertx(bMgr);
       await().atMost(Duration.ofSeconds(30)).until(() -> aMgr.getNodes().size() == 2);
       CountDownLatch heard = new CountDownLatch(1);
-      aMgr.getHazelcastInstance().getCluster().addMembershipListener(new MembershipListener() {
-        @Override
-        public void memberAdded(MembershipEvent e) {}
+      aMgr.getHazelcastInstance()
+          .getCluster()
+          .addMembershipListener(
+              new MembershipListener() {
+                @Override
+                public void memberAdded(MembershipEvent e) {}
 
-        @Override
-        public void memberRemoved(MembershipEvent e) {
-          heard.countDown();
-        }
-      });
-      java.util.concurrent.atomic.AtomicInteger entryEvents = new java.util.concurrent.atomic.AtomicInteger();
-      com.hazelcast.map.IMap<String, String> probe = aMgr.getHazelcastInstance().getMap("kvselect.test.handoff");
-      probe.addEntryListener((com.hazelcast.map.listener.EntryAddedListener<String, String>) e ->
-          entryEvents.incrementAndGet(), false);
+                @Override
+                public void memberRemoved(MembershipEvent e) {
+                  heard.countDown();
+                }
+              });
+      java.util.concurrent.atomic.AtomicInteger entryEvents =
+          new java.util.concurrent.atomic.AtomicInteger();
+      com.hazelcast.map.IMap<String, String> probe =
+          aMgr.getHazelcastInstance().getMap("kvselect.test.handoff");
+      probe.addEntryListener(
+          (com.hazelcast.map.listener.EntryAddedListener<String, String>)
+              e -> entryEvents.incrementAndGet(),
+          false);
       synchronized (aMgr) {
         // B leaves while A's manager cannot run its handler (they are synchronized on the manager),
         // as when the handler waits in cleanSubs for partitions without an owner
-        Thread closing = new Thread(() -> b.close().toCompletionStage().toCompletableFuture().join(), "close-b");
+        Thread closing =
+            new Thread(() -> b.close().toCompletionStage().toCompletableFuture().join(), "close-b");
         closing.start();
         assertTrue(heard.await(30, TimeUnit.SECONDS), "A's own listener heard that B left");
-        Thread handler = await().atMost(Duration.ofSeconds(10)).until(() -> Thread.getAllStackTraces().keySet()
-            .stream().filter(t -> t.getName().equals(MembershipHandoffClusterManager.THREAD)
-                && t.getState() == Thread.State.BLOCKED).findFirst().orElse(null), t -> t != null);
-        assertEquals(MembershipHandoffClusterManager.THREAD, handler.getName(), "the handler waits on its own thread");
-        // Hazelcast spreads events over its few event threads by key: with a handler blocking one of
+        Thread handler =
+            await()
+                .atMost(Duration.ofSeconds(10))
+                .until(
+                    () ->
+                        Thread.getAllStackTraces().keySet().stream()
+                            .filter(
+                                t ->
+                                    t.getName().equals(MembershipHandoffClusterManager.THREAD)
+                                        && t.getState() == Thread.State.BLOCKED)
+                            .findFirst()
+                            .orElse(null),
+                    t -> t != null);
+        assertEquals(
+            MembershipHandoffClusterManager.THREAD,
+            handler.getName(),
+            "the handler waits on its own thread");
+        // Hazelcast spreads events over its few event threads by key: with a handler blocking one
+        // of
         // them, the events of about one key in five would wait for it
         for (int i = 0; i < 200; i++) {
           probe.put("k" + i, "v");

@@ -20,24 +20,29 @@ import org.junit.jupiter.api.Test;
  */
 class PartitionReconcileTest {
 
-  private static final RouterConfig ROUTER = SyncTestNode.router("DYN_ROUTER_USE_KV_EVENTS", "false");
+  private static final RouterConfig ROUTER =
+      SyncTestNode.router("DYN_ROUTER_USE_KV_EVENTS", "false");
 
   /** {@code real} with {@code hidden} left out of {@code getNodes()} while {@code hide} is set. */
   private static ClusterManager hiding(ClusterManager real, AtomicBoolean hide, String[] hidden) {
-    return (ClusterManager) Proxy.newProxyInstance(ClusterManager.class.getClassLoader(),
-        new Class<?>[] {ClusterManager.class}, (proxy, method, args) -> {
-          try {
-            Object r = method.invoke(real, args);
-            if (method.getName().equals("getNodes") && hide.get()) {
-              List<String> nodes = new ArrayList<>((List<?>) r).stream().map(String::valueOf)
-                  .filter(n -> !n.equals(hidden[0])).toList();
-              return nodes;
-            }
-            return r;
-          } catch (InvocationTargetException e) {
-            throw e.getCause();
-          }
-        });
+    return (ClusterManager)
+        Proxy.newProxyInstance(
+            ClusterManager.class.getClassLoader(),
+            new Class<?>[] {ClusterManager.class},
+            (proxy, method, args) -> {
+              try {
+                Object r = method.invoke(real, args);
+                if (method.getName().equals("getNodes") && hide.get()) {
+                  List<String> nodes =
+                      new ArrayList<>((List<?>) r)
+                          .stream().map(String::valueOf).filter(n -> !n.equals(hidden[0])).toList();
+                  return nodes;
+                }
+                return r;
+              } catch (InvocationTargetException e) {
+                throw e.getCause();
+              }
+            });
   }
 
   @Test
@@ -47,21 +52,32 @@ class PartitionReconcileTest {
     AtomicBoolean hide = new AtomicBoolean();
     String[] hidden = new String[1];
     try (SyncTestNode a = SyncTestNode.start(cluster, opts, ROUTER, false);
-        SyncTestNode b = SyncTestNode.start(cluster, opts, ROUTER, false, m -> hiding(m, hide, hidden))) {
+        SyncTestNode b =
+            SyncTestNode.start(cluster, opts, ROUTER, false, m -> hiding(m, hide, hidden))) {
       hidden[0] = a.id();
-      LoadSyncClusterTest.join(a.service.upsertWorker(LoadSyncClusterTest.worker(1, "split", null)));
+      LoadSyncClusterTest.join(
+          a.service.upsertWorker(LoadSyncClusterTest.worker(1, "split", null)));
       await().atMost(Duration.ofSeconds(20)).until(() -> b.service.worker(1) != null);
-      LoadSyncClusterTest.join(a.service.select(LoadSyncClusterTest.request("split", "s-1", 8), true));
-      await().atMost(Duration.ofSeconds(20)).until(() -> LoadSyncClusterTest.requests(b.service, "split", 1) == 1);
+      LoadSyncClusterTest.join(
+          a.service.select(LoadSyncClusterTest.request("split", "s-1", 8), true));
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(() -> LoadSyncClusterTest.requests(b.service, "split", 1) == 1);
 
       hide.set(true);
-      await().atMost(Duration.ofSeconds(20)).until(() -> LoadSyncClusterTest.requests(b.service, "split", 1) == 0);
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(() -> LoadSyncClusterTest.requests(b.service, "split", 1) == 0);
       assertEquals(1, b.sync.stats().peersReleased.get());
 
       hide.set(false);
-      await().atMost(Duration.ofSeconds(20)).until(() -> LoadSyncClusterTest.requests(b.service, "split", 1) == 1);
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(() -> LoadSyncClusterTest.requests(b.service, "split", 1) == 1);
       LoadSyncClusterTest.join(a.service.free("s-1"));
-      await().atMost(Duration.ofSeconds(20)).until(() -> LoadSyncClusterTest.requests(b.service, "split", 1) == 0);
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(() -> LoadSyncClusterTest.requests(b.service, "split", 1) == 0);
     }
   }
 }

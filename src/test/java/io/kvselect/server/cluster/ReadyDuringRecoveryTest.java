@@ -32,34 +32,68 @@ class ReadyDuringRecoveryTest {
   void aJoiningNodeIsNotReadyUntilItsRecoveryFinished() throws Exception {
     try (ClusterHarness h = new ClusterHarness()) {
       KvselectNode a = h.start();
-      assertEquals(201, h.post(a, "/workers", Map.of("worker_id", 1, "endpoint", "http://worker-1:8000",
-          "block_size", 16)).status());
+      assertEquals(
+          201,
+          h.post(
+                  a,
+                  "/workers",
+                  Map.of("worker_id", 1, "endpoint", "http://worker-1:8000", "block_size", 16))
+              .status());
       String toA = SyncAddresses.node(a.peerSync().nodeId());
       List<Held> held = new CopyOnWriteArrayList<>();
-      a.vertx().eventBus().addInboundInterceptor(dc -> {
-        if (dc.message().address().equals(toA) && String.valueOf(dc.message().body()).contains("snapshot_open")) {
-          held.add(new Held(dc, io.vertx.core.Vertx.currentContext()));
-        } else {
-          dc.next();
-        }
-      });
+      a.vertx()
+          .eventBus()
+          .addInboundInterceptor(
+              dc -> {
+                if (dc.message().address().equals(toA)
+                    && String.valueOf(dc.message().body()).contains("snapshot_open")) {
+                  held.add(new Held(dc, io.vertx.core.Vertx.currentContext()));
+                } else {
+                  dc.next();
+                }
+              });
 
       int port = Ports.free();
-      NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", Integer.toString(port),
-          "--cluster", "--cluster-name", h.name, "--cluster-members", h.members(3), "--cluster-port",
-          Integer.toString(h.basePort), "--session-affinity-ttl-secs", "600"}, ClusterHarness.ENV);
-      CompletableFuture<KvselectNode> joining = KvselectNode.start(s).toCompletionStage().toCompletableFuture();
+      NodeSettings s =
+          NodeSettings.parse(
+              new String[] {
+                "--host",
+                "127.0.0.1",
+                "--port",
+                Integer.toString(port),
+                "--cluster",
+                "--cluster-name",
+                h.name,
+                "--cluster-members",
+                h.members(3),
+                "--cluster-port",
+                Integer.toString(h.basePort),
+                "--session-affinity-ttl-secs",
+                "600"
+              },
+              ClusterHarness.ENV);
+      CompletableFuture<KvselectNode> joining =
+          KvselectNode.start(s).toCompletionStage().toCompletableFuture();
       try {
         await().atMost(Duration.ofSeconds(60)).until(() -> !held.isEmpty());
-        ClusterHarness.Reply r = call(port, h, "POST", "/workers", Map.of("worker_id", 2,
-            "endpoint", "http://worker-2:8000", "block_size", 16));
+        ClusterHarness.Reply r =
+            call(
+                port,
+                h,
+                "POST",
+                "/workers",
+                Map.of("worker_id", 2, "endpoint", "http://worker-2:8000", "block_size", 16));
         assertEquals(201, r.status(), String.valueOf(r.body()));
         ClusterHarness.Reply ready = call(port, h, "GET", "/ready", null);
         assertFalse(joining.isDone(), "the joiner is still recovering");
         assertEquals(503, ready.status(), String.valueOf(ready.body()));
         assertFalse(ready.body().get("ready").asBoolean());
-        assertEquals(1, ready.body().get("schedulable_workers").asInt(), "it could serve: " + ready.body());
-        assertEquals(PeerSync.RECOVERING, ready.body().path("reason").asText(), String.valueOf(ready.body()));
+        assertEquals(
+            1, ready.body().get("schedulable_workers").asInt(), "it could serve: " + ready.body());
+        assertEquals(
+            PeerSync.RECOVERING,
+            ready.body().path("reason").asText(),
+            String.valueOf(ready.body()));
       } finally {
         for (Held x : held) {
           x.context().runOnContext(v -> x.delivery().next());
@@ -72,22 +106,30 @@ class ReadyDuringRecoveryTest {
       assertEquals(200, ready.status(), String.valueOf(ready.body()));
       assertTrue(ready.body().get("ready").asBoolean());
       assertTrue(ready.body().path("reason").isMissingNode(), String.valueOf(ready.body()));
-      await().atMost(Duration.ofSeconds(20)).until(() -> h.get(b, "/ready").body().get("schedulable_workers").asInt() == 2);
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(() -> h.get(b, "/ready").body().get("schedulable_workers").asInt() == 2);
     }
   }
 
-  private static ClusterHarness.Reply call(int port, ClusterHarness h, String method, String path, Object body)
-      throws Exception {
-    java.net.http.HttpRequest.Builder b = java.net.http.HttpRequest.newBuilder(
-        java.net.URI.create("http://127.0.0.1:" + port + path)).timeout(Duration.ofSeconds(10));
+  private static ClusterHarness.Reply call(
+      int port, ClusterHarness h, String method, String path, Object body) throws Exception {
+    java.net.http.HttpRequest.Builder b =
+        java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + port + path))
+            .timeout(Duration.ofSeconds(10));
     if (body == null) {
       b.method(method, java.net.http.HttpRequest.BodyPublishers.noBody());
     } else {
-      b.header("content-type", "application/json").method(method,
-          java.net.http.HttpRequest.BodyPublishers.ofString(ClusterHarness.JSON.writeValueAsString(body)));
+      b.header("content-type", "application/json")
+          .method(
+              method,
+              java.net.http.HttpRequest.BodyPublishers.ofString(
+                  ClusterHarness.JSON.writeValueAsString(body)));
     }
-    java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(b.build(),
-        java.net.http.HttpResponse.BodyHandlers.ofString());
-    return new ClusterHarness.Reply(r.statusCode(), r.body().isEmpty() ? null : ClusterHarness.JSON.readTree(r.body()));
+    java.net.http.HttpResponse<String> r =
+        java.net.http.HttpClient.newHttpClient()
+            .send(b.build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+    return new ClusterHarness.Reply(
+        r.statusCode(), r.body().isEmpty() ? null : ClusterHarness.JSON.readTree(r.body()));
   }
 }

@@ -35,7 +35,12 @@ class SenderStreamsTest {
   }
 
   private SenderStreams streams(Duration gapTimeout, int holdLimit) {
-    return new SenderStreams(vertx, gapTimeout, holdLimit, stats, e -> applied.add(e.from() + ":" + e.seq()),
+    return new SenderStreams(
+        vertx,
+        gapTimeout,
+        holdLimit,
+        stats,
+        e -> applied.add(e.from() + ":" + e.seq()),
         asked::add);
   }
 
@@ -52,33 +57,36 @@ class SenderStreamsTest {
   @Test
   void messagesApplyInOrderAndDuplicatesAreDropped() throws Exception {
     SenderStreams s = streams(Duration.ofSeconds(30), 100);
-    on(() -> {
-      s.receive(m("a", 5));
-      s.receive(m("a", 7)); // waits for 6
-      s.receive(m("a", 6));
-      s.receive(m("a", 6)); // duplicate
-      s.receive(m("a", 4)); // older than the first: dropped
-      return null;
-    });
+    on(
+        () -> {
+          s.receive(m("a", 5));
+          s.receive(m("a", 7)); // waits for 6
+          s.receive(m("a", 6));
+          s.receive(m("a", 6)); // duplicate
+          s.receive(m("a", 4)); // older than the first: dropped
+          return null;
+        });
     assertEquals(List.of("a:5", "a:6", "a:7"), applied);
     assertEquals(2, stats.duplicates.get());
     assertEquals(List.of("a"), asked, "a new sender that opens without a digest is asked for one");
-    on(() -> {
-      s.receive(new SyncCodec.Envelope("digest", "b", 1, null));
-      return null;
-    });
+    on(
+        () -> {
+          s.receive(new SyncCodec.Envelope("digest", "b", 1, null));
+          return null;
+        });
     assertEquals(List.of("a"), asked, "a sender that opens with a digest is not asked");
   }
 
   @Test
   void aGapIsSkippedAfterTheTimeoutAndADigestAskedFor() throws Exception {
     SenderStreams s = streams(Duration.ofMillis(100), 100);
-    on(() -> {
-      s.receive(m("a", 1));
-      s.receive(m("a", 3));
-      s.receive(m("a", 4));
-      return null;
-    });
+    on(
+        () -> {
+          s.receive(m("a", 1));
+          s.receive(m("a", 3));
+          s.receive(m("a", 4));
+          return null;
+        });
     assertEquals(List.of("a:1"), applied, "3 and 4 wait for 2");
     await().atMost(Duration.ofSeconds(10)).until(() -> applied.size() == 3);
     assertEquals(List.of("a:1", "a:3", "a:4"), applied);
@@ -89,13 +97,14 @@ class SenderStreamsTest {
   @Test
   void tooManyHeldSkipTheGapAtOnce() throws Exception {
     SenderStreams s = streams(Duration.ofSeconds(30), 2);
-    on(() -> {
-      s.receive(m("a", 1));
-      s.receive(m("a", 3));
-      s.receive(m("a", 4));
-      s.receive(m("a", 5)); // a third held one: past the limit
-      return null;
-    });
+    on(
+        () -> {
+          s.receive(m("a", 1));
+          s.receive(m("a", 3));
+          s.receive(m("a", 4));
+          s.receive(m("a", 5)); // a third held one: past the limit
+          return null;
+        });
     assertEquals(List.of("a:1", "a:3", "a:4", "a:5"), applied);
     assertEquals(1, stats.gaps.get());
   }
@@ -103,18 +112,21 @@ class SenderStreamsTest {
   @Test
   void aSenderMissingForTheGraceIsForgottenAndHeardAnewLater() throws Exception {
     SenderStreams s = streams(Duration.ofSeconds(30), 100);
-    on(() -> {
-      s.receive(m("a", 1));
-      s.receive(m("b", 1));
-      return null;
-    });
-    assertEquals(List.of(), on(() -> s.goneFor(Set.of("b"), 1_000, 500)), "a is missing since 1,000 ms");
+    on(
+        () -> {
+          s.receive(m("a", 1));
+          s.receive(m("b", 1));
+          return null;
+        });
+    assertEquals(
+        List.of(), on(() -> s.goneFor(Set.of("b"), 1_000, 500)), "a is missing since 1,000 ms");
     assertEquals(List.of(), on(() -> s.goneFor(Set.of("b"), 1_400, 500)), "not yet past the grace");
     assertEquals(List.of("a"), on(() -> s.goneFor(Set.of("b"), 1_500, 500)));
-    on(() -> {
-      s.receive(m("a", 9)); // a new stream of a: starts where it is heard again
-      return null;
-    });
+    on(
+        () -> {
+          s.receive(m("a", 9)); // a new stream of a: starts where it is heard again
+          return null;
+        });
     assertEquals(List.of("a:1", "b:1", "a:9"), applied);
     assertEquals(List.of("a", "b", "a"), asked);
   }

@@ -48,17 +48,28 @@ class StalledHandshakeReaperTest {
     System.setProperty("hazelcast.wait.seconds.before.join", "0");
     int base = Ports.freeRange(2);
     // a failure timeout far above the stall the second test shows, so a and b never split here
-    ClusterSettings s = new ClusterSettings(true, "kvs-test-" + UUID.randomUUID(),
-        List.of("127.0.0.1:" + base, "127.0.0.1:" + (base + 1)), base, "127.0.0.1", 0,
-        ClusterSettings.DEFAULT_RECONCILE_SECS, ClusterSettings.DEFAULT_CALL_BUDGET_MS, 60,
-        ClusterSettings.BusSecurity.PLAIN);
+    ClusterSettings s =
+        new ClusterSettings(
+            true,
+            "kvs-test-" + UUID.randomUUID(),
+            List.of("127.0.0.1:" + base, "127.0.0.1:" + (base + 1)),
+            base,
+            "127.0.0.1",
+            0,
+            ClusterSettings.DEFAULT_RECONCILE_SECS,
+            ClusterSettings.DEFAULT_CALL_BUDGET_MS,
+            60,
+            ClusterSettings.BusSecurity.PLAIN);
     Config ca = ClusterBootstrap.config(s, 1000);
     ca.setProperty("hazelcast.io.output.thread.count", "1");
     ca.setProperty("hazelcast.io.write.through", "false");
     a = Hazelcast.newHazelcastInstance(ca);
     b = Hazelcast.newHazelcastInstance(ClusterBootstrap.config(s, 1000));
-    await().atMost(Duration.ofSeconds(60)).until(() -> a.getCluster().getMembers().size() == 2
-        && b.getCluster().getMembers().size() == 2);
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(
+            () ->
+                a.getCluster().getMembers().size() == 2 && b.getCluster().getMembers().size() == 2);
     silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
   }
 
@@ -76,7 +87,8 @@ class StalledHandshakeReaperTest {
   }
 
   @Test
-  void withoutTheReaperAnUnansweredConnectStallsTheOtherConnectionsOfItsOutputThread() throws Exception {
+  void withoutTheReaperAnUnansweredConnectStallsTheOtherConnectionsOfItsOutputThread()
+      throws Exception {
     IMap<String, String> onB = b.getMap("stall-" + UUID.randomUUID());
     String key = keyOwnedBy(a);
     onB.put(key, "before"); // the link works
@@ -109,9 +121,13 @@ class StalledHandshakeReaperTest {
       await().atMost(Duration.ofSeconds(10)).until(() -> reaper.closed() >= 1);
       // the member connections that answered (a <-> b) are never closed
       assertEquals(2, a.getCluster().getMembers().size());
-      assertTrue(memberConnections(a).getConnections().stream()
-          .anyMatch(c -> c.isAlive() && c.getRemoteUuid() != null
-              && c.getRemoteUuid().equals(b.getCluster().getLocalMember().getUuid())));
+      assertTrue(
+          memberConnections(a).getConnections().stream()
+              .anyMatch(
+                  c ->
+                      c.isAlive()
+                          && c.getRemoteUuid() != null
+                          && c.getRemoteUuid().equals(b.getCluster().getLocalMember().getUuid())));
 
       // each new connect to the silent peer is closed in turn, and a's link to b keeps answering
       for (int i = 0; i < 3; i++) {
@@ -136,7 +152,9 @@ class StalledHandshakeReaperTest {
         onB.put(keyOwnedBy(a) + i, "v" + i);
       }
       // scans at 1 ms find every member connection answered: none is closed
-      await().pollDelay(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5))
+      await()
+          .pollDelay(Duration.ofMillis(500))
+          .atMost(Duration.ofSeconds(5))
           .until(() -> a.getCluster().getMembers().size() == 2);
       assertEquals(0, reaper.closed());
       assertEquals(0, other.closed());
@@ -154,21 +172,38 @@ class StalledHandshakeReaperTest {
 
   /** Until {@code hz}'s connection to the silent peer has sent its protocol header (and waits for the peer's). */
   private void awaitUnanswered(HazelcastInstance hz) {
-    await().pollInterval(Duration.ofMillis(10)).atMost(Duration.ofSeconds(10)).until(() -> memberConnections(hz)
-        .getConnections().stream().anyMatch(c -> c instanceof TcpServerConnection t && t.isAlive()
-            && t.getChannel().isClientMode() && t.getChannel().bytesWritten() > 0
-            && t.getChannel().remoteSocketAddress() instanceof java.net.InetSocketAddress r
-            && r.getPort() == silent.getLocalPort()));
+    await()
+        .pollInterval(Duration.ofMillis(10))
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () ->
+                memberConnections(hz).getConnections().stream()
+                    .anyMatch(
+                        c ->
+                            c instanceof TcpServerConnection t
+                                && t.isAlive()
+                                && t.getChannel().isClientMode()
+                                && t.getChannel().bytesWritten() > 0
+                                && t.getChannel().remoteSocketAddress()
+                                    instanceof java.net.InetSocketAddress r
+                                && r.getPort() == silent.getLocalPort()));
   }
 
   private static ServerConnectionManager memberConnections(HazelcastInstance hz) {
-    return ((HazelcastInstanceProxy) hz).getOriginal().node.getServer().getConnectionManager(EndpointQualifier.MEMBER);
+    return ((HazelcastInstanceProxy) hz)
+        .getOriginal()
+        .node
+        .getServer()
+        .getConnectionManager(EndpointQualifier.MEMBER);
   }
 
   private String keyOwnedBy(HazelcastInstance owner) {
     for (int i = 0; ; i++) {
       String key = "k" + i;
-      if (owner.getCluster().getLocalMember().equals(owner.getPartitionService().getPartition(key).getOwner())) {
+      if (owner
+          .getCluster()
+          .getLocalMember()
+          .equals(owner.getPartitionService().getPartition(key).getOwner())) {
         return key;
       }
     }

@@ -30,8 +30,13 @@ class SubscriptionRepairTest {
   /** "pong", or the failure kind of the request. */
   private static String ping(Vertx from) throws Exception {
     try {
-      return (String) from.eventBus().request(ADDRESS, "ping", new DeliveryOptions().setSendTimeout(2_000))
-          .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).body();
+      return (String)
+          from.eventBus()
+              .request(ADDRESS, "ping", new DeliveryOptions().setSendTimeout(2_000))
+              .toCompletionStage()
+              .toCompletableFuture()
+              .get(10, TimeUnit.SECONDS)
+              .body();
     } catch (ExecutionException e) {
       if (e.getCause() instanceof ReplyException r) {
         return r.failureType().name();
@@ -44,22 +49,30 @@ class SubscriptionRepairTest {
   void registrationsRemovedFromTheSubscriptionMapComeBackWithTheRepair() throws Exception {
     String cluster = "kvs-test-" + UUID.randomUUID();
     int port = Ports.free();
-    HazelcastClusterManager aMgr = new HazelcastClusterManager(ApplicationCluster.hazelcast(cluster, port, "127.0.0.1:" + port));
+    HazelcastClusterManager aMgr =
+        new HazelcastClusterManager(
+            ApplicationCluster.hazelcast(cluster, port, "127.0.0.1:" + port));
     Vertx a = ApplicationCluster.vertx(aMgr);
     try {
-      HazelcastClusterManager bMgr = new HazelcastClusterManager(ApplicationCluster.joining(cluster, aMgr));
+      HazelcastClusterManager bMgr =
+          new HazelcastClusterManager(ApplicationCluster.joining(cluster, aMgr));
       Vertx b = ApplicationCluster.vertx(bMgr);
       try {
-        await().atMost(Duration.ofSeconds(30)).until(() -> aMgr.getNodes().size() == 2 && bMgr.getNodes().size() == 2);
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .until(() -> aMgr.getNodes().size() == 2 && bMgr.getNodes().size() == 2);
         MessageConsumer<String> c = b.eventBus().consumer(ADDRESS, m -> m.reply("pong"));
         c.completion().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
         await().atMost(Duration.ofSeconds(20)).until(() -> "pong".equals(ping(a)));
 
         // what a late cleanSubs does: B's registration leaves the shared map while B stays a member
         aMgr.getHazelcastInstance().getMultiMap("__vertx.subs").remove(ADDRESS);
-        await().atMost(Duration.ofSeconds(20)).until(() -> ReplyFailure.NO_HANDLERS.name().equals(ping(a)));
+        await()
+            .atMost(Duration.ofSeconds(20))
+            .until(() -> ReplyFailure.NO_HANDLERS.name().equals(ping(a)));
         for (int i = 0; i < 5; i++) {
-          assertEquals(ReplyFailure.NO_HANDLERS.name(), ping(a), "nothing in Vert.x puts it back by itself");
+          assertEquals(
+              ReplyFailure.NO_HANDLERS.name(), ping(a), "nothing in Vert.x puts it back by itself");
         }
 
         SubscriptionRepair repair = SubscriptionRepair.of(b, bMgr).orElseThrow();

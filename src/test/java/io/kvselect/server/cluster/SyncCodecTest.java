@@ -26,8 +26,8 @@ class SyncCodecTest {
 
   private static final PartitionKey P = new PartitionKey("m", "g");
 
-  private static SyncCodec.Envelope roundTrip(String kind, com.fasterxml.jackson.databind.JsonNode body)
-      throws IOException {
+  private static SyncCodec.Envelope roundTrip(
+      String kind, com.fasterxml.jackson.databind.JsonNode body) throws IOException {
     Buffer b = SyncCodec.envelope(kind, "node-1", 42, body);
     SyncCodec.Envelope e = SyncCodec.envelope(b);
     assertEquals(kind, e.kind());
@@ -38,13 +38,23 @@ class SyncCodecTest {
 
   @Test
   void theStreamedLoadEnvelopeIsByteForByteTheTreeOne() throws IOException {
-    List<LoadEvent> events = List.of(
-        new LoadEvent.Booked(P, "r1", new WorkerRank(-2L, 3), new long[] {Long.MIN_VALUE, 5, -1, Long.MAX_VALUE},
-            2048, 16, 128, true, 2048),
-        new LoadEvent.Booked(P, "r\"2\u00e9", new WorkerRank(7, 0), new long[0], 0, 4, null, false, 0),
-        new LoadEvent.Booked(P, "r3", new WorkerRank(7, 1), null, 3, 4, null, false, 1),
-        new LoadEvent.PrefillCompleted(P, "r1"),
-        new LoadEvent.Freed(P, "r1"));
+    List<LoadEvent> events =
+        List.of(
+            new LoadEvent.Booked(
+                P,
+                "r1",
+                new WorkerRank(-2L, 3),
+                new long[] {Long.MIN_VALUE, 5, -1, Long.MAX_VALUE},
+                2048,
+                16,
+                128,
+                true,
+                2048),
+            new LoadEvent.Booked(
+                P, "r\"2\u00e9", new WorkerRank(7, 0), new long[0], 0, 4, null, false, 0),
+            new LoadEvent.Booked(P, "r3", new WorkerRank(7, 1), null, 3, 4, null, false, 1),
+            new LoadEvent.PrefillCompleted(P, "r1"),
+            new LoadEvent.Freed(P, "r1"));
     long seq = 41;
     for (LoadEvent e : events) {
       seq++;
@@ -59,8 +69,17 @@ class SyncCodecTest {
 
   @Test
   void loadStepsRoundTrip() throws IOException {
-    LoadEvent.Booked b = new LoadEvent.Booked(P, "r1", new WorkerRank(-2L, 3), new long[] {Long.MIN_VALUE, 5, -1},
-        12, 4, null, true, 9);
+    LoadEvent.Booked b =
+        new LoadEvent.Booked(
+            P,
+            "r1",
+            new WorkerRank(-2L, 3),
+            new long[] {Long.MIN_VALUE, 5, -1},
+            12,
+            4,
+            null,
+            true,
+            9);
     SyncCodec.Envelope e = roundTrip("booked", SyncCodec.load(b));
     LoadEvent.Booked back = (LoadEvent.Booked) SyncCodec.load(e.kind(), e.body());
     assertEquals(b.partition(), back.partition());
@@ -72,7 +91,8 @@ class SyncCodecTest {
     assertNull(back.expectedOutputTokens());
     assertEquals(9, back.prefillTokens());
 
-    for (LoadEvent s : List.of(new LoadEvent.PrefillCompleted(P, "r1"), new LoadEvent.Freed(P, "r1"))) {
+    for (LoadEvent s :
+        List.of(new LoadEvent.PrefillCompleted(P, "r1"), new LoadEvent.Freed(P, "r1"))) {
       SyncCodec.Envelope x = roundTrip(SyncCodec.kind(s), SyncCodec.load(s));
       assertEquals(s, SyncCodec.load(x.kind(), x.body()));
     }
@@ -81,9 +101,13 @@ class SyncCodecTest {
 
   @Test
   void digestsRoundTrip() throws IOException {
-    LoadDigest d = new LoadDigest(List.of(
-        new LoadEvent.Booked(P, "a", new WorkerRank(1, 0), new long[] {1}, 4, 4, 7, false, 0),
-        new LoadEvent.Booked(P, "b", new WorkerRank(2, 0), new long[0], 0, 4, null, true, 3)));
+    LoadDigest d =
+        new LoadDigest(
+            List.of(
+                new LoadEvent.Booked(
+                    P, "a", new WorkerRank(1, 0), new long[] {1}, 4, 4, 7, false, 0),
+                new LoadEvent.Booked(
+                    P, "b", new WorkerRank(2, 0), new long[0], 0, 4, null, true, 3)));
     SyncCodec.Envelope e = roundTrip("digest", SyncCodec.digest(d));
     LoadDigest back = SyncCodec.digest(e.body());
     assertEquals(2, back.bookings().size());
@@ -94,30 +118,55 @@ class SyncCodecTest {
 
   @Test
   void catalogChangesRoundTripEveryField() throws IOException {
-    WorkerSpec s = WorkerSpec.builder(-5L).modelName("m").routingGroup("g").endpoint("http://w")
-        .kvEventsEndpoint("tcp://127.0.0.1:1").kvEventsEndpoints(Map.of(2, "tcp://127.0.0.1:2"))
-        .replayEndpoint("tcp://127.0.0.1:3").blockSize(16).dataParallelStartRank(2).maxNumBatchedTokens(4096L)
-        .totalKvBlocks(100L).stableRoutingId("stable").isEagle(true).taints(Set.of("gpu"))
-        .topologyDomains(Map.of("zone", "a")).kvTransferDomain("d").kvTransferEnforcement("hard")
-        .kvTransferPreferredWeight(0.5).routerHintWorkerType("prefill")
-        .routerHintSourceControlEndpoints(Map.of(2, "tcp://127.0.0.1:4")).kvEventSourceMode("hint").build();
-    SyncCodec.Envelope e = roundTrip("upserted", SyncCodec.catalog(new CatalogSync.CatalogChange.Upserted(s)));
+    WorkerSpec s =
+        WorkerSpec.builder(-5L)
+            .modelName("m")
+            .routingGroup("g")
+            .endpoint("http://w")
+            .kvEventsEndpoint("tcp://127.0.0.1:1")
+            .kvEventsEndpoints(Map.of(2, "tcp://127.0.0.1:2"))
+            .replayEndpoint("tcp://127.0.0.1:3")
+            .blockSize(16)
+            .dataParallelStartRank(2)
+            .maxNumBatchedTokens(4096L)
+            .totalKvBlocks(100L)
+            .stableRoutingId("stable")
+            .isEagle(true)
+            .taints(Set.of("gpu"))
+            .topologyDomains(Map.of("zone", "a"))
+            .kvTransferDomain("d")
+            .kvTransferEnforcement("hard")
+            .kvTransferPreferredWeight(0.5)
+            .routerHintWorkerType("prefill")
+            .routerHintSourceControlEndpoints(Map.of(2, "tcp://127.0.0.1:4"))
+            .kvEventSourceMode("hint")
+            .build();
+    SyncCodec.Envelope e =
+        roundTrip("upserted", SyncCodec.catalog(new CatalogSync.CatalogChange.Upserted(s)));
     assertEquals(new CatalogSync.CatalogChange.Upserted(s), SyncCodec.catalog(e.kind(), e.body()));
-    SyncCodec.Envelope r = roundTrip("removed", SyncCodec.catalog(new CatalogSync.CatalogChange.Removed(-5L)));
+    SyncCodec.Envelope r =
+        roundTrip("removed", SyncCodec.catalog(new CatalogSync.CatalogChange.Removed(-5L)));
     assertEquals(new CatalogSync.CatalogChange.Removed(-5L), SyncCodec.catalog(r.kind(), r.body()));
     CatalogVersion v = new CatalogVersion(1_790_000_000_123L, CatalogVersion.upsertTie(s));
-    SyncCodec.Envelope ev = roundTrip("upserted", SyncCodec.catalog(new CatalogSync.CatalogChange.Upserted(s, v)));
-    assertEquals(new CatalogSync.CatalogChange.Upserted(s, v), SyncCodec.catalog(ev.kind(), ev.body()));
+    SyncCodec.Envelope ev =
+        roundTrip("upserted", SyncCodec.catalog(new CatalogSync.CatalogChange.Upserted(s, v)));
+    assertEquals(
+        new CatalogSync.CatalogChange.Upserted(s, v), SyncCodec.catalog(ev.kind(), ev.body()));
     CatalogVersion rv = new CatalogVersion(-1L, CatalogVersion.REMOVAL_TIE);
-    SyncCodec.Envelope er = roundTrip("removed", SyncCodec.catalog(new CatalogSync.CatalogChange.Removed(7L, rv)));
-    assertEquals(new CatalogSync.CatalogChange.Removed(7L, rv), SyncCodec.catalog(er.kind(), er.body()));
+    SyncCodec.Envelope er =
+        roundTrip("removed", SyncCodec.catalog(new CatalogSync.CatalogChange.Removed(7L, rv)));
+    assertEquals(
+        new CatalogSync.CatalogChange.Removed(7L, rv), SyncCodec.catalog(er.kind(), er.body()));
   }
 
   @Test
   void catalogVersionsAbsentAreOldestAndMalformedAreRefused() throws IOException {
-    com.fasterxml.jackson.databind.node.ObjectNode removed = SyncCodec.catalog(new CatalogSync.CatalogChange.Removed(3L));
+    com.fasterxml.jackson.databind.node.ObjectNode removed =
+        SyncCodec.catalog(new CatalogSync.CatalogChange.Removed(3L));
     removed.remove("version");
-    assertEquals(new CatalogVersion(0, CatalogVersion.REMOVAL_TIE), SyncCodec.catalog("removed", removed).version(),
+    assertEquals(
+        new CatalogVersion(0, CatalogVersion.REMOVAL_TIE),
+        SyncCodec.catalog("removed", removed).version(),
         "a removal from a sender that does not stamp");
     for (String bad : List.of("[1]", "[1,2,3]", "\"x\"", "[1.5,2]", "[\"1\",2]", "{}")) {
       removed.set("version", new com.fasterxml.jackson.databind.ObjectMapper().readTree(bad));
@@ -127,17 +176,38 @@ class SyncCodecTest {
 
   @Test
   void otherVersionsAndJunkAreRefused() {
-    assertThrows(SyncCodec.UnknownVersion.class, () -> SyncCodec.envelope(new JsonObject().put("v", 2)));
+    assertThrows(
+        SyncCodec.UnknownVersion.class, () -> SyncCodec.envelope(new JsonObject().put("v", 2)));
     assertThrows(SyncCodec.UnknownVersion.class, () -> SyncCodec.document("{\"v\":0}"));
-    for (Object junk : List.of("not json", "[1,2]", "{}", "{\"v\":\"1\"}", 17,
-        new JsonObject().put("v", 1).put("kind", "booked").put("from", "x").put("seq", "one").put("body", new JsonObject()),
-        new JsonObject().put("v", 1).put("kind", "booked").put("seq", 1).put("body", new JsonObject()))) {
-      IOException e = assertThrows(IOException.class, () -> SyncCodec.envelope(junk), String.valueOf(junk));
-      assertFalse(e instanceof SyncCodec.UnknownVersion, "junk is malformed, not another version: " + junk);
+    for (Object junk :
+        List.of(
+            "not json",
+            "[1,2]",
+            "{}",
+            "{\"v\":\"1\"}",
+            17,
+            new JsonObject()
+                .put("v", 1)
+                .put("kind", "booked")
+                .put("from", "x")
+                .put("seq", "one")
+                .put("body", new JsonObject()),
+            new JsonObject()
+                .put("v", 1)
+                .put("kind", "booked")
+                .put("seq", 1)
+                .put("body", new JsonObject()))) {
+      IOException e =
+          assertThrows(IOException.class, () -> SyncCodec.envelope(junk), String.valueOf(junk));
+      assertFalse(
+          e instanceof SyncCodec.UnknownVersion, "junk is malformed, not another version: " + junk);
     }
-    JsonObject noHashes = new JsonObject().put("partition", new JsonObject().put("model", "m").put("group", "g"))
-        .put("id", "x");
-    assertThrows(IOException.class, () -> SyncCodec.load("booked",
-        SyncCodec.JSON.readTree(noHashes.encode())));
+    JsonObject noHashes =
+        new JsonObject()
+            .put("partition", new JsonObject().put("model", "m").put("group", "g"))
+            .put("id", "x");
+    assertThrows(
+        IOException.class,
+        () -> SyncCodec.load("booked", SyncCodec.JSON.readTree(noHashes.encode())));
   }
 }

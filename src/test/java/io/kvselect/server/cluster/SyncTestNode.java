@@ -9,8 +9,8 @@ import io.kvselect.core.service.SelectionServiceBuilder;
 import io.kvselect.server.MainVerticle;
 import io.kvselect.server.NodeParts;
 import io.kvselect.server.config.NodeSettings;
-import io.kvselect.server.security.HttpGuards;
 import io.kvselect.server.metrics.ServiceMetrics;
+import io.kvselect.server.security.HttpGuards;
 import io.kvselect.testing.Ports;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -53,7 +53,11 @@ final class SyncTestNode implements AutoCloseable {
   final SelectionService service;
   final MainVerticle main;
 
-  private SyncTestNode(Vertx vertx, HazelcastClusterManager manager, PeerSync sync, SelectionService service,
+  private SyncTestNode(
+      Vertx vertx,
+      HazelcastClusterManager manager,
+      PeerSync sync,
+      SelectionService service,
       MainVerticle main) {
     this.vertx = vertx;
     this.manager = manager;
@@ -68,7 +72,9 @@ final class SyncTestNode implements AutoCloseable {
     for (int i = 0; i < MEMBERS; i++) {
       members.add("127.0.0.1:" + (c.basePort() + i));
     }
-    Config cfg = ClusterBootstrap.config(new ClusterSettings(true, c.name(), members, c.basePort(), "127.0.0.1"), 4096);
+    Config cfg =
+        ClusterBootstrap.config(
+            new ClusterSettings(true, c.name(), members, c.basePort(), "127.0.0.1"), 4096);
     cfg.setProperty("hazelcast.wait.seconds.before.join", "0");
     return cfg;
   }
@@ -86,8 +92,8 @@ final class SyncTestNode implements AutoCloseable {
    * Starts a node: clustered Vert.x, service built with the sync's seams, the main verticle when
    * {@code withMain}, then {@link PeerSync#attach}.
    */
-  static SyncTestNode start(Cluster c, PeerSyncOptions options, RouterConfig router, boolean withMain)
-      throws Exception {
+  static SyncTestNode start(
+      Cluster c, PeerSyncOptions options, RouterConfig router, boolean withMain) throws Exception {
     return start(c, options, router, withMain, m -> m);
   }
 
@@ -95,23 +101,39 @@ final class SyncTestNode implements AutoCloseable {
    * As {@link #start(Cluster, PeerSyncOptions, RouterConfig, boolean)}, with the sync seeing the
    * cluster manager through {@code view} (a test may hide members from it).
    */
-  static SyncTestNode start(Cluster c, PeerSyncOptions options, RouterConfig router, boolean withMain,
-      java.util.function.UnaryOperator<io.vertx.core.spi.cluster.ClusterManager> view) throws Exception {
+  static SyncTestNode start(
+      Cluster c,
+      PeerSyncOptions options,
+      RouterConfig router,
+      boolean withMain,
+      java.util.function.UnaryOperator<io.vertx.core.spi.cluster.ClusterManager> view)
+      throws Exception {
     HazelcastClusterManager mgr = new HazelcastClusterManager(hazelcast(c));
     VertxOptions o = new VertxOptions();
     o.getEventBusOptions().setHost("127.0.0.1").setPort(0);
     Vertx vx = await(Vertx.builder().with(o).withClusterManager(mgr).buildClustered());
     try {
       PeerSync sync = new PeerSync(vx, view.apply(mgr), options);
-      SelectionServiceBuilder b = SelectionService.builder().routerConfig(router)
-          .queue(QueueConfig.defaults(router.queue().policy()), Duration.ofMinutes(2))
-          .loadSync(sync.loadSync()).catalogSync(sync.catalogSync());
+      SelectionServiceBuilder b =
+          SelectionService.builder()
+              .routerConfig(router)
+              .queue(QueueConfig.defaults(router.queue().policy()), Duration.ofMinutes(2))
+              .loadSync(sync.loadSync())
+              .catalogSync(sync.catalogSync());
       SelectionService svc = b.build();
       MainVerticle main = null;
       if (withMain) {
-        NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0", "--threads", "1"},
-            Map.of());
-        main = new MainVerticle(s, NodeParts.of(svc), new ServiceMetrics(), 1, HttpGuards.NONE, ClusterView.standalone());
+        NodeSettings s =
+            NodeSettings.parse(
+                new String[] {"--host", "127.0.0.1", "--port", "0", "--threads", "1"}, Map.of());
+        main =
+            new MainVerticle(
+                s,
+                NodeParts.of(svc),
+                new ServiceMetrics(),
+                1,
+                HttpGuards.NONE,
+                ClusterView.standalone());
         await(vx.deployVerticle(main));
       }
       await(sync.attach(svc, main == null ? null : main.events()));

@@ -15,18 +15,21 @@ class EnvironmentCheckTest {
 
   @Test
   void misspelledRouterAndLauncherVariablesAreReportedWithTheClosestName() {
-    Map<String, String> env = Map.of(
-        "DYN_ROUTER_TEMPRATURE", "0.5",
-        "KVSELECT_JAVA_OPT", "-Xmx1g",
-        "DYN_ROUTER_TEMPERATURE", "0.5",
-        "KVSELECT_JAR", "x.jar",
-        "DYN_ROUTER_QUEUE_TIMEOUT_SECS", "3",
-        "PATH", "/usr/bin",
-        "DYN_NAMESPACE", "other");
-    assertEquals(List.of("DYN_ROUTER_TEMPRATURE", "KVSELECT_JAVA_OPT"), EnvironmentCheck.unknown(env));
-    assertEquals(List.of(
-        "unknown environment variable DYN_ROUTER_TEMPRATURE is ignored (did you mean DYN_ROUTER_TEMPERATURE?)",
-        "unknown environment variable KVSELECT_JAVA_OPT is ignored (did you mean KVSELECT_JAVA_OPTS?)"),
+    Map<String, String> env =
+        Map.of(
+            "DYN_ROUTER_TEMPRATURE", "0.5",
+            "KVSELECT_JAVA_OPT", "-Xmx1g",
+            "DYN_ROUTER_TEMPERATURE", "0.5",
+            "KVSELECT_JAR", "x.jar",
+            "DYN_ROUTER_QUEUE_TIMEOUT_SECS", "3",
+            "PATH", "/usr/bin",
+            "DYN_NAMESPACE", "other");
+    assertEquals(
+        List.of("DYN_ROUTER_TEMPRATURE", "KVSELECT_JAVA_OPT"), EnvironmentCheck.unknown(env));
+    assertEquals(
+        List.of(
+            "unknown environment variable DYN_ROUTER_TEMPRATURE is ignored (did you mean DYN_ROUTER_TEMPERATURE?)",
+            "unknown environment variable KVSELECT_JAVA_OPT is ignored (did you mean KVSELECT_JAVA_OPTS?)"),
         EnvironmentCheck.warnings(env));
   }
 
@@ -43,18 +46,30 @@ class EnvironmentCheckTest {
     for (String name : EnvironmentCheck.known()) {
       assertTrue(usage.contains(name), name);
     }
-    assertTrue(usage.contains("DYN_ROUTER_TEMPERATURE") && usage.lines()
-        .anyMatch(l -> l.contains("DYN_ROUTER_TEMPERATURE ") && l.endsWith("[0.0]")), usage);
-    assertTrue(usage.lines().anyMatch(l -> l.contains("DYN_ROUTER_TRACKING_HASH ") && l.endsWith("[public-xxh3-v1]")));
+    assertTrue(
+        usage.contains("DYN_ROUTER_TEMPERATURE")
+            && usage
+                .lines()
+                .anyMatch(l -> l.contains("DYN_ROUTER_TEMPERATURE ") && l.endsWith("[0.0]")),
+        usage);
+    assertTrue(
+        usage
+            .lines()
+            .anyMatch(
+                l -> l.contains("DYN_ROUTER_TRACKING_HASH ") && l.endsWith("[public-xxh3-v1]")));
     assertTrue(usage.contains("--version"), usage);
   }
 
   @Test
   void helpShowsThePolicyChoicesAndNoKnobAsAnAnonymousAlias() {
     List<String> lines = NodeSettings.usage().lines().toList();
-    assertEquals("      one of kv, kvc, sticky, least_loaded, round_robin", after(lines, "KVSELECT_ROUTER_POLICY", "[kv]"));
-    assertEquals("      one of literal, net", after(lines, "KVSELECT_KVC_ADMIT_ACCOUNTING", "[literal]"));
-    assertEquals("      alias of DYN_ROUTER_USE_KV_EVENTS", after(lines, "DYN_USE_KV_EVENTS", "[true]"));
+    assertEquals(
+        "      one of kv, kvc, sticky, least_loaded, round_robin",
+        after(lines, "KVSELECT_ROUTER_POLICY", "[kv]"));
+    assertEquals(
+        "      one of literal, net", after(lines, "KVSELECT_KVC_ADMIT_ACCOUNTING", "[literal]"));
+    assertEquals(
+        "      alias of DYN_ROUTER_USE_KV_EVENTS", after(lines, "DYN_USE_KV_EVENTS", "[true]"));
     after(lines, "KVSELECT_KVC_RHO", "[0.95]");
     String usage = String.join("\n", lines);
     assertTrue(lines.stream().anyMatch(l -> l.contains("--policy") && l.contains("kvc")), usage);
@@ -84,7 +99,8 @@ class EnvironmentCheckTest {
   @Test
   void versionComesFromTheMavenDescriptor() throws Exception {
     String props = "artifactId=kvselect\ngroupId=io.kvselect\nversion=1.2.3\n";
-    assertEquals("1.2.3", Version.parse(new ByteArrayInputStream(props.getBytes(StandardCharsets.UTF_8))));
+    assertEquals(
+        "1.2.3", Version.parse(new ByteArrayInputStream(props.getBytes(StandardCharsets.UTF_8))));
     assertEquals(Version.UNKNOWN, Version.parse(new ByteArrayInputStream(new byte[0])));
   }
 }

@@ -64,11 +64,11 @@ class DeployManifestsTest {
   private static final Path K8S = Path.of("deploy/kubernetes");
   private static final Path POOL = K8S.resolve("inferencepool.yaml");
   private static final Path CLUSTERED = K8S.resolve("kvselect-clustered.yaml");
+
   /** What the downward API gives {@code status.podIP} in these tests. */
   private static final String POD_IP = "10.4.0.7";
 
-  @TempDir
-  Path tmp;
+  @TempDir Path tmp;
 
   private static List<JsonNode> documents(Path p) throws Exception {
     List<JsonNode> out = new ArrayList<>();
@@ -88,10 +88,15 @@ class DeployManifestsTest {
     Map<String, JsonNode> out = new LinkedHashMap<>();
     for (Path p : files) {
       for (JsonNode d : documents(p)) {
-        assertTrue(d.path("apiVersion").isTextual() && d.path("kind").isTextual(), p + ": apiVersion and kind");
+        assertTrue(
+            d.path("apiVersion").isTextual() && d.path("kind").isTextual(),
+            p + ": apiVersion and kind");
         String name = d.path("metadata").path("name").asText();
-        assertTrue(name.matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?"), p + ": metadata.name is a DNS label");
-        assertTrue(out.put(d.get("kind").asText() + "/" + name, d) == null, p + ": one " + d.get("kind") + " " + name);
+        assertTrue(
+            name.matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?"), p + ": metadata.name is a DNS label");
+        assertTrue(
+            out.put(d.get("kind").asText() + "/" + name, d) == null,
+            p + ": one " + d.get("kind") + " " + name);
       }
     }
     return out;
@@ -99,8 +104,11 @@ class DeployManifestsTest {
 
   /** The only document of {@code kind} among {@code docs}. */
   private static JsonNode only(Map<String, JsonNode> docs, String kind) {
-    List<JsonNode> found = docs.entrySet().stream().filter(e -> e.getKey().startsWith(kind + "/"))
-        .map(Map.Entry::getValue).toList();
+    List<JsonNode> found =
+        docs.entrySet().stream()
+            .filter(e -> e.getKey().startsWith(kind + "/"))
+            .map(Map.Entry::getValue)
+            .toList();
     assertEquals(1, found.size(), "one " + kind);
     return found.get(0);
   }
@@ -115,8 +123,13 @@ class DeployManifestsTest {
   void everyManifestIsKubernetesShaped() throws Exception {
     try (var files = Files.list(K8S)) {
       List<Path> yaml = files.filter(f -> f.toString().endsWith(".yaml")).sorted().toList();
-      assertEquals(List.of(POOL, K8S.resolve("kvselect-clustered.yaml"), K8S.resolve("kvselect.yaml")).stream()
-          .sorted().toList(), yaml, "the manifests this test knows");
+      assertEquals(
+          List.of(POOL, K8S.resolve("kvselect-clustered.yaml"), K8S.resolve("kvselect.yaml"))
+              .stream()
+              .sorted()
+              .toList(),
+          yaml,
+          "the manifests this test knows");
       for (Path p : yaml) {
         assertFalse(byName(p).isEmpty(), p + " has documents");
       }
@@ -132,7 +145,8 @@ class DeployManifestsTest {
     JsonNode spec = pool.get("spec");
     assertFalse(spec.path("selector").path("matchLabels").isEmpty(), "spec.selector.matchLabels");
     JsonNode ports = spec.get("targetPorts");
-    assertTrue(ports.isArray() && ports.size() >= 1 && ports.size() <= 8, "spec.targetPorts: 1..8 items");
+    assertTrue(
+        ports.isArray() && ports.size() >= 1 && ports.size() <= 8, "spec.targetPorts: 1..8 items");
     Set<Integer> seen = new HashSet<>();
     for (JsonNode p : ports) {
       int n = p.path("number").asInt(-1);
@@ -141,7 +155,8 @@ class DeployManifestsTest {
     JsonNode ref = spec.get("endpointPickerRef");
     assertNotNull(ref, "spec.endpointPickerRef");
     assertEquals("Service", ref.path("kind").asText("Service"));
-    assertTrue(Set.of("FailOpen", "FailClose").contains(ref.path("failureMode").asText("FailClose")));
+    assertTrue(
+        Set.of("FailOpen", "FailClose").contains(ref.path("failureMode").asText("FailClose")));
     JsonNode svc = named(k, "Service", ref.path("name").asText());
     int pickerPort = ref.path("port").path("number").asInt();
     boolean found = false;
@@ -154,20 +169,23 @@ class DeployManifestsTest {
   /** The container's environment: literal values, the pod IP for {@code status.podIP}, "pw-" + key for secrets. */
   private static Map<String, String> env(JsonNode container) {
     Map<String, String> env = new HashMap<>();
-    container.path("env").forEach(e -> {
-      JsonNode from = e.path("valueFrom");
-      String v;
-      if (e.has("value")) {
-        v = e.get("value").asText();
-      } else if (from.at("/fieldRef/fieldPath").asText().equals("status.podIP")) {
-        v = POD_IP;
-      } else if (from.has("secretKeyRef")) {
-        v = "pw-" + from.at("/secretKeyRef/key").asText();
-      } else {
-        throw new AssertionError("env " + e + ": a value, status.podIP or a secret key");
-      }
-      env.put(e.get("name").asText(), v);
-    });
+    container
+        .path("env")
+        .forEach(
+            e -> {
+              JsonNode from = e.path("valueFrom");
+              String v;
+              if (e.has("value")) {
+                v = e.get("value").asText();
+              } else if (from.at("/fieldRef/fieldPath").asText().equals("status.podIP")) {
+                v = POD_IP;
+              } else if (from.has("secretKeyRef")) {
+                v = "pw-" + from.at("/secretKeyRef/key").asText();
+              } else {
+                throw new AssertionError("env " + e + ": a value, status.podIP or a secret key");
+              }
+              env.put(e.get("name").asText(), v);
+            });
     return env;
   }
 
@@ -175,7 +193,8 @@ class DeployManifestsTest {
    * {@code env} with the bus keystore (a file the pod reads from a mounted Secret, which must exist
    * at start) replaced by a stand-in file of that name under {@code tmp}.
    */
-  private Map<String, String> withSecretFiles(JsonNode pod, Map<String, String> env) throws Exception {
+  private Map<String, String> withSecretFiles(JsonNode pod, Map<String, String> env)
+      throws Exception {
     Map<String, String> out = new HashMap<>(env);
     String keystore = env.get(ClusterSettings.TLS_KEYSTORE_ENV);
     if (keystore != null) {
@@ -229,29 +248,51 @@ class DeployManifestsTest {
     assertEquals("apps/v1", dep.get("apiVersion").asText());
     JsonNode labels = dep.at("/spec/template/metadata/labels");
     JsonNode picker0 = named(k, "Service", "kvselect-epp");
-    dep.at("/spec/selector/matchLabels").fields().forEachRemaining(e ->
-        assertEquals(e.getValue(), labels.get(e.getKey()), "selector matches the template's labels"));
-    dep.at("/spec/selector/matchLabels").fields().forEachRemaining(e ->
-        assertEquals(e.getValue(), picker0.at("/spec/selector").get(e.getKey()), "Service selects the pods"));
+    dep.at("/spec/selector/matchLabels")
+        .fields()
+        .forEachRemaining(
+            e ->
+                assertEquals(
+                    e.getValue(),
+                    labels.get(e.getKey()),
+                    "selector matches the template's labels"));
+    dep.at("/spec/selector/matchLabels")
+        .fields()
+        .forEachRemaining(
+            e ->
+                assertEquals(
+                    e.getValue(),
+                    picker0.at("/spec/selector").get(e.getKey()),
+                    "Service selects the pods"));
     JsonNode pod = dep.at("/spec/template/spec");
     JsonNode c = pod.at("/containers/0");
     assertTrue(c.path("name").isTextual() && c.path("image").isTextual());
     Set<Integer> containerPorts = new HashSet<>();
     c.path("ports").forEach(p -> containerPorts.add(p.get("containerPort").asInt()));
     for (String probe : new String[] {"livenessProbe", "readinessProbe"}) {
-      assertTrue(containerPorts.contains(c.path(probe).path("grpc").path("port").asInt()), probe + " port");
+      assertTrue(
+          containerPorts.contains(c.path(probe).path("grpc").path("port").asInt()),
+          probe + " port");
     }
     assertEquals("liveness", c.at("/livenessProbe/grpc/service").asText());
     assertEquals("readiness", c.at("/readinessProbe/grpc/service").asText());
     for (JsonNode svc : k.values()) {
       if (svc.get("kind").asText().equals("Service")) {
-        svc.at("/spec/ports").forEach(p -> assertTrue(containerPorts.contains(p.get("targetPort").asInt()),
-            "Service targetPort " + p + " is a container port"));
+        svc.at("/spec/ports")
+            .forEach(
+                p ->
+                    assertTrue(
+                        containerPorts.contains(p.get("targetPort").asInt()),
+                        "Service targetPort " + p + " is a container port"));
       }
     }
     List<String> args = args(c);
-    String workersPath = args.stream().filter(a -> a.startsWith("--workers-file=")).findFirst().orElseThrow()
-        .substring("--workers-file=".length());
+    String workersPath =
+        args.stream()
+            .filter(a -> a.startsWith("--workers-file="))
+            .findFirst()
+            .orElseThrow()
+            .substring("--workers-file=".length());
     Path workers = tmp.resolve("workers.yaml");
     Files.writeString(workers, configMapFile(k, pod, workersPath));
     args.replaceAll(a -> a.startsWith("--workers-file=") ? "--workers-file=" + workers : a);
@@ -262,7 +303,8 @@ class DeployManifestsTest {
     JsonNode listed = YAML.readTree(workers.toFile());
     assertTrue(listed.isArray() && listed.size() >= 1, "the workers file lists workers");
     double drainSecs = s.operations().drainTimeoutSecs();
-    assertTrue(pod.path("terminationGracePeriodSeconds").asInt(30) >= drainSecs + 10,
+    assertTrue(
+        pod.path("terminationGracePeriodSeconds").asInt(30) >= drainSecs + 10,
         "terminationGracePeriodSeconds above the drain timeout plus closing");
   }
 
@@ -270,8 +312,12 @@ class DeployManifestsTest {
   private static String clusterXml(Map<String, JsonNode> k, JsonNode pod) {
     String opts = env(pod.at("/containers/0")).getOrDefault("KVSELECT_JAVA_OPTS", "");
     String prefix = "-D" + ClusterBootstrap.CONFIG_PROPERTY + "=";
-    String path = Arrays.stream(opts.split("\\s+")).filter(o -> o.startsWith(prefix)).findFirst()
-        .orElseThrow(() -> new AssertionError("KVSELECT_JAVA_OPTS names the cluster config")).substring(prefix.length());
+    String path =
+        Arrays.stream(opts.split("\\s+"))
+            .filter(o -> o.startsWith(prefix))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError("KVSELECT_JAVA_OPTS names the cluster config"))
+            .substring(prefix.length());
     return configMapFile(k, pod, path);
   }
 
@@ -281,20 +327,29 @@ class DeployManifestsTest {
    * of the wrong type or two modes at once fail), as a member would at start.
    */
   private static Config parsedByHazelcast(String xml) {
-    Config c = new XmlConfigBuilder(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8))).build();
+    Config c =
+        new XmlConfigBuilder(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8)))
+            .build();
     KubernetesConfig join = c.getNetworkConfig().getJoin().getKubernetesConfig();
-    HazelcastKubernetesDiscoveryStrategyFactory factory = new HazelcastKubernetesDiscoveryStrategyFactory();
+    HazelcastKubernetesDiscoveryStrategyFactory factory =
+        new HazelcastKubernetesDiscoveryStrategyFactory();
     Map<String, PropertyDefinition> known = new HashMap<>();
     factory.getConfigurationProperties().forEach(d -> known.put(d.key(), d));
     Map<String, Comparable> props = new HashMap<>();
-    join.getProperties().forEach((key, value) -> {
-      PropertyDefinition d = known.get(key);
-      if (d == null) {
-        throw new InvalidConfigurationException("kubernetes join: unknown property " + key + " (Hazelcast knows "
-            + new java.util.TreeSet<>(known.keySet()) + ")");
-      }
-      props.put(key, d.typeConverter().convert(value));
-    });
+    join.getProperties()
+        .forEach(
+            (key, value) -> {
+              PropertyDefinition d = known.get(key);
+              if (d == null) {
+                throw new InvalidConfigurationException(
+                    "kubernetes join: unknown property "
+                        + key
+                        + " (Hazelcast knows "
+                        + new java.util.TreeSet<>(known.keySet())
+                        + ")");
+              }
+              props.put(key, d.typeConverter().convert(value));
+            });
     factory.newDiscoveryStrategy(null, Logger.getLogger(DeployManifestsTest.class), props);
     return c;
   }
@@ -315,13 +370,18 @@ class DeployManifestsTest {
     assertEquals(POD_IP, cs.host(), "the pod's own IP as --cluster-host (downward API)");
     Set<Integer> containerPorts = new HashSet<>();
     c.path("ports").forEach(p -> containerPorts.add(p.get("containerPort").asInt()));
-    assertTrue(containerPorts.contains(cs.port()) && containerPorts.contains(cs.busPort()),
+    assertTrue(
+        containerPorts.contains(cs.port()) && containerPorts.contains(cs.busPort()),
         "member port and a fixed event-bus port are container ports");
 
-    // the bus TLS rule: on the pod network the node starts only with the keystore, which a secret provides
+    // the bus TLS rule: on the pod network the node starts only with the keystore, which a secret
+    // provides
     cs.requireBusProtection();
-    assertEquals(tmp.resolve("secret").resolve(Path.of(env.get(ClusterSettings.TLS_KEYSTORE_ENV)).getFileName()),
-        Path.of(cs.busSecurity().keystore()), "the keystore the node reads");
+    assertEquals(
+        tmp.resolve("secret")
+            .resolve(Path.of(env.get(ClusterSettings.TLS_KEYSTORE_ENV)).getFileName()),
+        Path.of(cs.busSecurity().keystore()),
+        "the keystore the node reads");
     Mounted keystore = mounted(pod, env.get(ClusterSettings.TLS_KEYSTORE_ENV));
     String secret = keystore.volume().at("/secret/secretName").asText();
     assertFalse(secret.isEmpty(), "the keystore comes from a Secret");
@@ -329,7 +389,9 @@ class DeployManifestsTest {
     for (JsonNode item : keystore.volume().at("/secret/items")) {
       itemed |= item.get("path").asText().equals(keystore.key());
     }
-    assertTrue(itemed || keystore.volume().at("/secret/items").isMissingNode(), "the secret's item is the keystore");
+    assertTrue(
+        itemed || keystore.volume().at("/secret/items").isMissingNode(),
+        "the secret's item is the keystore");
     JsonNode pw = null;
     for (JsonNode e : c.path("env")) {
       if (e.get("name").asText().equals(ClusterSettings.TLS_PASSWORD_ENV)) {
@@ -341,7 +403,10 @@ class DeployManifestsTest {
     Map<String, String> noTls = new HashMap<>(env);
     noTls.remove(ClusterSettings.TLS_KEYSTORE_ENV);
     ClusterSettings plain = NodeSettings.parse(args.toArray(String[]::new), noTls).cluster();
-    assertThrows(CliException.class, plain::requireBusProtection, "without the secret the node would refuse");
+    assertThrows(
+        CliException.class,
+        plain::requireBusProtection,
+        "without the secret the node would refuse");
 
     // the Hazelcast file: mounted where the property names it, valid to Hazelcast, kept by kvselect
     String xml = clusterXml(k, pod);
@@ -364,15 +429,26 @@ class DeployManifestsTest {
     }
     var join = applied.getNetworkConfig().getJoin();
     assertTrue(join.getKubernetesConfig().isEnabled(), "kvselect keeps the file's join");
-    assertFalse(join.getTcpIpConfig().isEnabled() || join.getMulticastConfig().isEnabled()
-        || join.getAutoDetectionConfig().isEnabled(), "no other join");
-    assertEquals(List.of(POD_IP), List.copyOf(applied.getNetworkConfig().getInterfaces().getInterfaces()));
+    assertFalse(
+        join.getTcpIpConfig().isEnabled()
+            || join.getMulticastConfig().isEnabled()
+            || join.getAutoDetectionConfig().isEnabled(),
+        "no other join");
+    assertEquals(
+        List.of(POD_IP), List.copyOf(applied.getNetworkConfig().getInterfaces().getInterfaces()));
     assertEquals(cs.name(), applied.getClusterName());
-    Config jar = Config.loadFromClasspath(getClass().getClassLoader(), ClusterBootstrap.CONFIG_RESOURCE);
+    Config jar =
+        Config.loadFromClasspath(getClass().getClassLoader(), ClusterBootstrap.CONFIG_RESOURCE);
     for (String map : jar.getMapConfigs().keySet()) {
-      assertEquals(jar.getMapConfig(map), file.getMapConfigs().get(map), "map " + map + " as the jar's cluster.xml");
+      assertEquals(
+          jar.getMapConfig(map),
+          file.getMapConfigs().get(map),
+          "map " + map + " as the jar's cluster.xml");
     }
-    assertEquals(jar.getMultiMapConfigs(), file.getMultiMapConfigs(), "Vert.x's multimap as the jar's cluster.xml");
+    assertEquals(
+        jar.getMultiMapConfigs(),
+        file.getMultiMapConfigs(),
+        "Vert.x's multimap as the jar's cluster.xml");
     assertEquals(jar.getProperties(), file.getProperties(), "the jar's Hazelcast properties");
 
     // DNS lookup: the headless Service lists the replicas, ready or not, on the member port
@@ -380,18 +456,29 @@ class DeployManifestsTest {
     assertNotNull(dns, "DNS lookup mode (no Kubernetes API access, so no RBAC)");
     JsonNode headless = named(k, "Service", dns.split("\\.")[0]);
     assertEquals("None", headless.at("/spec/clusterIP").asText(), "headless");
-    assertTrue(headless.at("/spec/publishNotReadyAddresses").asBoolean(),
+    assertTrue(
+        headless.at("/spec/publishNotReadyAddresses").asBoolean(),
         "a replica is listed before it is ready (it becomes ready only once joined)");
-    dep.at("/spec/selector/matchLabels").fields().forEachRemaining(e ->
-        assertEquals(e.getValue(), headless.at("/spec/selector").get(e.getKey()), "it selects the replicas"));
-    int servicePort = Integer.parseInt(kube.getProperty("service-port") == null ? "5701" : kube.getProperty("service-port"));
+    dep.at("/spec/selector/matchLabels")
+        .fields()
+        .forEachRemaining(
+            e ->
+                assertEquals(
+                    e.getValue(),
+                    headless.at("/spec/selector").get(e.getKey()),
+                    "it selects the replicas"));
+    int servicePort =
+        Integer.parseInt(
+            kube.getProperty("service-port") == null ? "5701" : kube.getProperty("service-port"));
     assertEquals(cs.port(), servicePort, "members are looked for on --cluster-port");
     boolean listed = false;
     for (JsonNode p : headless.at("/spec/ports")) {
       listed |= p.get("port").asInt() == servicePort && p.get("targetPort").asInt() == cs.port();
     }
     assertTrue(listed, "the headless Service carries the member port");
-    assertFalse(pod.path("automountServiceAccountToken").asBoolean(true), "DNS lookup reads no Kubernetes API");
+    assertFalse(
+        pod.path("automountServiceAccountToken").asBoolean(true),
+        "DNS lookup reads no Kubernetes API");
 
     // only the replicas reach the member and bus ports; one replica down at a time
     JsonNode policy = only(k, "NetworkPolicy");
@@ -399,8 +486,11 @@ class DeployManifestsTest {
     Set<Integer> clusterPorts = Set.of(cs.port(), cs.busPort());
     Set<Integer> peerOnly = new HashSet<>();
     for (JsonNode rule : policy.at("/spec/ingress")) {
-      boolean fromPeers = rule.has("from") && rule.get("from").size() == 1
-          && rule.at("/from/0/podSelector/matchLabels").equals(dep.at("/spec/selector/matchLabels"));
+      boolean fromPeers =
+          rule.has("from")
+              && rule.get("from").size() == 1
+              && rule.at("/from/0/podSelector/matchLabels")
+                  .equals(dep.at("/spec/selector/matchLabels"));
       assertTrue(fromPeers || rule.has("ports"), "a rule for any source names its ports: " + rule);
       for (JsonNode p : rule.path("ports")) {
         int port = p.get("port").asInt();
@@ -413,12 +503,18 @@ class DeployManifestsTest {
     }
     assertEquals(clusterPorts, peerOnly, "member and bus ports reachable from the replicas");
     JsonNode pdb = only(k, "PodDisruptionBudget");
-    assertEquals(1, pdb.at("/spec/maxUnavailable").asInt(), "one member down at a time (one backup per map)");
+    assertEquals(
+        1,
+        pdb.at("/spec/maxUnavailable").asInt(),
+        "one member down at a time (one backup per map)");
     assertEquals(0, dep.at("/spec/strategy/rollingUpdate/maxUnavailable").asInt(-1));
-    assertTrue(pod.path("terminationGracePeriodSeconds").asInt() >= s.operations().drainTimeoutSecs()
-        + Integer.parseInt(applied.getProperty("hazelcast.graceful.shutdown.max.wait")),
+    assertTrue(
+        pod.path("terminationGracePeriodSeconds").asInt()
+            >= s.operations().drainTimeoutSecs()
+                + Integer.parseInt(applied.getProperty("hazelcast.graceful.shutdown.max.wait")),
         "the grace covers the drain and Hazelcast's partition hand-over");
-    assertEquals("liveness", c.at("/startupProbe/grpc/service").asText(), "a startup probe covers the join");
+    assertEquals(
+        "liveness", c.at("/startupProbe/grpc/service").asText(), "a startup probe covers the join");
   }
 
   /** The shell block of docs/epp.md that makes the bus TLS secret, one command per entry (continuations joined). */
@@ -449,14 +545,27 @@ class DeployManifestsTest {
     List<String> commands = secretCommands();
     List<String> local = commands.stream().filter(c -> !c.startsWith("kubectl ")).toList();
     assertEquals(2, local.size(), "the password and the keystore: " + local);
-    Process p = new ProcessBuilder("bash", "-euo", "pipefail", "-c",
-        String.join("\n", local) + "\nprintf '\\nPASSWORD=%s\\n' \"$KVSELECT_CLUSTER_TLS_PASSWORD\"")
-        .directory(tmp.toFile()).redirectErrorStream(true).start();
+    Process p =
+        new ProcessBuilder(
+                "bash",
+                "-euo",
+                "pipefail",
+                "-c",
+                String.join("\n", local)
+                    + "\nprintf '\\nPASSWORD=%s\\n' \"$KVSELECT_CLUSTER_TLS_PASSWORD\"")
+            .directory(tmp.toFile())
+            .redirectErrorStream(true)
+            .start();
     String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), "the commands end");
     assertEquals(0, p.exitValue(), output);
-    String password = output.lines().filter(l -> l.startsWith("PASSWORD=")).findFirst().orElseThrow()
-        .substring("PASSWORD=".length());
+    String password =
+        output
+            .lines()
+            .filter(l -> l.startsWith("PASSWORD="))
+            .findFirst()
+            .orElseThrow()
+            .substring("PASSWORD=".length());
     assertTrue(password.length() >= 16, "a generated password");
     java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
     try (var in = Files.newInputStream(tmp.resolve("cluster.p12"))) {
@@ -464,8 +573,11 @@ class DeployManifestsTest {
     }
     assertTrue(ks.isKeyEntry("kvselect"), "the keystore holds the cluster's key and certificate");
 
-    String create = commands.stream().filter(c -> c.startsWith("kubectl create secret generic ")).findFirst()
-        .orElseThrow();
+    String create =
+        commands.stream()
+            .filter(c -> c.startsWith("kubectl create secret generic "))
+            .findFirst()
+            .orElseThrow();
     String[] words = create.split("\\s+");
     String secret = words[4];
     Set<String> keys = new HashSet<>();
@@ -473,14 +585,16 @@ class DeployManifestsTest {
       if (w.startsWith("--from-file=")) {
         keys.add(Path.of(w.substring("--from-file=".length())).getFileName().toString());
       } else if (w.startsWith("--from-literal=")) {
-        keys.add(w.substring("--from-literal=".length(), w.indexOf('=', "--from-literal=".length())));
+        keys.add(
+            w.substring("--from-literal=".length(), w.indexOf('=', "--from-literal=".length())));
       }
     }
     Map<String, JsonNode> k = byName(CLUSTERED);
     JsonNode pod = only(k, "Deployment").at("/spec/template/spec");
     JsonNode c = pod.at("/containers/0");
     Mounted keystore = mounted(pod, env(c).get(ClusterSettings.TLS_KEYSTORE_ENV));
-    assertEquals(secret, keystore.volume().at("/secret/secretName").asText(), "the Secret the pods mount");
+    assertEquals(
+        secret, keystore.volume().at("/secret/secretName").asText(), "the Secret the pods mount");
     Set<String> used = new HashSet<>();
     keystore.volume().at("/secret/items").forEach(i -> used.add(i.get("key").asText()));
     for (JsonNode e : c.path("env")) {
@@ -491,7 +605,8 @@ class DeployManifestsTest {
       }
     }
     assertEquals(used, keys, "the command makes exactly the keys the Deployment reads");
-    String apply = commands.stream().filter(x -> x.startsWith("kubectl apply ")).findFirst().orElseThrow();
+    String apply =
+        commands.stream().filter(x -> x.startsWith("kubectl apply ")).findFirst().orElseThrow();
     for (String w : apply.split("\\s+")) {
       if (w.startsWith("deploy/")) {
         assertTrue(Files.isRegularFile(Path.of(w)), w);
@@ -505,34 +620,73 @@ class DeployManifestsTest {
     Map<String, JsonNode> k = byName(CLUSTERED);
     String xml = clusterXml(k, only(k, "Deployment").at("/spec/template/spec"));
     parsedByHazelcast(xml);
-    assertThrows(InvalidConfigurationException.class,
-        () -> parsedByHazelcast(xml.replace("<backup-count>", "<backup-cuont>").replace("</backup-count>", "</backup-cuont>")));
-    assertThrows(InvalidConfigurationException.class,
-        () -> parsedByHazelcast(xml.replace("<service-dns>", "<service-dsn>").replace("</service-dns>", "</service-dsn>")));
-    assertThrows(RuntimeException.class, () -> parsedByHazelcast(
-        xml.replace("<service-port>5701</service-port>", "<service-port>five</service-port>")));
-    assertThrows(InvalidConfigurationException.class, () -> parsedByHazelcast(
-        xml.replace("<service-port>", "<service-name>kvselect-hazelcast</service-name><service-port>")));
+    assertThrows(
+        InvalidConfigurationException.class,
+        () ->
+            parsedByHazelcast(
+                xml.replace("<backup-count>", "<backup-cuont>")
+                    .replace("</backup-count>", "</backup-cuont>")));
+    assertThrows(
+        InvalidConfigurationException.class,
+        () ->
+            parsedByHazelcast(
+                xml.replace("<service-dns>", "<service-dsn>")
+                    .replace("</service-dns>", "</service-dsn>")));
+    assertThrows(
+        RuntimeException.class,
+        () ->
+            parsedByHazelcast(
+                xml.replace(
+                    "<service-port>5701</service-port>", "<service-port>five</service-port>")));
+    assertThrows(
+        InvalidConfigurationException.class,
+        () ->
+            parsedByHazelcast(
+                xml.replace(
+                    "<service-port>",
+                    "<service-name>kvselect-hazelcast</service-name><service-port>")));
   }
 
   @Test
   void theEnvoyBootstrapParsesAsEnvoysProtosAndRoutesByThePick() throws Exception {
     JsonNode yaml = YAML.readTree(Path.of("deploy/envoy/envoy.yaml").toFile());
-    TypeRegistry types = TypeRegistry.newBuilder().add(HttpConnectionManager.getDescriptor())
-        .add(ExternalProcessor.getDescriptor()).add(Router.getDescriptor()).add(HttpProtocolOptions.getDescriptor())
-        .build();
+    TypeRegistry types =
+        TypeRegistry.newBuilder()
+            .add(HttpConnectionManager.getDescriptor())
+            .add(ExternalProcessor.getDescriptor())
+            .add(Router.getDescriptor())
+            .add(HttpProtocolOptions.getDescriptor())
+            .build();
     Bootstrap.Builder b = Bootstrap.newBuilder();
-    JsonFormat.parser().usingTypeRegistry(types).merge(new ObjectMapper().writeValueAsString(yaml), b);
+    JsonFormat.parser()
+        .usingTypeRegistry(types)
+        .merge(new ObjectMapper().writeValueAsString(yaml), b);
     Bootstrap boot = b.build();
-    HttpConnectionManager hcm = boot.getStaticResources().getListeners(0).getFilterChains(0).getFilters(0)
-        .getTypedConfig().unpack(HttpConnectionManager.class);
+    HttpConnectionManager hcm =
+        boot.getStaticResources()
+            .getListeners(0)
+            .getFilterChains(0)
+            .getFilters(0)
+            .getTypedConfig()
+            .unpack(HttpConnectionManager.class);
     ExternalProcessor ext = hcm.getHttpFilters(0).getTypedConfig().unpack(ExternalProcessor.class);
-    assertEquals("envoy.filters.http.router", hcm.getHttpFilters(hcm.getHttpFiltersCount() - 1).getName());
-    assertEquals(ProcessingMode.BodySendMode.FULL_DUPLEX_STREAMED, ext.getProcessingMode().getRequestBodyMode());
-    assertEquals(ProcessingMode.BodySendMode.FULL_DUPLEX_STREAMED, ext.getProcessingMode().getResponseBodyMode());
-    assertEquals(ProcessingMode.HeaderSendMode.SEND, ext.getProcessingMode().getRequestTrailerMode(),
+    assertEquals(
+        "envoy.filters.http.router", hcm.getHttpFilters(hcm.getHttpFiltersCount() - 1).getName());
+    assertEquals(
+        ProcessingMode.BodySendMode.FULL_DUPLEX_STREAMED,
+        ext.getProcessingMode().getRequestBodyMode());
+    assertEquals(
+        ProcessingMode.BodySendMode.FULL_DUPLEX_STREAMED,
+        ext.getProcessingMode().getResponseBodyMode());
+    assertEquals(
+        ProcessingMode.HeaderSendMode.SEND,
+        ext.getProcessingMode().getRequestTrailerMode(),
         "FULL_DUPLEX_STREAMED needs trailers sent");
-    assertTrue(ext.getMetadataOptions().getForwardingNamespaces().getUntypedList().contains("envoy.lb.subset_hint"));
+    assertTrue(
+        ext.getMetadataOptions()
+            .getForwardingNamespaces()
+            .getUntypedList()
+            .contains("envoy.lb.subset_hint"));
     String epp = ext.getGrpcService().getEnvoyGrpc().getClusterName();
     Cluster dst = null;
     boolean eppCluster = false;
@@ -544,8 +698,11 @@ class DeployManifestsTest {
     }
     assertTrue(eppCluster, "the ext_proc cluster exists");
     assertNotNull(dst, "an ORIGINAL_DST cluster");
-    assertEquals("x-gateway-destination-endpoint", dst.getOriginalDstLbConfig().getHttpHeaderName());
+    assertEquals(
+        "x-gateway-destination-endpoint", dst.getOriginalDstLbConfig().getHttpHeaderName());
     assertTrue(dst.getOriginalDstLbConfig().getUseHttpHeader());
-    assertEquals(dst.getName(), hcm.getRouteConfig().getVirtualHosts(0).getRoutes(0).getRoute().getCluster());
+    assertEquals(
+        dst.getName(),
+        hcm.getRouteConfig().getVirtualHosts(0).getRoutes(0).getRoute().getCluster());
   }
 }

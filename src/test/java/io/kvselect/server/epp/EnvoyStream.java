@@ -38,43 +38,60 @@ final class EnvoyStream {
   private final StreamObserver<ProcessingRequest> requests;
 
   EnvoyStream(ManagedChannel channel) {
-    requests = ExternalProcessorGrpc.newStub(channel).process(new StreamObserver<>() {
-      @Override
-      public void onNext(ProcessingResponse r) {
-        answers.add(r);
-      }
+    requests =
+        ExternalProcessorGrpc.newStub(channel)
+            .process(
+                new StreamObserver<>() {
+                  @Override
+                  public void onNext(ProcessingResponse r) {
+                    answers.add(r);
+                  }
 
-      @Override
-      public void onError(Throwable t) {
-        error = t;
-      }
+                  @Override
+                  public void onError(Throwable t) {
+                    error = t;
+                  }
 
-      @Override
-      public void onCompleted() {
-        completed = true;
-      }
-    });
+                  @Override
+                  public void onCompleted() {
+                    completed = true;
+                  }
+                });
   }
 
   /** Request headers of a POST to {@code path}; {@code subset} (nullable) is put in the metadata context as given. */
   EnvoyStream headers(String path, Map<String, String> extra, Value subset, boolean endOfStream) {
-    HeaderMap.Builder h = HeaderMap.newBuilder()
-        .addHeaders(raw(":method", "POST")).addHeaders(raw(":path", path))
-        .addHeaders(raw(":authority", "gateway")).addHeaders(raw("content-type", "application/json"));
+    HeaderMap.Builder h =
+        HeaderMap.newBuilder()
+            .addHeaders(raw(":method", "POST"))
+            .addHeaders(raw(":path", path))
+            .addHeaders(raw(":authority", "gateway"))
+            .addHeaders(raw("content-type", "application/json"));
     extra.forEach((k, v) -> h.addHeaders(raw(k, v)));
-    ProcessingRequest.Builder r = ProcessingRequest.newBuilder()
-        .setRequestHeaders(HttpHeaders.newBuilder().setHeaders(h).setEndOfStream(endOfStream));
+    ProcessingRequest.Builder r =
+        ProcessingRequest.newBuilder()
+            .setRequestHeaders(HttpHeaders.newBuilder().setHeaders(h).setEndOfStream(endOfStream));
     if (subset != null) {
-      r.setMetadataContext(Metadata.newBuilder().putFilterMetadata("envoy.lb.subset_hint",
-          Struct.newBuilder().putFields("x-gateway-destination-endpoint-subset", subset).build()));
+      r.setMetadataContext(
+          Metadata.newBuilder()
+              .putFilterMetadata(
+                  "envoy.lb.subset_hint",
+                  Struct.newBuilder()
+                      .putFields("x-gateway-destination-endpoint-subset", subset)
+                      .build()));
     }
     requests.onNext(r.build());
     return this;
   }
 
   EnvoyStream body(String chunk, boolean endOfStream) {
-    requests.onNext(ProcessingRequest.newBuilder().setRequestBody(HttpBody.newBuilder()
-        .setBody(ByteString.copyFromUtf8(chunk)).setEndOfStream(endOfStream)).build());
+    requests.onNext(
+        ProcessingRequest.newBuilder()
+            .setRequestBody(
+                HttpBody.newBuilder()
+                    .setBody(ByteString.copyFromUtf8(chunk))
+                    .setEndOfStream(endOfStream))
+            .build());
     return this;
   }
 
@@ -84,32 +101,55 @@ final class EnvoyStream {
 
   /** Response headers; {@code served} (nullable) is the endpoint that served, in metadata {@code envoy.lb}. */
   EnvoyStream responseHeaders(int status, String served) {
-    ProcessingRequest.Builder r = ProcessingRequest.newBuilder().setResponseHeaders(HttpHeaders.newBuilder()
-        .setHeaders(HeaderMap.newBuilder().addHeaders(raw(":status", Integer.toString(status)))
-            .addHeaders(raw("content-type", "text/event-stream"))));
+    ProcessingRequest.Builder r =
+        ProcessingRequest.newBuilder()
+            .setResponseHeaders(
+                HttpHeaders.newBuilder()
+                    .setHeaders(
+                        HeaderMap.newBuilder()
+                            .addHeaders(raw(":status", Integer.toString(status)))
+                            .addHeaders(raw("content-type", "text/event-stream"))));
     if (served != null) {
-      r.setMetadataContext(Metadata.newBuilder().putFilterMetadata("envoy.lb", Struct.newBuilder()
-          .putFields("x-gateway-destination-endpoint-served", string(served)).build()));
+      r.setMetadataContext(
+          Metadata.newBuilder()
+              .putFilterMetadata(
+                  "envoy.lb",
+                  Struct.newBuilder()
+                      .putFields("x-gateway-destination-endpoint-served", string(served))
+                      .build()));
     }
     requests.onNext(r.build());
     return this;
   }
 
   EnvoyStream responseBody(String chunk, boolean endOfStream) {
-    requests.onNext(ProcessingRequest.newBuilder().setResponseBody(HttpBody.newBuilder()
-        .setBody(ByteString.copyFromUtf8(chunk)).setEndOfStream(endOfStream)).build());
+    requests.onNext(
+        ProcessingRequest.newBuilder()
+            .setResponseBody(
+                HttpBody.newBuilder()
+                    .setBody(ByteString.copyFromUtf8(chunk))
+                    .setEndOfStream(endOfStream))
+            .build());
     return this;
   }
 
   EnvoyStream requestTrailers() {
-    requests.onNext(ProcessingRequest.newBuilder().setRequestTrailers(HttpTrailers.newBuilder()
-        .setTrailers(HeaderMap.newBuilder().addHeaders(raw("x-trailer", "1")))).build());
+    requests.onNext(
+        ProcessingRequest.newBuilder()
+            .setRequestTrailers(
+                HttpTrailers.newBuilder()
+                    .setTrailers(HeaderMap.newBuilder().addHeaders(raw("x-trailer", "1"))))
+            .build());
     return this;
   }
 
   EnvoyStream responseTrailers() {
-    requests.onNext(ProcessingRequest.newBuilder().setResponseTrailers(HttpTrailers.newBuilder()
-        .setTrailers(HeaderMap.newBuilder().addHeaders(raw("grpc-status", "0")))).build());
+    requests.onNext(
+        ProcessingRequest.newBuilder()
+            .setResponseTrailers(
+                HttpTrailers.newBuilder()
+                    .setTrailers(HeaderMap.newBuilder().addHeaders(raw("grpc-status", "0"))))
+            .build());
     return this;
   }
 
@@ -138,7 +178,8 @@ final class EnvoyStream {
   static String setHeader(ProcessingResponse r, String name) {
     for (var o : r.getRequestHeaders().getResponse().getHeaderMutation().getSetHeadersList()) {
       if (o.getHeader().getKey().equals(name)) {
-        return o.getHeader().getRawValue().isEmpty() ? o.getHeader().getValue()
+        return o.getHeader().getRawValue().isEmpty()
+            ? o.getHeader().getValue()
             : o.getHeader().getRawValue().toString(StandardCharsets.UTF_8);
       }
     }

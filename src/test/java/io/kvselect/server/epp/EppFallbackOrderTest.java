@@ -39,12 +39,26 @@ class EppFallbackOrderTest {
   }
 
   private static String ids(int from, int toExclusive) {
-    return IntStream.range(from, toExclusive).mapToObj(Integer::toString).collect(Collectors.joining(","));
+    return IntStream.range(from, toExclusive)
+        .mapToObj(Integer::toString)
+        .collect(Collectors.joining(","));
   }
 
-  private static void reserve(String model, String id, long worker, String tokenIds) throws Exception {
-    var r = node.http("POST", "/reservations", "{\"selection_id\":\"" + id + "\",\"model_name\":\"" + model
-        + "\",\"worker_id\":" + worker + ",\"token_ids\":[" + tokenIds + "]}");
+  private static void reserve(String model, String id, long worker, String tokenIds)
+      throws Exception {
+    var r =
+        node.http(
+            "POST",
+            "/reservations",
+            "{\"selection_id\":\""
+                + id
+                + "\",\"model_name\":\""
+                + model
+                + "\",\"worker_id\":"
+                + worker
+                + ",\"token_ids\":["
+                + tokenIds
+                + "]}");
     assertEquals(201, r.statusCode(), r.body());
   }
 
@@ -76,7 +90,9 @@ class EppFallbackOrderTest {
       assertEquals(200, node.http("DELETE", "/reservations/" + id, null).statusCode());
     }
     List<String> got = destinations(model, ids(1, 65));
-    assertEquals(List.of("127.0.0.1:18132", "127.0.0.1:18133", "127.0.0.1:18134", "127.0.0.1:18131"), got,
+    assertEquals(
+        List.of("127.0.0.1:18132", "127.0.0.1:18133", "127.0.0.1:18134", "127.0.0.1:18131"),
+        got,
         "the pick holds the longest prefix, then the next longest (catalog order lists 31 right after the pick)");
     await().atMost(Duration.ofSeconds(10)).until(() -> node.active(model, 32) == 0);
   }
@@ -87,7 +103,8 @@ class EppFallbackOrderTest {
     for (int w = 41; w <= 44; w++) {
       node.worker(w, model, "http://127.0.0.1:181" + w);
     }
-    // open bookings of prompts unrelated to the request's: 41 carries three, 42 two, 43 one, 44 none
+    // open bookings of prompts unrelated to the request's: 41 carries three, 42 two, 43 one, 44
+    // none
     int n = 0;
     for (long w = 41; w <= 43; w++) {
       for (int k = 0; k < 44 - w; k++) {
@@ -96,7 +113,9 @@ class EppFallbackOrderTest {
       }
     }
     List<String> got = destinations(model, ids(1, 33));
-    assertEquals(List.of("127.0.0.1:18144", "127.0.0.1:18143", "127.0.0.1:18142", "127.0.0.1:18141"), got,
+    assertEquals(
+        List.of("127.0.0.1:18144", "127.0.0.1:18143", "127.0.0.1:18142", "127.0.0.1:18141"),
+        got,
         "the least loaded first (catalog order lists 41 right after the pick)");
     for (int i = 1; i <= n; i++) {
       assertEquals(200, node.http("DELETE", "/reservations/fl-" + i, null).statusCode());

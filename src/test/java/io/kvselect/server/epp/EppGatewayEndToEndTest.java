@@ -41,14 +41,33 @@ class EppGatewayEndToEndTest {
   void aConversationFollowsItsPrefixThroughTheGateway() throws Exception {
     Vertx gatewayVertx = Vertx.vertx();
     try (EppNode node = new EppNode(Map.of("DYN_ROUTER_USE_KV_EVENTS", "true"));
-        MockFleet fleet = MockerMain.run(new MockerOptions(2, 1, 512, 4, WireFormat.MAP, "127.0.0.1", 0,
-            "http://127.0.0.1:" + node.node.port(), new TimingModel(0, 0, 1), MODEL, null, 1, "", ReplayLayout.TOPIC,
-            null), new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+        MockFleet fleet =
+            MockerMain.run(
+                new MockerOptions(
+                    2,
+                    1,
+                    512,
+                    4,
+                    WireFormat.MAP,
+                    "127.0.0.1",
+                    0,
+                    "http://127.0.0.1:" + node.node.port(),
+                    new TimingModel(0, 0, 1),
+                    MODEL,
+                    null,
+                    1,
+                    "",
+                    ReplayLayout.TOPIC,
+                    null),
+                new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
         EppGateway gateway = new EppGateway(gatewayVertx, "127.0.0.1", node.node.eppPort())) {
       int port = gateway.listen(0);
-      await().atMost(Duration.ofSeconds(20)).until(() -> node.node.service().ready().schedulableWorkers() == 2);
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(() -> node.node.service().ready().schedulableWorkers() == 2);
       for (int c = 0; c < 3; c++) {
-        String opening = c + " conversation begins with a question about how lighthouses were kept lit";
+        String opening =
+            c + " conversation begins with a question about how lighthouses were kept lit";
         long before = indexedBlocks(node);
         JsonNode one = turn(port, opening);
         if (c == 0) {
@@ -58,15 +77,26 @@ class EppGatewayEndToEndTest {
         // turn 1's blocks reach the index through the engine's KV events before turn 2 is picked
         long blocks = ("user:" + opening + "\n").length() / 4;
         // (the first block, "user", may already be held from an earlier conversation)
-        await().atMost(Duration.ofSeconds(10)).until(() -> indexedBlocks(node) >= before + blocks - 1);
+        await()
+            .atMost(Duration.ofSeconds(10))
+            .until(() -> indexedBlocks(node) >= before + blocks - 1);
         JsonNode two = turn(port, opening, "tok tok", "and who kept them?");
-        assertEquals(engine, two.get("worker").asLong(), "turn 2 of conversation " + c + " lands on its prefix");
-        assertTrue(cached(two) >= blocks * 4 && cached(two) > cached(one), "turn 2 reuses turn 1's blocks: " + two);
+        assertEquals(
+            engine,
+            two.get("worker").asLong(),
+            "turn 2 of conversation " + c + " lands on its prefix");
+        assertTrue(
+            cached(two) >= blocks * 4 && cached(two) > cached(one),
+            "turn 2 reuses turn 1's blocks: " + two);
       }
       String metrics = node.http("GET", "/metrics", null).body();
-      assertTrue(metric(metrics, "kvselect_epp_cached_tokens_matches_total") >= 3,
-          "every second turn's cached_tokens equals the predicted overlap:\n" + grep(metrics, "kvselect_epp_cached"));
-      await().atMost(Duration.ofSeconds(10)).until(() -> node.active(MODEL, 1) + node.active(MODEL, 2) == 0);
+      assertTrue(
+          metric(metrics, "kvselect_epp_cached_tokens_matches_total") >= 3,
+          "every second turn's cached_tokens equals the predicted overlap:\n"
+              + grep(metrics, "kvselect_epp_cached"));
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> node.active(MODEL, 1) + node.active(MODEL, 2) == 0);
     } finally {
       gatewayVertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
     }
@@ -74,16 +104,28 @@ class EppGatewayEndToEndTest {
 
   /** One streamed chat turn through the gateway: the worker that answered and the usage chunk. */
   private JsonNode turn(int port, String... messages) throws Exception {
-    StringBuilder b = new StringBuilder("{\"model\":\"" + MODEL + "\",\"stream\":true,\"max_tokens\":2,"
-        + "\"stream_options\":{\"include_usage\":true},\"messages\":[");
+    StringBuilder b =
+        new StringBuilder(
+            "{\"model\":\""
+                + MODEL
+                + "\",\"stream\":true,\"max_tokens\":2,"
+                + "\"stream_options\":{\"include_usage\":true},\"messages\":[");
     for (int i = 0; i < messages.length; i++) {
-      b.append(i == 0 ? "" : ",").append("{\"role\":\"").append(i % 2 == 0 ? "user" : "assistant")
-          .append("\",\"content\":\"").append(messages[i]).append("\"}");
+      b.append(i == 0 ? "" : ",")
+          .append("{\"role\":\"")
+          .append(i % 2 == 0 ? "user" : "assistant")
+          .append("\",\"content\":\"")
+          .append(messages[i])
+          .append("\"}");
     }
-    HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
-        + "/v1/chat/completions")).timeout(Duration.ofSeconds(20)).header("content-type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString(b.append("]}").toString())).build(),
-        HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> r =
+        http.send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/chat/completions"))
+                .timeout(Duration.ofSeconds(20))
+                .header("content-type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(b.append("]}").toString()))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
     assertEquals(200, r.statusCode(), r.body());
     assertTrue(r.body().endsWith("data: [DONE]\n\n"), r.body());
     JsonNode usage = null;

@@ -19,29 +19,46 @@ class EppInjectTest {
   @Test
   void aCompletionIsForwardedWithItsTokenIdsAndTheRightLength() throws Exception {
     try (RenderServer render = new RenderServer();
-        EppNode node = new EppNode(Map.of(), "--epp-render-url", render.url(), "--epp-inject-token-ids")) {
+        EppNode node =
+            new EppNode(Map.of(), "--epp-render-url", render.url(), "--epp-inject-token-ids")) {
       node.worker(1, "inj", "http://127.0.0.1:18301");
       EnvoyStream s = node.stream();
       String body = "{\"model\":\"inj\",\"max_tokens\":3,\"prompt\":\"abcd\"}";
       s.headers("/v1/completions", Map.of(), null, false).body(body, true);
       ProcessingResponse h = s.next();
       ProcessingResponse b = s.next();
-      String forwarded = b.getRequestBody().getResponse().getBodyMutation().getStreamedResponse().getBody()
-          .toStringUtf8();
+      String forwarded =
+          b.getRequestBody()
+              .getResponse()
+              .getBodyMutation()
+              .getStreamedResponse()
+              .getBody()
+              .toStringUtf8();
       JsonNode json = EppNode.JSON.readTree(forwarded);
       assertEquals(EppNode.JSON.readTree("[97,98,99,100]"), json.get("prompt"));
       assertEquals(3, json.get("max_tokens").asInt(), "other fields kept");
-      assertEquals(Integer.toString(forwarded.getBytes(java.nio.charset.StandardCharsets.UTF_8).length),
-          setHeader(h, "content-length"), "Content-Length of the rewritten body");
+      assertEquals(
+          Integer.toString(forwarded.getBytes(java.nio.charset.StandardCharsets.UTF_8).length),
+          setHeader(h, "content-length"),
+          "Content-Length of the rewritten body");
       assertTrue(forwarded.length() != body.length());
       s.cancel();
 
       EnvoyStream chat = node.stream();
-      String chatBody = "{\"model\":\"inj\",\"messages\":[{\"role\":\"user\",\"content\":\"abcd\"}]}";
+      String chatBody =
+          "{\"model\":\"inj\",\"messages\":[{\"role\":\"user\",\"content\":\"abcd\"}]}";
       chat.headers("/v1/chat/completions", Map.of(), null, false).body(chatBody, true);
       chat.next();
-      assertEquals(chatBody, chat.next().getRequestBody().getResponse().getBodyMutation().getStreamedResponse()
-          .getBody().toStringUtf8(), "chat bodies are not rewritten");
+      assertEquals(
+          chatBody,
+          chat.next()
+              .getRequestBody()
+              .getResponse()
+              .getBodyMutation()
+              .getStreamedResponse()
+              .getBody()
+              .toStringUtf8(),
+          "chat bodies are not rewritten");
       chat.cancel();
     }
   }

@@ -43,11 +43,20 @@ public final class EppLatencyHarness {
 
   public static void main(String[] args) throws Exception {
     int perClient = args.length > 0 ? Integer.parseInt(args[0]) : 8;
-    int[] levels = args.length > 1 ? Arrays.stream(args[1].split(",")).mapToInt(Integer::parseInt).toArray()
-        : CONCURRENCY;
+    int[] levels =
+        args.length > 1
+            ? Arrays.stream(args[1].split(",")).mapToInt(Integer::parseInt).toArray()
+            : CONCURRENCY;
     try (RenderServer render = new RenderServer();
-        EppNode node = new EppNode(Map.of(), "--epp-render-url", render.url(), "--epp-render-timeout-secs", "30",
-            "--selection-cache-max-entries", "100000")) {
+        EppNode node =
+            new EppNode(
+                Map.of(),
+                "--epp-render-url",
+                render.url(),
+                "--epp-render-timeout-secs",
+                "30",
+                "--selection-cache-max-entries",
+                "100000")) {
       for (int w = 1; w <= 8; w++) {
         node.worker(w, "bench", "http://127.0.0.1:" + (18100 + w));
       }
@@ -60,8 +69,13 @@ public final class EppLatencyHarness {
         row("ext_proc, render included", c, n, i -> extProc(node, prompt(i), false));
         double[] after = renders(node);
         long renders = Math.round(after[1] - before[1]);
-        System.out.printf("%-28s %6d %8d %10.2f %10.2f   (bucket bounds; mean %.2f ms)%n", "  of it rendering", c,
-            renders, renderQuantileMillis(before, after, 0.5), renderQuantileMillis(before, after, 0.99),
+        System.out.printf(
+            "%-28s %6d %8d %10.2f %10.2f   (bucket bounds; mean %.2f ms)%n",
+            "  of it rendering",
+            c,
+            renders,
+            renderQuantileMillis(before, after, 0.5),
+            renderQuantileMillis(before, after, 0.99),
             renders == 0 ? 0 : (after[0] - before[0]) / renders * 1e3);
         row("HTTP /select_and_reserve", c, n, i -> viaHttp(node, http, prompt(i)));
       }
@@ -80,19 +94,23 @@ public final class EppLatencyHarness {
     List<Future<?>> fs = new ArrayList<>();
     int base = name.hashCode() * 31 + conc * 1_000_003;
     for (int t = 0; t < conc; t++) {
-      fs.add(pool.submit(() -> {
-        for (int i = next.getAndIncrement(); i < n; i = next.getAndIncrement()) {
-          lat[i] = call.nanos(base + i);
-        }
-        return null;
-      }));
+      fs.add(
+          pool.submit(
+              () -> {
+                for (int i = next.getAndIncrement(); i < n; i = next.getAndIncrement()) {
+                  lat[i] = call.nanos(base + i);
+                }
+                return null;
+              }));
     }
     for (Future<?> f : fs) {
       f.get();
     }
     pool.shutdown();
     Arrays.sort(lat);
-    System.out.printf("%-28s %6d %8d %10.2f %10.2f%n", name, conc, n, lat[n / 2] / 1e6, lat[(int) (n * 0.99)] / 1e6);
+    System.out.printf(
+        "%-28s %6d %8d %10.2f %10.2f%n",
+        name, conc, n, lat[n / 2] / 1e6, lat[(int) (n * 0.99)] / 1e6);
   }
 
   /**
@@ -111,8 +129,11 @@ public final class EppLatencyHarness {
         count = Double.parseDouble(l.substring(l.indexOf(' ') + 1).strip());
       } else if (l.startsWith(bucket)) {
         String le = l.substring(bucket.length(), l.indexOf('"', bucket.length()));
-        buckets.add(new double[] {le.equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(le),
-            Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1).strip())});
+        buckets.add(
+            new double[] {
+              le.equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(le),
+              Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1).strip())
+            });
       }
     }
     buckets.sort(java.util.Comparator.comparingDouble(b -> b[0]));
@@ -192,15 +213,21 @@ public final class EppLatencyHarness {
     String body = b.append("]}").toString();
     URI base = URI.create("http://127.0.0.1:" + node.node.port());
     long start = System.nanoTime();
-    HttpResponse<String> r = http.send(HttpRequest.newBuilder(base.resolve("/select_and_reserve"))
-        .timeout(Duration.ofSeconds(60)).header("content-type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> r =
+        http.send(
+            HttpRequest.newBuilder(base.resolve("/select_and_reserve"))
+                .timeout(Duration.ofSeconds(60))
+                .header("content-type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
     long took = System.nanoTime() - start;
     if (r.statusCode() != 200) {
       throw new IllegalStateException(r.statusCode() + " " + r.body());
     }
     String id = EppNode.JSON.readTree(r.body()).get("selection_id").asText();
-    http.send(HttpRequest.newBuilder(base.resolve("/reservations/" + id)).DELETE().build(),
+    http.send(
+        HttpRequest.newBuilder(base.resolve("/reservations/" + id)).DELETE().build(),
         HttpResponse.BodyHandlers.discarding());
     return took;
   }

@@ -28,15 +28,20 @@ final class EppNode implements AutoCloseable {
   static final ObjectMapper JSON = new ObjectMapper();
   final KvselectNode node;
   final ManagedChannel channel;
-  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   EppNode(Map<String, String> env, String... flags) throws Exception {
-    List<String> args = new ArrayList<>(List.of("--host", "127.0.0.1", "--port", "0", "--epp-port", "0"));
+    List<String> args =
+        new ArrayList<>(List.of("--host", "127.0.0.1", "--port", "0", "--epp-port", "0"));
     args.addAll(List.of(flags));
     Map<String, String> e = new java.util.HashMap<>(Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
     e.putAll(env);
-    node = KvselectNode.start(NodeSettings.parse(args.toArray(String[]::new), e), 1)
-        .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    node =
+        KvselectNode.start(NodeSettings.parse(args.toArray(String[]::new), e), 1)
+            .toCompletionStage()
+            .toCompletableFuture()
+            .get(30, TimeUnit.SECONDS);
     channel = NettyChannelBuilder.forAddress("127.0.0.1", node.eppPort()).usePlaintext().build();
   }
 
@@ -46,8 +51,17 @@ final class EppNode implements AutoCloseable {
 
   /** Registers worker {@code id} of {@code model} at {@code endpoint} (block size 4). */
   void worker(long id, String model, String endpoint, String... extra) throws Exception {
-    StringBuilder b = new StringBuilder("{\"worker_id\":" + id + ",\"model_name\":\"" + model
-        + "\",\"endpoint\":\"" + endpoint + "\",\"block_size\":4,\"kv_events_endpoint\":\"tcp://127.0.0.1:1" + id + "\"");
+    StringBuilder b =
+        new StringBuilder(
+            "{\"worker_id\":"
+                + id
+                + ",\"model_name\":\""
+                + model
+                + "\",\"endpoint\":\""
+                + endpoint
+                + "\",\"block_size\":4,\"kv_events_endpoint\":\"tcp://127.0.0.1:1"
+                + id
+                + "\"");
     for (String x : extra) {
       b.append(',').append(x);
     }
@@ -56,9 +70,15 @@ final class EppNode implements AutoCloseable {
   }
 
   HttpResponse<String> http(String method, String path, String body) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.port() + path))
-        .timeout(Duration.ofSeconds(20)).header("content-type", "application/json");
-    b.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.port() + path))
+            .timeout(Duration.ofSeconds(20))
+            .header("content-type", "application/json");
+    b.method(
+        method,
+        body == null
+            ? HttpRequest.BodyPublishers.noBody()
+            : HttpRequest.BodyPublishers.ofString(body));
     return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
   }
 

@@ -33,11 +33,11 @@ class EppPlainPartsTest {
 
   @ParameterizedTest
   @CsvSource({
-      "/v1/chat/completions, CHAT_COMPLETIONS",
-      "/v1/chat/completions?x=1, CHAT_COMPLETIONS",
-      "/v1/chat/completions/, CHAT_COMPLETIONS",
-      "/v1/completions, COMPLETIONS",
-      "/v1/messages, MESSAGES",
+    "/v1/chat/completions, CHAT_COMPLETIONS",
+    "/v1/chat/completions?x=1, CHAT_COMPLETIONS",
+    "/v1/chat/completions/, CHAT_COMPLETIONS",
+    "/v1/completions, COMPLETIONS",
+    "/v1/messages, MESSAGES",
   })
   void pathsNameTheirApi(String path, InferenceApi api) {
     assertEquals(api, InferenceApi.ofPath(path));
@@ -61,45 +61,62 @@ class EppPlainPartsTest {
 
   @Test
   void completionPromptsOfTokenIdsNeedNoRender() {
-    assertArrayEquals(new int[] {5, 6, 7},
-        InferenceRequest.parse(InferenceApi.COMPLETIONS, b("{\"model\":\"m\",\"prompt\":[5,6,7]}")).tokenIds());
-    assertArrayEquals(new int[] {5},
-        InferenceRequest.parse(InferenceApi.COMPLETIONS, b("{\"model\":\"m\",\"prompt\":[[5]]}")).tokenIds());
-    assertNull(InferenceRequest.parse(InferenceApi.COMPLETIONS, b("{\"model\":\"m\",\"prompt\":\"text\"}")).tokenIds());
-    assertNull(InferenceRequest.parse(InferenceApi.COMPLETIONS, b("{\"model\":\"m\",\"prompt\":[\"t\"]}")).tokenIds());
+    assertArrayEquals(
+        new int[] {5, 6, 7},
+        InferenceRequest.parse(InferenceApi.COMPLETIONS, b("{\"model\":\"m\",\"prompt\":[5,6,7]}"))
+            .tokenIds());
+    assertArrayEquals(
+        new int[] {5},
+        InferenceRequest.parse(InferenceApi.COMPLETIONS, b("{\"model\":\"m\",\"prompt\":[[5]]}"))
+            .tokenIds());
+    assertNull(
+        InferenceRequest.parse(InferenceApi.COMPLETIONS, b("{\"model\":\"m\",\"prompt\":\"text\"}"))
+            .tokenIds());
+    assertNull(
+        InferenceRequest.parse(InferenceApi.COMPLETIONS, b("{\"model\":\"m\",\"prompt\":[\"t\"]}"))
+            .tokenIds());
   }
 
   @Test
   void anthropicMessagesBecomeTheEquivalentChat() throws Exception {
-    InferenceRequest r = InferenceRequest.parse(InferenceApi.MESSAGES, b("{\"model\":\"anthropic-model\",\"max_tokens\":9,"
-        + "\"system\":[{\"type\":\"text\",\"text\":\"be \"},{\"type\":\"text\",\"text\":\"brief\"}],"
-        + "\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"a\"},"
-        + "{\"type\":\"image\",\"source\":{}},{\"type\":\"text\",\"text\":\"b\"}]},"
-        + "{\"role\":\"assistant\",\"content\":\"c\"}]}"));
+    InferenceRequest r =
+        InferenceRequest.parse(
+            InferenceApi.MESSAGES,
+            b(
+                "{\"model\":\"anthropic-model\",\"max_tokens\":9,"
+                    + "\"system\":[{\"type\":\"text\",\"text\":\"be \"},{\"type\":\"text\",\"text\":\"brief\"}],"
+                    + "\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"a\"},"
+                    + "{\"type\":\"image\",\"source\":{}},{\"type\":\"text\",\"text\":\"b\"}]},"
+                    + "{\"role\":\"assistant\",\"content\":\"c\"}]}"));
     JsonNode chat = JSON.readTree(r.renderBody());
     assertEquals("anthropic-model", chat.get("model").asText());
-    assertEquals(JSON.readTree("[{\"role\":\"system\",\"content\":\"be brief\"},{\"role\":\"user\",\"content\":\"ab\"},"
-        + "{\"role\":\"assistant\",\"content\":\"c\"}]"), chat.get("messages"));
+    assertEquals(
+        JSON.readTree(
+            "[{\"role\":\"system\",\"content\":\"be brief\"},{\"role\":\"user\",\"content\":\"ab\"},"
+                + "{\"role\":\"assistant\",\"content\":\"c\"}]"),
+        chat.get("messages"));
     assertEquals("/v1/chat/completions/render", r.api().renderPath());
   }
 
   @ParameterizedTest
-  @CsvSource(delimiter = '|', value = {
-      "CHAT_COMPLETIONS | {\"model\":\"m\" | not valid JSON",
-      "CHAT_COMPLETIONS | [1] | JSON object",
-      "CHAT_COMPLETIONS | {\"messages\":[{\"role\":\"user\"}]} | `model`",
-      "CHAT_COMPLETIONS | {\"model\":\"\",\"messages\":[{\"role\":\"user\"}]} | `model`",
-      "CHAT_COMPLETIONS | {\"model\":\"m\",\"messages\":[]} | `messages`",
-      "CHAT_COMPLETIONS | {\"model\":\"m\",\"messages\":[{\"content\":\"x\"}]} | `messages[0].role`",
-      "COMPLETIONS | {\"model\":\"m\"} | `prompt`",
-      "COMPLETIONS | {\"model\":\"m\",\"prompt\":[1,-2]} | `prompt[1]`",
-      "COMPLETIONS | {\"model\":\"m\",\"prompt\":[1,null]} | `prompt[1]`",
-      "COMPLETIONS | {\"model\":\"m\",\"prompt\":[1.5]} | `prompt[0]`",
-      "COMPLETIONS | {\"model\":\"m\",\"prompt\":{}} | `prompt`",
-      "MESSAGES | {\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":7}]} | `messages[0].content`",
-      "MESSAGES | {\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\"}]}]} "
-          + "| `messages[0].content[0].text`",
-  })
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "CHAT_COMPLETIONS | {\"model\":\"m\" | not valid JSON",
+        "CHAT_COMPLETIONS | [1] | JSON object",
+        "CHAT_COMPLETIONS | {\"messages\":[{\"role\":\"user\"}]} | `model`",
+        "CHAT_COMPLETIONS | {\"model\":\"\",\"messages\":[{\"role\":\"user\"}]} | `model`",
+        "CHAT_COMPLETIONS | {\"model\":\"m\",\"messages\":[]} | `messages`",
+        "CHAT_COMPLETIONS | {\"model\":\"m\",\"messages\":[{\"content\":\"x\"}]} | `messages[0].role`",
+        "COMPLETIONS | {\"model\":\"m\"} | `prompt`",
+        "COMPLETIONS | {\"model\":\"m\",\"prompt\":[1,-2]} | `prompt[1]`",
+        "COMPLETIONS | {\"model\":\"m\",\"prompt\":[1,null]} | `prompt[1]`",
+        "COMPLETIONS | {\"model\":\"m\",\"prompt\":[1.5]} | `prompt[0]`",
+        "COMPLETIONS | {\"model\":\"m\",\"prompt\":{}} | `prompt`",
+        "MESSAGES | {\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":7}]} | `messages[0].content`",
+        "MESSAGES | {\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\"}]}]} "
+            + "| `messages[0].content[0].text`",
+      })
   void malformedBodiesAre400sNamingTheField(InferenceApi api, String body, String named) {
     EppFailure f = assertThrows(EppFailure.class, () -> InferenceRequest.parse(api, b(body)));
     assertEquals(400, f.status());
@@ -110,13 +127,13 @@ class EppPlainPartsTest {
 
   @ParameterizedTest
   @CsvSource({
-      "http://10.0.0.1:8000, 0, 10.0.0.1:8000",
-      "http://10.0.0.1:8000, 3, 10.0.0.1:8003",
-      "http://pod-a:8000/v1, 0, pod-a:8000",
-      "https://pod-a, 0, pod-a:443",
-      "http://pod-a, 0, pod-a:80",
-      "10.0.0.2:9000, 1, 10.0.0.2:9001",
-      "http://[fd00::1]:8000, 0, [fd00::1]:8000",
+    "http://10.0.0.1:8000, 0, 10.0.0.1:8000",
+    "http://10.0.0.1:8000, 3, 10.0.0.1:8003",
+    "http://pod-a:8000/v1, 0, pod-a:8000",
+    "https://pod-a, 0, pod-a:443",
+    "http://pod-a, 0, pod-a:80",
+    "10.0.0.2:9000, 1, 10.0.0.2:9001",
+    "http://[fd00::1]:8000, 0, [fd00::1]:8000",
   })
   void destinationsAreHostAndRankPort(String endpoint, int offset, String dest) {
     assertEquals(dest, Destinations.of(endpoint, offset));
@@ -144,7 +161,8 @@ class EppPlainPartsTest {
     assertFalse(h.admits("[fd00::1]:81"));
     assertTrue(h.admits("[fd00::2]:7"), "a bare IPv6 address is any port");
     assertFalse(h.admits("10.0.0.3:8000"));
-    assertFalse(SubsetHint.of(List.of()).admits("10.0.0.1:8000"), "a hint with no entry admits nothing");
+    assertFalse(
+        SubsetHint.of(List.of()).admits("10.0.0.1:8000"), "a hint with no entry admits nothing");
   }
 
   // ---- StreamBooking ----
@@ -228,7 +246,9 @@ class EppPlainPartsTest {
     CachedTokens c = new CachedTokens();
     c.feed(b("data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n"));
     assertNull(c.cachedTokens());
-    c.feed(b("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"prompt_tokens_details\":{\"cached"));
+    c.feed(
+        b(
+            "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"prompt_tokens_details\":{\"cached"));
     c.feed(b("_tokens\":8}}}\n\ndata: [DONE]\n\n"));
     assertEquals(8, c.cachedTokens().cachedTokens());
   }
@@ -239,7 +259,8 @@ class EppPlainPartsTest {
     c.feed(b("{\"choices\":[],\"usage\":{\"prompt_tokens_details\":{\"cached_tokens\":16}}}"));
     assertEquals(16, c.cachedTokens().cachedTokens());
     CachedTokens longStream = new CachedTokens();
-    byte[] filler = b("data: {\"choices\":[{\"delta\":{\"content\":\"" + "y".repeat(1000) + "\"}}]}\n\n");
+    byte[] filler =
+        b("data: {\"choices\":[{\"delta\":{\"content\":\"" + "y".repeat(1000) + "\"}}]}\n\n");
     for (int i = 0; i < 200; i++) {
       longStream.feed(filler);
     }
@@ -252,8 +273,11 @@ class EppPlainPartsTest {
   @Test
   void selectionFailuresMapToTheGatewaysStatuses() throws Exception {
     assertEquals(503, EppFailure.of(SelectionException.notReady("none")).status());
-    EppFailure shed = EppFailure.of(new java.util.concurrent.CompletionException(new SelectionException(
-        ErrorCode.OVERLOADED, "queue full", Map.of("limit_kind", "timeout"))));
+    EppFailure shed =
+        EppFailure.of(
+            new java.util.concurrent.CompletionException(
+                new SelectionException(
+                    ErrorCode.OVERLOADED, "queue full", Map.of("limit_kind", "timeout"))));
     assertEquals(429, shed.status());
     JsonNode body = JSON.readTree(shed.body());
     assertEquals("queue full", body.get("error").asText());
@@ -265,23 +289,39 @@ class EppPlainPartsTest {
 
   @Test
   void renderAnswersAndFailures() {
-    assertArrayEquals(new int[] {1, 2}, RenderClient.tokenIds("r", 200, b("{\"token_ids\":[1,2]}")));
-    assertEquals(502, assertThrows(EppFailure.class, () -> RenderClient.tokenIds("r", 503, b(""))).status());
-    EppFailure refused = assertThrows(EppFailure.class,
-        () -> RenderClient.tokenIds("r", 422, b("{\"error\":{\"message\":\"too long\"}}")));
+    assertArrayEquals(
+        new int[] {1, 2}, RenderClient.tokenIds("r", 200, b("{\"token_ids\":[1,2]}")));
+    assertEquals(
+        502, assertThrows(EppFailure.class, () -> RenderClient.tokenIds("r", 503, b(""))).status());
+    EppFailure refused =
+        assertThrows(
+            EppFailure.class,
+            () -> RenderClient.tokenIds("r", 422, b("{\"error\":{\"message\":\"too long\"}}")));
     assertEquals(400, refused.status());
     assertTrue(refused.getMessage().contains("too long"));
-    assertEquals(502, assertThrows(EppFailure.class, () -> RenderClient.tokenIds("r", 200, b("{}"))).status());
-    assertEquals(502, assertThrows(EppFailure.class,
-        () -> RenderClient.tokenIds("r", 200, b("{\"token_ids\":[\"a\"]}"))).status());
+    assertEquals(
+        502,
+        assertThrows(EppFailure.class, () -> RenderClient.tokenIds("r", 200, b("{}"))).status());
+    assertEquals(
+        502,
+        assertThrows(
+                EppFailure.class,
+                () -> RenderClient.tokenIds("r", 200, b("{\"token_ids\":[\"a\"]}")))
+            .status());
   }
 
   @Test
   void anUnreachableRendererIs503() throws Exception {
     int closed = io.kvselect.testing.Ports.free();
     RenderClient c = new RenderClient(Duration.ofSeconds(2));
-    Throwable e = assertThrows(java.util.concurrent.ExecutionException.class, () -> c.render(
-        "http://127.0.0.1:" + closed, InferenceApi.COMPLETIONS, b("{}")).toCompletableFuture().get()).getCause();
+    Throwable e =
+        assertThrows(
+                java.util.concurrent.ExecutionException.class,
+                () ->
+                    c.render("http://127.0.0.1:" + closed, InferenceApi.COMPLETIONS, b("{}"))
+                        .toCompletableFuture()
+                        .get())
+            .getCause();
     assertEquals(503, ((EppFailure) e).status(), e.toString());
   }
 }

@@ -26,9 +26,16 @@ class EppQueueTest {
   @Test
   void aShedRequestIs429WithTheQueuesDetails() throws Exception {
     try (RenderServer render = new RenderServer();
-        EppNode node = new EppNode(Map.of("DYN_ROUTER_QUEUE_THRESHOLD", "1.0"), "--epp-render-url", render.url(),
-            "--router-queue-timeout-secs", "0.3")) {
-      await().atMost(Duration.ofSeconds(10)).until(() -> readiness(node) == ServingStatus.NOT_SERVING);
+        EppNode node =
+            new EppNode(
+                Map.of("DYN_ROUTER_QUEUE_THRESHOLD", "1.0"),
+                "--epp-render-url",
+                render.url(),
+                "--router-queue-timeout-secs",
+                "0.3")) {
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> readiness(node) == ServingStatus.NOT_SERVING);
       node.worker(1, "q", "http://127.0.0.1:18001", "\"max_num_batched_tokens\":16");
       await().atMost(Duration.ofSeconds(10)).until(() -> readiness(node) == ServingStatus.SERVING);
       EnvoyStream first = node.stream();
@@ -52,8 +59,10 @@ class EppQueueTest {
   }
 
   private static ServingStatus readiness(EppNode node) {
-    return HealthGrpc.newBlockingStub(node.channel).withDeadlineAfter(5, java.util.concurrent.TimeUnit.SECONDS)
-        .check(HealthCheckRequest.newBuilder().setService("readiness").build()).getStatus();
+    return HealthGrpc.newBlockingStub(node.channel)
+        .withDeadlineAfter(5, java.util.concurrent.TimeUnit.SECONDS)
+        .check(HealthCheckRequest.newBuilder().setService("readiness").build())
+        .getStatus();
   }
 
   private static int pending(EppNode node) throws Exception {

@@ -34,7 +34,9 @@ class EppStatusPageBrowserTest {
   static final Path UI_DIR = Path.of("src/test/ui");
 
   private static String ids(int from, int toExclusive) {
-    return IntStream.range(from, toExclusive).mapToObj(Integer::toString).collect(Collectors.joining(","));
+    return IntStream.range(from, toExclusive)
+        .mapToObj(Integer::toString)
+        .collect(Collectors.joining(","));
   }
 
   /** A completion of {@code tokens} through the picker: the headers answer after the body answer. */
@@ -48,14 +50,19 @@ class EppStatusPageBrowserTest {
   }
 
   private static long metric(String text, String line) {
-    return text.lines().filter(l -> l.startsWith(line + " ")).mapToLong(l -> (long) Double.parseDouble(
-        l.substring(line.length() + 1).strip())).sum();
+    return text.lines()
+        .filter(l -> l.startsWith(line + " "))
+        .mapToLong(l -> (long) Double.parseDouble(l.substring(line.length() + 1).strip()))
+        .sum();
   }
 
   @Test
   void thePickerPanelShowsStreamsPicksImmediateResponsesAndPredictions() throws Exception {
-    assertTrue(Files.isExecutable(CHROMIUM), CHROMIUM + " is missing: apt-get install chromium (.ci/run does)");
-    assertTrue(Files.isDirectory(UI_DIR.resolve("node_modules/playwright-core")),
+    assertTrue(
+        Files.isExecutable(CHROMIUM),
+        CHROMIUM + " is missing: apt-get install chromium (.ci/run does)");
+    assertTrue(
+        Files.isDirectory(UI_DIR.resolve("node_modules/playwright-core")),
         "playwright-core is missing: run `npm ci` in " + UI_DIR + " (.ci/run does)");
     Path out = Path.of("target/ui").toAbsolutePath();
     Files.createDirectories(out);
@@ -65,7 +72,8 @@ class EppStatusPageBrowserTest {
     try (EppNode node = new EppNode(Map.of(), "--epp-fallbacks", "0")) {
       String model = "m-ui";
       node.worker(61, model, "http://127.0.0.1:18161");
-      String first = "{\"model\":\"" + model + "\",\"max_tokens\":1,\"prompt\":[" + ids(1, 33) + "]}";
+      String first =
+          "{\"model\":\"" + model + "\",\"max_tokens\":1,\"prompt\":[" + ids(1, 33) + "]}";
 
       // a pick served to its end; the engine found 8 cached tokens where none were predicted
       EnvoyStream served = node.stream();
@@ -73,18 +81,25 @@ class EppStatusPageBrowserTest {
       assertEquals("127.0.0.1:18161", setHeader(h, "x-gateway-destination-endpoint"));
       served.responseHeaders(200);
       served.next();
-      served.responseBody("{\"choices\":[],\"usage\":{\"prompt_tokens\":32,\"prompt_tokens_details\":"
-          + "{\"cached_tokens\":8}}}", true);
+      served.responseBody(
+          "{\"choices\":[],\"usage\":{\"prompt_tokens\":32,\"prompt_tokens_details\":"
+              + "{\"cached_tokens\":8}}}",
+          true);
       served.next();
       served.complete();
       await().atMost(Duration.ofSeconds(10)).until(() -> served.completed);
 
       // a pick whose stream stays open
       EnvoyStream open = node.stream();
-      pick(open, "/v1/completions", "{\"model\":\"" + model + "\",\"max_tokens\":1,\"prompt\":[" + ids(100, 132) + "]}");
+      pick(
+          open,
+          "/v1/completions",
+          "{\"model\":\"" + model + "\",\"max_tokens\":1,\"prompt\":[" + ids(100, 132) + "]}");
 
       // two requests answered immediately: not an inference route, and a malformed body
-      for (String[] r : List.of(new String[] {"/v1/models", "{}"}, new String[] {"/v1/completions", "{\"model\":"})) {
+      for (String[] r :
+          List.of(
+              new String[] {"/v1/models", "{}"}, new String[] {"/v1/completions", "{\"model\":"})) {
         EnvoyStream s = node.stream();
         assertTrue(pick(s, r[0], r[1]).hasImmediateResponse(), r[0]);
         s.complete();
@@ -92,7 +107,8 @@ class EppStatusPageBrowserTest {
       }
 
       String state = node.http("GET", "/ui/state", null).body();
-      assertEquals(List.of(), OpenApiDoc.load().violations("NodeState", state), "/ui/state: " + state);
+      assertEquals(
+          List.of(), OpenApiDoc.load().violations("NodeState", state), "/ui/state: " + state);
       JsonNode epp = EppNode.JSON.readTree(state).get("epp");
       assertEquals(2, epp.get("picks").asLong(), state);
 
@@ -108,18 +124,37 @@ class EppStatusPageBrowserTest {
       spec.put("screenshot", screenshot.toString());
       spec.put("profile", profile.toString());
       spec.put("expect", expect);
-      try (ChildProcess script = ChildProcess.start(UI_DIR, out, "epp-panel",
-          List.of("node", "epp-panel.js", EppNode.JSON.writeValueAsString(spec)))) {
+      try (ChildProcess script =
+          ChildProcess.start(
+              UI_DIR,
+              out,
+              "epp-panel",
+              List.of("node", "epp-panel.js", EppNode.JSON.writeValueAsString(spec)))) {
         int code = script.await(120);
-        assertEquals(0, code, "epp-panel.js (pid " + script.pid() + ") failed:\n" + script.stdout() + script.stderr());
-        JsonNode shown = EppNode.JSON.readTree(script.stdout().strip().lines().reduce((a, b) -> b).orElseThrow());
+        assertEquals(
+            0,
+            code,
+            "epp-panel.js (pid "
+                + script.pid()
+                + ") failed:\n"
+                + script.stdout()
+                + script.stderr());
+        JsonNode shown =
+            EppNode.JSON.readTree(
+                script.stdout().strip().lines().reduce((a, b) -> b).orElseThrow());
         String metrics = node.http("GET", "/metrics", null).body();
-        assertEquals(metric(metrics, "kvselect_epp_streams_open"), shown.get("streams_open").asLong(),
+        assertEquals(
+            metric(metrics, "kvselect_epp_streams_open"),
+            shown.get("streams_open").asLong(),
             "the panel shows the gauge on /metrics");
-        assertEquals(metric(metrics, "kvselect_epp_decisions_total{status=\"200\"}"), shown.get("picks").asLong());
-        assertEquals(metric(metrics, "kvselect_epp_decisions_total{status=\"404\"}"),
+        assertEquals(
+            metric(metrics, "kvselect_epp_decisions_total{status=\"200\"}"),
+            shown.get("picks").asLong());
+        assertEquals(
+            metric(metrics, "kvselect_epp_decisions_total{status=\"404\"}"),
             shown.get("immediate").get("404").asLong());
-        assertEquals(metric(metrics, "kvselect_epp_cached_tokens_mispredictions_total{direction=\"under\"}"),
+        assertEquals(
+            metric(metrics, "kvselect_epp_cached_tokens_mispredictions_total{direction=\"under\"}"),
             shown.get("under").asLong());
         assertEquals("8.0 tokens", shown.get("error").asText(), "|8 observed - 0 predicted|");
       }

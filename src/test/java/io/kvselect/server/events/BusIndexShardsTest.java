@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kvselect.core.catalog.PartitionKey;
 import io.kvselect.core.index.BlockIndex;
-import io.kvselect.core.kvc.ResidentModel;
-import io.kvselect.core.kvc.ResidentModelFeed;
 import io.kvselect.core.index.PrefixChainIndex;
 import io.kvselect.core.index.ShardedBlockIndex;
 import io.kvselect.core.index.WorkerRank;
+import io.kvselect.core.kvc.ResidentModel;
+import io.kvselect.core.kvc.ResidentModelFeed;
 import io.kvselect.core.service.IndexShards;
 import io.kvselect.core.service.IndexShardsContract;
 import io.vertx.core.DeploymentOptions;
@@ -41,11 +41,18 @@ class BusIndexShardsTest extends IndexShardsContract {
   @Override
   protected IndexShards shards(Function<PartitionKey, BlockIndex> indexOf) throws Exception {
     ShardWriters writers = new ShardWriters(vertx, SHARDS, SHARDS);
-    DeploymentOptions o = new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER)
-        .setWorkerPoolName("kvselect-index-shard").setWorkerPoolSize(SHARDS);
+    DeploymentOptions o =
+        new DeploymentOptions()
+            .setThreadingModel(ThreadingModel.WORKER)
+            .setWorkerPoolName("kvselect-index-shard")
+            .setWorkerPoolSize(SHARDS);
     for (int s = 0; s < SHARDS; s++) {
-      deployments.add(vertx.deployVerticle(new IndexShardVerticle(writers, s, indexOf), o)
-          .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS));
+      deployments.add(
+          vertx
+              .deployVerticle(new IndexShardVerticle(writers, s, indexOf), o)
+              .toCompletionStage()
+              .toCompletableFuture()
+              .get(10, TimeUnit.SECONDS));
     }
     last = new BusIndexShards(vertx, indexOf);
     return last;
@@ -75,7 +82,8 @@ class BusIndexShardsTest extends IndexShardsContract {
     }
     IndexShards s = shards(k -> fed);
     assertEquals(index.findMatches(q).ranks(), await(s.findMatches(P, q)).ranks());
-    assertEquals(0, last.fallbacks(), "every part came from its shard's verticle, through the decorator");
+    assertEquals(
+        0, last.fallbacks(), "every part came from its shard's verticle, through the decorator");
   }
 
   @Test
@@ -87,9 +95,16 @@ class BusIndexShardsTest extends IndexShardsContract {
       store(index, r, q, 3);
     }
     IndexShards s = shards(k -> index);
-    vertx.undeploy(deployments.get(0)).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
-    assertEquals(index.findMatches(q).ranks(), await(s.findMatches(P, q)).ranks(), "the answer is whole");
+    vertx
+        .undeploy(deployments.get(0))
+        .toCompletionStage()
+        .toCompletableFuture()
+        .get(10, TimeUnit.SECONDS);
+    assertEquals(
+        index.findMatches(q).ranks(), await(s.findMatches(P, q)).ranks(), "the answer is whole");
     assertEquals(1, last.fallbacks(), "shard 0 had no verticle");
-    assertTrue(ranks.stream().anyMatch(r -> ShardedBlockIndex.shardOf(r, SHARDS) == 0), "shard 0 holds ranks");
+    assertTrue(
+        ranks.stream().anyMatch(r -> ShardedBlockIndex.shardOf(r, SHARDS) == 0),
+        "shard 0 holds ranks");
   }
 }

@@ -40,8 +40,11 @@ final class EventNode implements AutoCloseable {
 
   /** A node with {@code --threads threads} over its own service. */
   static EventNode start(int threads) throws Exception {
-    return new EventNode(KvselectNode.start(settings(threads), 1).toCompletionStage().toCompletableFuture()
-        .get(30, TimeUnit.SECONDS));
+    return new EventNode(
+        KvselectNode.start(settings(threads), 1)
+            .toCompletionStage()
+            .toCompletableFuture()
+            .get(30, TimeUnit.SECONDS));
   }
 
   /** A node with {@code --threads threads} over {@code service}. */
@@ -49,18 +52,24 @@ final class EventNode implements AutoCloseable {
     return start(settings(threads), io.kvselect.server.NodeParts.of(service));
   }
 
-  private static EventNode start(NodeSettings s, io.kvselect.server.NodeParts parts) throws Exception {
-    return new EventNode(KvselectNode.start(s, parts, 1).toCompletionStage().toCompletableFuture()
-        .get(30, TimeUnit.SECONDS));
+  private static EventNode start(NodeSettings s, io.kvselect.server.NodeParts parts)
+      throws Exception {
+    return new EventNode(
+        KvselectNode.start(s, parts, 1)
+            .toCompletionStage()
+            .toCompletableFuture()
+            .get(30, TimeUnit.SECONDS));
   }
 
   private static NodeSettings settings(int threads) {
-    return NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0", "--threads",
-        Integer.toString(threads)}, Map.of());
+    return NodeSettings.parse(
+        new String[] {"--host", "127.0.0.1", "--port", "0", "--threads", Integer.toString(threads)},
+        Map.of());
   }
 
   HttpResponse<String> send(String method, String path, Object body) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.port() + path));
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.port() + path));
     if (body instanceof String raw) {
       b.header("content-type", "application/json");
       b.method(method, HttpRequest.BodyPublishers.ofString(raw));
@@ -86,7 +95,9 @@ final class EventNode implements AutoCloseable {
   Map<String, Integer> depths(int[] prompt) throws Exception {
     Map<String, Integer> out = new LinkedHashMap<>();
     for (JsonNode w : json("POST", "/overlap_scores", Map.of("token_ids", prompt)).get("workers")) {
-      out.put(w.get("worker_id").asLong() + ":" + w.get("dp_rank").asInt(), w.get("device_blocks").asInt());
+      out.put(
+          w.get("worker_id").asLong() + ":" + w.get("dp_rank").asInt(),
+          w.get("device_blocks").asInt());
     }
     return out;
   }
@@ -112,15 +123,27 @@ final class EventNode implements AutoCloseable {
 
   /** The router's (and the mock engines') block hashes of {@code tokens}. */
   static long[] chain(int[] tokens) {
-    return BlockHasher.sequenceHashes(BlockHasher.localBlockHashes(tokens, tokens.length, BS,
-        BlockHasher.saltSeed(null, null), false, null));
+    return BlockHasher.sequenceHashes(
+        BlockHasher.localBlockHashes(
+            tokens, tokens.length, BS, BlockHasher.saltSeed(null, null), false, null));
   }
 
   /** A BlockStored of blocks {@code [from, to)} of {@code tokens}, extending block {@code from - 1}. */
   static BlockStored stored(int[] tokens, int from, int to) {
     long[] c = chain(tokens);
-    return new BlockStored(Arrays.copyOfRange(c, from, to), from > 0, from > 0 ? c[from - 1] : 0,
-        Arrays.copyOfRange(tokens, from * BS, to * BS), BS, "GPU", null, null, null, null, null, null);
+    return new BlockStored(
+        Arrays.copyOfRange(c, from, to),
+        from > 0,
+        from > 0 ? c[from - 1] : 0,
+        Arrays.copyOfRange(tokens, from * BS, to * BS),
+        BS,
+        "GPU",
+        null,
+        null,
+        null,
+        null,
+        null,
+        null);
   }
 
   /** A msgpack batch stamped with {@code dpRank} (null: unstamped). */

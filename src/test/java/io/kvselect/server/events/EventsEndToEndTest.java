@@ -19,10 +19,10 @@ import io.kvselect.tools.mock.KvEventPublisher;
 import io.kvselect.tools.mock.ReplayLayout;
 import io.kvselect.tools.mock.WireFormat;
 import java.net.URI;
-import java.time.Duration;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -31,11 +31,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 import org.awaitility.core.ConditionTimeoutException;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
@@ -48,8 +48,10 @@ class EventsEndToEndTest {
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final int BS = 4;
+
   /** Bound of every wait for the node to reflect what was published. */
   private static final Duration WAIT = Duration.ofSeconds(10);
+
   private static final Duration POLL = Duration.ofMillis(25);
   private final HttpClient http = HttpClient.newHttpClient();
   private KvselectNode node;
@@ -57,8 +59,14 @@ class EventsEndToEndTest {
 
   @BeforeEach
   void start() throws Exception {
-    NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0", "--threads", "2"}, Map.of());
-    node = KvselectNode.start(s, 1).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    NodeSettings s =
+        NodeSettings.parse(
+            new String[] {"--host", "127.0.0.1", "--port", "0", "--threads", "2"}, Map.of());
+    node =
+        KvselectNode.start(s, 1)
+            .toCompletionStage()
+            .toCompletableFuture()
+            .get(30, TimeUnit.SECONDS);
   }
 
   @AfterEach
@@ -69,13 +77,17 @@ class EventsEndToEndTest {
     node.close().toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
   }
 
-  private KvEventPublisher.Endpoints publisher(int ranks, boolean replay, ReplayLayout layout) throws Exception {
-    pub = new KvEventPublisher("test-pub", "127.0.0.1", new int[ranks], replay ? 0 : null, "", layout);
+  private KvEventPublisher.Endpoints publisher(int ranks, boolean replay, ReplayLayout layout)
+      throws Exception {
+    pub =
+        new KvEventPublisher(
+            "test-pub", "127.0.0.1", new int[ranks], replay ? 0 : null, "", layout);
     return pub.ready().get(10, TimeUnit.SECONDS);
   }
 
   private JsonNode call(String method, String path, Object body) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.port() + path));
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.port() + path));
     if (body != null) {
       b.header("content-type", "application/json");
       b.method(method, HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
@@ -113,15 +125,27 @@ class EventsEndToEndTest {
   }
 
   private static long[] chain(int[] tokens) {
-    return BlockHasher.sequenceHashes(BlockHasher.localBlockHashes(tokens, tokens.length, BS,
-        BlockHasher.saltSeed(null, null), false, null));
+    return BlockHasher.sequenceHashes(
+        BlockHasher.localBlockHashes(
+            tokens, tokens.length, BS, BlockHasher.saltSeed(null, null), false, null));
   }
 
   /** A vLLM BlockStored of tokens[from*BS .. to*BS) extending block from-1 (engine hashes = chain). */
   private static BlockStored stored(int[] tokens, int fromBlock, int toBlock) {
     long[] c = chain(tokens);
-    return new BlockStored(Arrays.copyOfRange(c, fromBlock, toBlock), fromBlock > 0, fromBlock > 0 ? c[fromBlock - 1] : 0,
-        Arrays.copyOfRange(tokens, fromBlock * BS, toBlock * BS), BS, "GPU", null, null, null, null, null, null);
+    return new BlockStored(
+        Arrays.copyOfRange(c, fromBlock, toBlock),
+        fromBlock > 0,
+        fromBlock > 0 ? c[fromBlock - 1] : 0,
+        Arrays.copyOfRange(tokens, fromBlock * BS, toBlock * BS),
+        BS,
+        "GPU",
+        null,
+        null,
+        null,
+        null,
+        null,
+        null);
   }
 
   private void publish(int rank, WireFormat wire, KvEvent... events) {
@@ -133,7 +157,9 @@ class EventsEndToEndTest {
     JsonNode r = call("POST", "/overlap_scores", Map.of("token_ids", prompt));
     Map<String, Integer> out = new LinkedHashMap<>();
     for (JsonNode w : r.get("workers")) {
-      out.put(w.get("worker_id").asLong() + ":" + w.get("dp_rank").asInt(), w.get("device_blocks").asInt());
+      out.put(
+          w.get("worker_id").asLong() + ":" + w.get("dp_rank").asInt(),
+          w.get("device_blocks").asInt());
     }
     return out;
   }
@@ -141,10 +167,14 @@ class EventsEndToEndTest {
   private void awaitDepths(int[] prompt, Predicate<Map<String, Integer>> done, String what) {
     AtomicReference<Map<String, Integer>> last = new AtomicReference<>();
     try {
-      await().atMost(WAIT).pollInterval(POLL).until(() -> {
-        last.set(depths(prompt));
-        return done.test(last.get());
-      });
+      await()
+          .atMost(WAIT)
+          .pollInterval(POLL)
+          .until(
+              () -> {
+                last.set(depths(prompt));
+                return done.test(last.get());
+              });
     } catch (ConditionTimeoutException e) {
       throw new AssertionError(what + ": last overlap " + last.get(), e);
     }
@@ -161,11 +191,15 @@ class EventsEndToEndTest {
 
   /** Publishes a throw-away batch until the subscription is connected (PUB/SUB slow joiner). */
   private void awaitConnected(int rank, WireFormat wire, long worker) {
-    await("listener of " + worker + ":" + rank + " receives a batch").atMost(WAIT).pollInterval(POLL).until(() -> {
-      publish(rank, wire, new BlockRemoved(new long[] {42}, "GPU", null, null));
-      JsonNode l = listener(worker, rank);
-      return l != null && l.get("batches").asLong() > 0;
-    });
+    await("listener of " + worker + ":" + rank + " receives a batch")
+        .atMost(WAIT)
+        .pollInterval(POLL)
+        .until(
+            () -> {
+              publish(rank, wire, new BlockRemoved(new long[] {42}, "GPU", null, null));
+              JsonNode l = listener(worker, rank);
+              return l != null && l.get("batches").asLong() > 0;
+            });
   }
 
   @ParameterizedTest
@@ -179,7 +213,9 @@ class EventsEndToEndTest {
     awaitDepths(prompt, d -> d.get("1:0") == 4, "4 stored blocks");
     JsonNode dump = call("GET", "/dump", null).get("default:default");
     assertEquals(4, dump.get("events").size());
-    assertEquals(listener(1, 0).get("last_seq").asLong(), dump.get("watermarks").get("1:0").asLong(),
+    assertEquals(
+        listener(1, 0).get("last_seq").asLong(),
+        dump.get("watermarks").get("1:0").asLong(),
         "the dump says up to which sequence number it is complete");
     publish(0, wire, new BlockRemoved(new long[] {chain(prompt)[2]}, "GPU", null, null));
     awaitDepths(prompt, d -> d.get("1:0") == 2, "block 2 evicted");
@@ -194,13 +230,19 @@ class EventsEndToEndTest {
     int[] prompt = tokens(7, 12);
     publish(0, WireFormat.MAP, stored(prompt, 0, 1));
     publish(0, WireFormat.MAP, stored(prompt, 1, 2));
-    await("both batches published").atMost(WAIT).pollInterval(Duration.ofMillis(10))
+    await("both batches published")
+        .atMost(WAIT)
+        .pollInterval(Duration.ofMillis(10))
         .until(() -> pub.lastSeq(0) >= 1);
     register(1, ep, 1);
-    await("block 2 applied live").atMost(WAIT).pollInterval(POLL).until(() -> {
-      publish(0, WireFormat.MAP, stored(prompt, 2, 3));
-      return depths(prompt).get("1:0") >= 3;
-    });
+    await("block 2 applied live")
+        .atMost(WAIT)
+        .pollInterval(POLL)
+        .until(
+            () -> {
+              publish(0, WireFormat.MAP, stored(prompt, 2, 3));
+              return depths(prompt).get("1:0") >= 3;
+            });
     awaitDepths(prompt, d -> d.get("1:0") == 3, "blocks 0-1 recovered by replay, block 2 live");
     assertTrue(listener(1, 0).get("replays").asLong() >= 1);
   }
@@ -231,7 +273,8 @@ class EventsEndToEndTest {
     register(1, ep, 1);
     assertEquals(2, depths(prompt).get("1:0"), "an unchanged registration keeps the blocks");
     call("DELETE", "/workers/1", null);
-    assertEquals(0, node.service().inspection().indexSize(), "DELETE answers after the blocks are gone");
+    assertEquals(
+        0, node.service().inspection().indexSize(), "DELETE answers after the blocks are gone");
     register(1, ep, 1);
     assertEquals(0, depths(prompt).get("1:0"));
     awaitConnected(0, WireFormat.MAP, 1);
@@ -247,7 +290,8 @@ class EventsEndToEndTest {
     publish(1, WireFormat.ARRAY, stored(prompt, 0, 2));
     awaitDepths(prompt, d -> d.get("3:1") == 2 && d.get("3:0") == 0, "rank 1 only");
     pub.publish(1, new byte[] {(byte) 0xc1, 1, 2});
-    publish(1, WireFormat.ARRAY, new BlockRemoved(new long[] {chain(prompt)[1]}, "GPU", null, null));
+    publish(
+        1, WireFormat.ARRAY, new BlockRemoved(new long[] {chain(prompt)[1]}, "GPU", null, null));
     awaitDepths(prompt, d -> d.get("3:1") == 1, "later batches still apply");
     assertEquals(1, listener(3, 1).get("malformed_payloads").asLong());
   }
@@ -258,19 +302,30 @@ class EventsEndToEndTest {
       ZMQ.Socket raw = ctx.createSocket(SocketType.PUB);
       int port = raw.bindToRandomPort("tcp://127.0.0.1");
       String ep = "tcp://127.0.0.1:" + port;
-      call("POST", "/workers", Map.of("worker_id", 5, "endpoint", "http://x", "block_size", BS, "kv_events_endpoint", ep));
+      call(
+          "POST",
+          "/workers",
+          Map.of(
+              "worker_id", 5, "endpoint", "http://x", "block_size", BS, "kv_events_endpoint", ep));
       int[] prompt = tokens(3, 4);
-      byte[] good = KvEventEncoder.encode(new KvEventBatch(1.0, List.of(stored(prompt, 0, 1)), 0), WireFormat.MAP);
+      byte[] good =
+          KvEventEncoder.encode(
+              new KvEventBatch(1.0, List.of(stored(prompt, 0, 1)), 0), WireFormat.MAP);
       java.util.concurrent.atomic.AtomicLong seq = new java.util.concurrent.atomic.AtomicLong();
-      await("the good batch applied between bad frames").atMost(WAIT).pollInterval(POLL).until(() -> {
-        raw.sendMore("");
-        raw.send(new byte[7]);
-        raw.send("only-two-frames");
-        raw.sendMore("");
-        raw.sendMore(java.nio.ByteBuffer.allocate(8).putLong(seq.getAndIncrement()).array());
-        raw.send(good);
-        return depths(prompt).get("5:0") > 0;
-      });
+      await("the good batch applied between bad frames")
+          .atMost(WAIT)
+          .pollInterval(POLL)
+          .until(
+              () -> {
+                raw.sendMore("");
+                raw.send(new byte[7]);
+                raw.send("only-two-frames");
+                raw.sendMore("");
+                raw.sendMore(
+                    java.nio.ByteBuffer.allocate(8).putLong(seq.getAndIncrement()).array());
+                raw.send(good);
+                return depths(prompt).get("5:0") > 0;
+              });
       assertEquals(1, depths(prompt).get("5:0"));
       assertTrue(listener(5, 0).get("dropped_frames").asLong() >= 1);
     }

@@ -28,7 +28,9 @@ final class HeldBlocks {
   void store(Long parent, long[] hashes, int[] tokens) {
     Long prev = parent;
     for (int i = 0; i < hashes.length; i++) {
-      held.put(hashes[i], new Held(prev, Arrays.copyOfRange(tokens, i * blockSize, (i + 1) * blockSize)));
+      held.put(
+          hashes[i],
+          new Held(prev, Arrays.copyOfRange(tokens, i * blockSize, (i + 1) * blockSize)));
       prev = hashes[i];
     }
   }

@@ -48,7 +48,9 @@ class HeldEventsTest {
       during.publish(0, batch(null, stored(A, 0, 2)));
       during.publish(0, batch(null, new AllBlocksCleared()));
       during.publish(0, batch(null, stored(B, 0, 1)));
-      await().atMost(Duration.ofSeconds(20)).until(() -> batches(node, 1) >= seen1 + 2 && batches(node, 2) >= 4);
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(() -> batches(node, 1) >= seen1 + 2 && batches(node, 2) >= 4);
       // received, not applied
       assertEquals(2, depth(node, A, 1));
       assertEquals(0, depth(node, B, 1));
@@ -68,7 +70,8 @@ class HeldEventsTest {
 
       during.publish(0, batch(null, stored(C, 0, 2)));
       await().atMost(Duration.ofSeconds(20)).until(() -> depth(node, C, 2) == 2);
-      assertEquals(0, events.release().get(10, TimeUnit.SECONDS).applied(), "a second release has nothing");
+      assertEquals(
+          0, events.release().get(10, TimeUnit.SECONDS).applied(), "a second release has nothing");
     }
   }
 
@@ -76,21 +79,41 @@ class HeldEventsTest {
     return new KvEventPublisher(name, "127.0.0.1", new int[1], null, "", ReplayLayout.TOPIC);
   }
 
-  private static void register(EventNode node, int worker, KvEventPublisher engine) throws Exception {
+  private static void register(EventNode node, int worker, KvEventPublisher engine)
+      throws Exception {
     List<String> eps = engine.ready().get(10, TimeUnit.SECONDS).publishers();
-    node.json("POST", "/workers", Map.of("worker_id", worker, "endpoint", "http://127.0.0.1:1",
-        "block_size", EventNode.BS, "kv_events_endpoint", eps.get(0)));
+    node.json(
+        "POST",
+        "/workers",
+        Map.of(
+            "worker_id",
+            worker,
+            "endpoint",
+            "http://127.0.0.1:1",
+            "block_size",
+            EventNode.BS,
+            "kv_events_endpoint",
+            eps.get(0)));
   }
 
   /** Publishes no-op batches until the listener of {@code worker} has counted {@code n}. */
   private static void awaitBatches(EventNode node, int worker, KvEventPublisher engine, long n) {
-    await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(25)).until(() -> {
-      if (batches(node, worker) >= n) {
-        return true;
-      }
-      engine.publish(0, batch(null, new io.kvselect.core.events.BlockRemoved(new long[] {42}, "GPU", null, null)));
-      return false;
-    });
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .pollInterval(Duration.ofMillis(25))
+        .until(
+            () -> {
+              if (batches(node, worker) >= n) {
+                return true;
+              }
+              engine.publish(
+                  0,
+                  batch(
+                      null,
+                      new io.kvselect.core.events.BlockRemoved(
+                          new long[] {42}, "GPU", null, null)));
+              return false;
+            });
   }
 
   private static long batches(EventNode node, int worker) throws Exception {

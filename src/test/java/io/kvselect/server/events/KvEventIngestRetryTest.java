@@ -27,19 +27,23 @@ class KvEventIngestRetryTest {
   private final RecordingSink sink = new RecordingSink();
   private final AtomicBoolean resolvable = new AtomicBoolean();
   private final AtomicInteger lookups = new AtomicInteger();
-  private final KvEventIngest ingest = new KvEventIngest(KvEventIngestOptions.defaults()
-      .withPollerThreads(1)
-      .withRetryBackoff(Duration.ofMillis(10), Duration.ofMillis(40))
-      .withResolver(host -> {
-        lookups.incrementAndGet();
-        if (!host.equals("localhost")) {
-          throw new UnknownHostException("unexpected host " + host);
-        }
-        if (!resolvable.get()) {
-          throw new UnknownHostException(host + ": not in DNS yet");
-        }
-        return InetAddress.getLoopbackAddress();
-      }), sink);
+  private final KvEventIngest ingest =
+      new KvEventIngest(
+          KvEventIngestOptions.defaults()
+              .withPollerThreads(1)
+              .withRetryBackoff(Duration.ofMillis(10), Duration.ofMillis(40))
+              .withResolver(
+                  host -> {
+                    lookups.incrementAndGet();
+                    if (!host.equals("localhost")) {
+                      throw new UnknownHostException("unexpected host " + host);
+                    }
+                    if (!resolvable.get()) {
+                      throw new UnknownHostException(host + ": not in DNS yet");
+                    }
+                    return InetAddress.getLoopbackAddress();
+                  }),
+          sink);
 
   @AfterEach
   void closeIngest() {
@@ -53,13 +57,18 @@ class KvEventIngestRetryTest {
       String endpoint = pub.endpoint().replace("127.0.0.1", "localhost");
       ingest.subscribe(A, endpoint, null);
 
-      await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-        RankStats st = ingest.stats().get(A);
-        assertEquals(RankStats.State.RETRYING, st.state());
-        assertTrue(st.retries() >= 4, "retries " + st.retries());
-        assertTrue(st.lastError().contains("localhost: not in DNS yet"), st.lastError());
-        assertTrue(st.lastError().endsWith("retrying in 40 ms"), "the delay is capped: " + st.lastError());
-      });
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .untilAsserted(
+              () -> {
+                RankStats st = ingest.stats().get(A);
+                assertEquals(RankStats.State.RETRYING, st.state());
+                assertTrue(st.retries() >= 4, "retries " + st.retries());
+                assertTrue(st.lastError().contains("localhost: not in DNS yet"), st.lastError());
+                assertTrue(
+                    st.lastError().endsWith("retrying in 40 ms"),
+                    "the delay is capped: " + st.lastError());
+              });
       int failedLookups = lookups.get();
       assertTrue(failedLookups >= 4);
 

@@ -22,18 +22,19 @@ class KvEventIngestScaleTest {
   void fiveHundredRanksOnFourPollerThreads() throws Exception {
     int ranks = PUBLISHERS * RANKS_PER_PUBLISHER;
     CountDownLatch delivered = new CountDownLatch(ranks * 2);
-    BatchSink sink = new BatchSink() {
-      @Override
-      public void onBatch(WorkerRank rank, long seq, byte[] payload) {
-        delivered.countDown();
-      }
+    BatchSink sink =
+        new BatchSink() {
+          @Override
+          public void onBatch(WorkerRank rank, long seq, byte[] payload) {
+            delivered.countDown();
+          }
 
-      @Override
-      public void onReset(WorkerRank rank, String reason) {}
-    };
+          @Override
+          public void onReset(WorkerRank rank, String reason) {}
+        };
     List<TestPublisher> publishers = new ArrayList<>();
-    KvEventIngest ingest = new KvEventIngest(
-        KvEventIngestOptions.defaults().withPollerThreads(POLLERS), sink);
+    KvEventIngest ingest =
+        new KvEventIngest(KvEventIngestOptions.defaults().withPollerThreads(POLLERS), sink);
     try {
       int threadsBefore = Thread.activeCount();
       for (int p = 0; p < PUBLISHERS; p++) {

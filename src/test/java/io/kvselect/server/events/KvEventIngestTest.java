@@ -56,7 +56,8 @@ class KvEventIngestTest {
   void malformedMessagesAreCountedAndDroppedWhileEveryRankGoesOn() throws Exception {
     ingest.close();
     ingest = new KvEventIngest(KvEventIngestOptions.defaults().withPollerThreads(1), sink);
-    try (TestPublisher a = new TestPublisher("a"); TestPublisher b = new TestPublisher("b")) {
+    try (TestPublisher a = new TestPublisher("a");
+        TestPublisher b = new TestPublisher("b")) {
       ingest.subscribe(A, a.endpoint(), null);
       ingest.subscribe(B, b.endpoint(), null);
       a.awaitSubscribers(1);
@@ -111,7 +112,8 @@ class KvEventIngestTest {
   void twoRanksOfOneWorkerOnTwoPublishersStayApart() throws Exception {
     WorkerRank r0 = new WorkerRank(7, 0);
     WorkerRank r1 = new WorkerRank(7, 1);
-    try (TestPublisher p0 = new TestPublisher("dp0"); TestPublisher p1 = new TestPublisher("dp1")) {
+    try (TestPublisher p0 = new TestPublisher("dp0");
+        TestPublisher p1 = new TestPublisher("dp1")) {
       ingest.subscribe(r0, p0.endpoint(), null);
       ingest.subscribe(r1, p1.endpoint(), null);
       p0.awaitSubscribers(1);
@@ -152,7 +154,8 @@ class KvEventIngestTest {
 
   @Test
   void resubscribingWithANewEndpointStartsAFreshCursor() throws Exception {
-    try (TestPublisher old = new TestPublisher("old"); TestPublisher fresh = new TestPublisher("new")) {
+    try (TestPublisher old = new TestPublisher("old");
+        TestPublisher fresh = new TestPublisher("new")) {
       ingest.subscribe(A, old.endpoint(), null);
       old.awaitSubscribers(1);
       old.publish(0);
@@ -187,8 +190,10 @@ class KvEventIngestTest {
   }
 
   @Test
-  void afterCloseRunsOnTheOwnerBetweenTheOldSocketsLastBatchAndTheNewSocketsFirst() throws Exception {
-    try (TestPublisher old = new TestPublisher("old"); TestPublisher fresh = new TestPublisher("new")) {
+  void afterCloseRunsOnTheOwnerBetweenTheOldSocketsLastBatchAndTheNewSocketsFirst()
+      throws Exception {
+    try (TestPublisher old = new TestPublisher("old");
+        TestPublisher fresh = new TestPublisher("new")) {
       ingest.subscribe(A, 2, old.endpoint(), null, sink);
       old.awaitSubscribers(1);
       old.publish(0);
@@ -211,7 +216,8 @@ class KvEventIngestTest {
   @Test
   void rejectsUnknownSchemesAndUseAfterClose() {
     assertThrows(IllegalArgumentException.class, () -> ingest.subscribe(A, "http://x:1", null));
-    assertThrows(IllegalArgumentException.class, () -> ingest.subscribe(A, "tcp://x:1", "udp://x:2"));
+    assertThrows(
+        IllegalArgumentException.class, () -> ingest.subscribe(A, "tcp://x:1", "udp://x:2"));
     assertThrows(IllegalArgumentException.class, () -> ingest.subscribe(A, "garbage", null));
     assertThrows(IllegalArgumentException.class, () -> ingest.subscribe(A, "tcp://x:1", "7"));
     ingest.close();

@@ -20,11 +20,16 @@ class KvEventIngestVerticleTest {
   void deployStartsAndUndeployStopsTheIngestThreads(Vertx vertx) throws Exception {
     RecordingSink sink = new RecordingSink();
     WorkerRank rank = new WorkerRank(9, 0);
-    KvEventIngestVerticle verticle = new KvEventIngestVerticle(
-        KvEventIngestOptions.defaults().withPollerThreads(2), sink);
-    String id = vertx.deployVerticle(verticle).toCompletionStage().toCompletableFuture()
-        .get(10, TimeUnit.SECONDS);
-    assertEquals(List.of("kvselect-zmq-0", "kvselect-zmq-1", "kvselect-zmq-replay"),
+    KvEventIngestVerticle verticle =
+        new KvEventIngestVerticle(KvEventIngestOptions.defaults().withPollerThreads(2), sink);
+    String id =
+        vertx
+            .deployVerticle(verticle)
+            .toCompletionStage()
+            .toCompletableFuture()
+            .get(10, TimeUnit.SECONDS);
+    assertEquals(
+        List.of("kvselect-zmq-0", "kvselect-zmq-1", "kvselect-zmq-replay"),
         IngestThreads.named("kvselect-zmq"));
     try (TestPublisher pub = new TestPublisher("v")) {
       vertx.runOnContext(v -> verticle.ingest().subscribe(rank, pub.endpoint(), null));

@@ -20,8 +20,9 @@ class KvEventReplayTest {
   private static final WorkerRank RANK = new WorkerRank(3, 0);
 
   private final RecordingSink sink = new RecordingSink();
-  private final KvEventIngest ingest = new KvEventIngest(
-      KvEventIngestOptions.defaults().withReplayTimeout(Duration.ofMillis(1_500)), sink);
+  private final KvEventIngest ingest =
+      new KvEventIngest(
+          KvEventIngestOptions.defaults().withReplayTimeout(Duration.ofMillis(1_500)), sink);
 
   @AfterEach
   void closeIngest() {
@@ -107,7 +108,8 @@ class KvEventReplayTest {
       pub.publish(6);
       List<Delivery> got = sink.take(RANK, 7);
       assertEquals("0 1 R 3 4 5 6", RecordingSink.trace(got));
-      assertTrue(got.get(2).reason().contains("started after the requested seq"), got.get(2).reason());
+      assertTrue(
+          got.get(2).reason().contains("started after the requested seq"), got.get(2).reason());
       assertEquals(1, ingest.stats().get(RANK).resets());
     }
   }

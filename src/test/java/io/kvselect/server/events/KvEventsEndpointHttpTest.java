@@ -47,17 +47,31 @@ class KvEventsEndpointHttpTest {
   }
 
   @ParameterizedTest(name = "{0} {1}")
-  @CsvSource(delimiter = '|', value = {
-      "POST|/workers|{\"worker_id\":1,\"endpoint\":\"http://w\",\"block_size\":4,\"kv_events_endpoint\":\"garbage\"}|kv_events_endpoint",
-      "POST|/workers|{\"worker_id\":1,\"endpoint\":\"http://w\",\"block_size\":4,\"kv_events_endpoint\":\"tcp://127.0.0.1:9\",\"replay_endpoint\":\"7\"}|replay_endpoint",
-      "POST|/workers|{\"worker_id\":2,\"endpoint\":\"http://w\",\"block_size\":4,\"kv_events_endpoint\":\"tcp://h:70000\"}|kv_events_endpoint",
-      "POST|/workers|{\"worker_id\":2,\"endpoint\":\"http://w\",\"block_size\":4,\"data_parallel_size\":2,\"kv_events_endpoints\":{\"0\":\"tcp://h:1\",\"1\":\"tcp://h\"}}|kv_events_endpoints[1]",
-      "PATCH|/workers/1|{\"replay_endpoint\":\"7\"}|replay_endpoint",
-      "PATCH|/workers/1|{\"kv_events_endpoint\":\"ipc://\"}|kv_events_endpoint"})
-  void aMalformedEndpointIs422NamingTheFieldAndChangesNothing(String method, String path, String body,
-      String field) throws Exception {
-    HttpResponse<String> first = node.send("POST", "/workers", Map.of("worker_id", 1, "endpoint", "http://w",
-        "block_size", 4, "kv_events_endpoint", "tcp://127.0.0.1:" + Ports.free()));
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "POST|/workers|{\"worker_id\":1,\"endpoint\":\"http://w\",\"block_size\":4,\"kv_events_endpoint\":\"garbage\"}|kv_events_endpoint",
+        "POST|/workers|{\"worker_id\":1,\"endpoint\":\"http://w\",\"block_size\":4,\"kv_events_endpoint\":\"tcp://127.0.0.1:9\",\"replay_endpoint\":\"7\"}|replay_endpoint",
+        "POST|/workers|{\"worker_id\":2,\"endpoint\":\"http://w\",\"block_size\":4,\"kv_events_endpoint\":\"tcp://h:70000\"}|kv_events_endpoint",
+        "POST|/workers|{\"worker_id\":2,\"endpoint\":\"http://w\",\"block_size\":4,\"data_parallel_size\":2,\"kv_events_endpoints\":{\"0\":\"tcp://h:1\",\"1\":\"tcp://h\"}}|kv_events_endpoints[1]",
+        "PATCH|/workers/1|{\"replay_endpoint\":\"7\"}|replay_endpoint",
+        "PATCH|/workers/1|{\"kv_events_endpoint\":\"ipc://\"}|kv_events_endpoint"
+      })
+  void aMalformedEndpointIs422NamingTheFieldAndChangesNothing(
+      String method, String path, String body, String field) throws Exception {
+    HttpResponse<String> first =
+        node.send(
+            "POST",
+            "/workers",
+            Map.of(
+                "worker_id",
+                1,
+                "endpoint",
+                "http://w",
+                "block_size",
+                4,
+                "kv_events_endpoint",
+                "tcp://127.0.0.1:" + Ports.free()));
     assertEquals(201, first.statusCode(), first.body());
     JsonNode before = catalog();
 
@@ -70,46 +84,91 @@ class KvEventsEndpointHttpTest {
 
   @Test
   void anUnresolvableHostIsRegisteredAndItsListenerRetries() throws Exception {
-    HttpResponse<String> r = node.send("POST", "/workers", Map.of("worker_id", 7, "endpoint", "http://w",
-        "block_size", 4, "kv_events_endpoint", "tcp://nohost.invalid:5"));
+    HttpResponse<String> r =
+        node.send(
+            "POST",
+            "/workers",
+            Map.of(
+                "worker_id",
+                7,
+                "endpoint",
+                "http://w",
+                "block_size",
+                4,
+                "kv_events_endpoint",
+                "tcp://nohost.invalid:5"));
 
     assertEquals(201, r.statusCode(), r.body());
     assertEquals("schedulable", JSON.readTree(r.body()).get("lifecycle").asText());
-    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-      JsonNode l = node.listener(7, 0);
-      assertEquals("retrying", l.get("state").asText(), l.toString());
-      assertTrue(l.get("last_error").asText().contains("nohost.invalid"), l.toString());
-      assertTrue(l.get("retries").asLong() >= 1, l.toString());
-    });
-    Pattern gauge = Pattern.compile("(?m)^kvselect_kv_events_retrying\\{[^}]*dp_rank=\"0\"[^}]*worker_id=\"7\"[^}]*\\} 1\\.0$");
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () -> {
+              JsonNode l = node.listener(7, 0);
+              assertEquals("retrying", l.get("state").asText(), l.toString());
+              assertTrue(l.get("last_error").asText().contains("nohost.invalid"), l.toString());
+              assertTrue(l.get("retries").asLong() >= 1, l.toString());
+            });
+    Pattern gauge =
+        Pattern.compile(
+            "(?m)^kvselect_kv_events_retrying\\{[^}]*dp_rank=\"0\"[^}]*worker_id=\"7\"[^}]*\\} 1\\.0$");
     String metrics = node.send("GET", "/metrics", null).body();
-    assertTrue(gauge.matcher(metrics).find(), () -> metrics.lines()
-        .filter(l -> l.startsWith("kvselect_kv_events_retrying")).toList().toString());
+    assertTrue(
+        gauge.matcher(metrics).find(),
+        () ->
+            metrics
+                .lines()
+                .filter(l -> l.startsWith("kvselect_kv_events_retrying"))
+                .toList()
+                .toString());
   }
 
   @Test
   void aPublisherThatIsNotUpYetIsRetriedAndPickedUpWhenItStarts() throws Exception {
     int port = Ports.free();
-    HttpResponse<String> r = node.send("POST", "/workers", Map.of("worker_id", 3, "endpoint", "http://w",
-        "block_size", EventNode.BS, "kv_events_endpoint", "tcp://127.0.0.1:" + port));
+    HttpResponse<String> r =
+        node.send(
+            "POST",
+            "/workers",
+            Map.of(
+                "worker_id",
+                3,
+                "endpoint",
+                "http://w",
+                "block_size",
+                EventNode.BS,
+                "kv_events_endpoint",
+                "tcp://127.0.0.1:" + port));
     assertEquals(201, r.statusCode(), r.body());
-    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-      JsonNode l = node.listener(3, 0);
-      assertEquals("retrying", l.get("state").asText(), l.toString());
-      assertTrue(l.get("last_error").asText().contains("127.0.0.1:" + port), l.toString());
-    });
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () -> {
+              JsonNode l = node.listener(3, 0);
+              assertEquals("retrying", l.get("state").asText(), l.toString());
+              assertTrue(l.get("last_error").asText().contains("127.0.0.1:" + port), l.toString());
+            });
 
-    late = new KvEventPublisher("late-engine", "127.0.0.1", new int[] {port}, null, "", ReplayLayout.TOPIC);
+    late =
+        new KvEventPublisher(
+            "late-engine", "127.0.0.1", new int[] {port}, null, "", ReplayLayout.TOPIC);
     late.ready().get(10, TimeUnit.SECONDS);
     int[] prompt = EventNode.tokens(50, 8);
-    await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).until(() -> {
-      late.publish(0, EventNode.batch(0, EventNode.stored(prompt, 0, 2)));
-      return node.depths(prompt).get("3:0") == 2;
-    });
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .pollInterval(Duration.ofMillis(50))
+        .until(
+            () -> {
+              late.publish(0, EventNode.batch(0, EventNode.stored(prompt, 0, 2)));
+              return node.depths(prompt).get("3:0") == 2;
+            });
     JsonNode l = node.listener(3, 0);
     assertEquals("live", l.get("state").asText(), l.toString());
     assertTrue(l.get("last_error").isNull(), l.toString());
-    late.publish(0, EventNode.batch(0, new BlockRemoved(new long[] {EventNode.chain(prompt)[1]}, "GPU", null, null)));
+    late.publish(
+        0,
+        EventNode.batch(
+            0, new BlockRemoved(new long[] {EventNode.chain(prompt)[1]}, "GPU", null, null)));
     await().atMost(Duration.ofSeconds(10)).until(() -> node.depths(prompt).get("3:0") == 1);
   }
 

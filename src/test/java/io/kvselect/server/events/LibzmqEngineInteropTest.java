@@ -76,8 +76,14 @@ class LibzmqEngineInteropTest {
 
   @BeforeEach
   void startNode() throws Exception {
-    NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0", "--threads", "2"}, Map.of());
-    node = KvselectNode.start(s, 1).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    NodeSettings s =
+        NodeSettings.parse(
+            new String[] {"--host", "127.0.0.1", "--port", "0", "--threads", "2"}, Map.of());
+    node =
+        KvselectNode.start(s, 1)
+            .toCompletionStage()
+            .toCompletableFuture()
+            .get(30, TimeUnit.SECONDS);
   }
 
   @AfterEach
@@ -111,12 +117,14 @@ class LibzmqEngineInteropTest {
     store(a, 0, 1);
     store(a, 1, 4);
     assertNodeMatches("a root block, then three chained blocks in one event");
-    engine.publish(Map.of("op", "batch", "events", List.of(storeCommand(b, 0, 3), removeCommand(a.ids()[2]))));
+    engine.publish(
+        Map.of("op", "batch", "events", List.of(storeCommand(b, 0, 3), removeCommand(a.ids()[2]))));
     truth.store(null, b.ids(), b.tokens());
     truth.remove(a.ids()[2]);
     assertNodeMatches("one batch storing b and evicting a middle block of a");
     remove(Map.of("hash_repr", otherRepr(hashes)), b.ids()[1], 42L);
-    assertNodeMatches("b's second block removed by the same id in another representation, plus an unknown id");
+    assertNodeMatches(
+        "b's second block removed by the same id in another representation, plus an unknown id");
     engine.publish(Map.of("op", "clear"));
     truth.clear();
     assertNodeMatches("all blocks cleared");
@@ -125,7 +133,13 @@ class LibzmqEngineInteropTest {
   }
 
   @ParameterizedTest(name = "{0} replies, {1}")
-  @CsvSource({"topic, vllm_map", "legacy, vllm_array", "legacy, sglang_array", "legacy, sglang_map", "topic, sglang_map"})
+  @CsvSource({
+    "topic, vllm_map",
+    "legacy, vllm_array",
+    "legacy, sglang_array",
+    "legacy, sglang_map",
+    "topic, sglang_map"
+  })
   void blocksStoredBeforeRegistrationAreReplayed(String layout, String format) throws Exception {
     engine = ScriptedEngine.start("--format", format, "--replay-layout", layout);
     Chain a = chain(4);
@@ -143,9 +157,15 @@ class LibzmqEngineInteropTest {
   }
 
   @ParameterizedTest(name = "{0} replies, {1}, {2} hashes")
-  @CsvSource({"topic, vllm_map, bin32", "legacy, sglang_array, negative_int", "legacy, vllm_array, int"})
-  void aForwardGapIsRecoveredByReplay(String layout, String format, String hashes) throws Exception {
-    engine = ScriptedEngine.start("--format", format, "--replay-layout", layout, "--hash-repr", hashes);
+  @CsvSource({
+    "topic, vllm_map, bin32",
+    "legacy, sglang_array, negative_int",
+    "legacy, vllm_array, int"
+  })
+  void aForwardGapIsRecoveredByReplay(String layout, String format, String hashes)
+      throws Exception {
+    engine =
+        ScriptedEngine.start("--format", format, "--replay-layout", layout, "--hash-repr", hashes);
     register();
     Chain a = chain(3);
     Chain b = chain(2);
@@ -231,7 +251,9 @@ class LibzmqEngineInteropTest {
   /** Stores blocks {@code [from, to)} of {@code c} on the engine and in the truth; returns the seq. */
   private long store(Chain c, int from, int to) throws Exception {
     long seq = engine.publish(storeCommand(c, from, to));
-    truth.store(from == 0 ? null : c.ids()[from - 1], Arrays.copyOfRange(c.ids(), from, to),
+    truth.store(
+        from == 0 ? null : c.ids()[from - 1],
+        Arrays.copyOfRange(c.ids(), from, to),
         Arrays.copyOfRange(c.tokens(), from * BS, to * BS));
     return seq;
   }
@@ -244,8 +266,9 @@ class LibzmqEngineInteropTest {
   }
 
   private JsonNode call(String method, String path, Object body) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.port() + path))
-        .timeout(Duration.ofSeconds(10));
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.port() + path))
+            .timeout(Duration.ofSeconds(10));
     if (body != null) {
       b.header("content-type", "application/json");
       b.method(method, HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
@@ -271,12 +294,15 @@ class LibzmqEngineInteropTest {
     w.put("kv_events_endpoints", Map.of("0", engine.pub));
     w.put("replay_endpoint", engine.replay);
     assertEquals("schedulable", call("POST", "/workers", w).get("lifecycle").asText());
-    await("the node's SUB receives a batch from " + engine.pub).atMost(Duration.ofSeconds(10))
-        .pollInterval(Duration.ofMillis(25)).until(() -> {
-          remove(Map.of(), 42L);
-          JsonNode l = listener();
-          return l != null && l.get("batches").asLong() > 0;
-        });
+    await("the node's SUB receives a batch from " + engine.pub)
+        .atMost(Duration.ofSeconds(10))
+        .pollInterval(Duration.ofMillis(25))
+        .until(
+            () -> {
+              remove(Map.of(), 42L);
+              JsonNode l = listener();
+              return l != null && l.get("batches").asLong() > 0;
+            });
   }
 
   private JsonNode listener() throws Exception {
@@ -312,10 +338,14 @@ class LibzmqEngineInteropTest {
     java.util.concurrent.atomic.AtomicReference<Map<String, Integer>> actual =
         new java.util.concurrent.atomic.AtomicReference<>();
     try {
-      await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(25)).until(() -> {
-        actual.set(nodeDepths());
-        return actual.get().equals(expected);
-      });
+      await()
+          .atMost(Duration.ofSeconds(5))
+          .pollInterval(Duration.ofMillis(25))
+          .until(
+              () -> {
+                actual.set(nodeDepths());
+                return actual.get().equals(expected);
+              });
     } catch (org.awaitility.core.ConditionTimeoutException e) {
       assertEquals(expected, actual.get(), step + " (listener " + listener() + ")");
     }

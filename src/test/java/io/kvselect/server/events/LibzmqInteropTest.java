@@ -43,10 +43,18 @@ class LibzmqInteropTest {
     requirePythonZmq();
     Path script = Path.of(getClass().getResource("/interop/pub.py").toURI());
     File stderr = Files.createTempFile("kvselect-interop-pub", ".log").toFile();
-    Process proc = new ProcessBuilder(PYTHON, script.toString(), "--count", Integer.toString(COUNT),
-        "--interval-ms", "20", "--max-seconds", "60")
-        .redirectError(stderr)
-        .start();
+    Process proc =
+        new ProcessBuilder(
+                PYTHON,
+                script.toString(),
+                "--count",
+                Integer.toString(COUNT),
+                "--interval-ms",
+                "20",
+                "--max-seconds",
+                "60")
+            .redirectError(stderr)
+            .start();
     BlockingQueue<String> lines = new LinkedBlockingQueue<>();
     Thread reader = new Thread(() -> readLines(proc, lines), "interop-pub-stdout");
     reader.start();
@@ -60,8 +68,8 @@ class LibzmqInteropTest {
       ingest.subscribe(RANK, "tcp://127.0.0.1:" + pubPort, "tcp://127.0.0.1:" + replayPort);
 
       List<Delivery> got = sink.take(RANK, COUNT);
-      String expected = LongStream.range(0, COUNT).mapToObj(Long::toString)
-          .collect(Collectors.joining(" "));
+      String expected =
+          LongStream.range(0, COUNT).mapToObj(Long::toString).collect(Collectors.joining(" "));
       assertEquals(expected, RecordingSink.trace(got));
       sink.assertQuiet(RANK, Duration.ofMillis(100));
       for (Delivery d : got) {
@@ -79,16 +87,19 @@ class LibzmqInteropTest {
   }
 
   private static void requirePythonZmq() throws Exception {
-    Process check = new ProcessBuilder(PYTHON, "-c", "import zmq, msgpack")
-        .redirectErrorStream(true).start();
+    Process check =
+        new ProcessBuilder(PYTHON, "-c", "import zmq, msgpack").redirectErrorStream(true).start();
     boolean ended = check.waitFor(30, TimeUnit.SECONDS);
     String out = new String(check.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     if (!ended) {
       check.destroyForcibly();
     }
     if (!ended || check.exitValue() != 0) {
-      fail(PYTHON + " cannot import zmq and msgpack; install Debian's packages with "
-          + "'apt-get install -y python3-zmq python3-msgpack' (.ci/run does). Output: " + out);
+      fail(
+          PYTHON
+              + " cannot import zmq and msgpack; install Debian's packages with "
+              + "'apt-get install -y python3-zmq python3-msgpack' (.ci/run does). Output: "
+              + out);
     }
   }
 
@@ -106,8 +117,8 @@ class LibzmqInteropTest {
   }
 
   private static void readLines(Process proc, BlockingQueue<String> lines) {
-    try (BufferedReader r = new BufferedReader(
-        new InputStreamReader(proc.getInputStream(), StandardCharsets.UTF_8))) {
+    try (BufferedReader r =
+        new BufferedReader(new InputStreamReader(proc.getInputStream(), StandardCharsets.UTF_8))) {
       for (String line; (line = r.readLine()) != null; ) {
         lines.add(line);
       }
@@ -116,13 +127,18 @@ class LibzmqInteropTest {
     }
   }
 
-  private static String expect(BlockingQueue<String> lines, String prefix, Process proc, File stderr)
-      throws Exception {
+  private static String expect(
+      BlockingQueue<String> lines, String prefix, Process proc, File stderr) throws Exception {
     while (true) {
       String line = lines.poll(10, TimeUnit.SECONDS);
       if (line == null) {
-        fail("publisher printed no '" + prefix.trim() + "' line (alive=" + proc.isAlive() + "): "
-            + Files.readString(stderr.toPath()));
+        fail(
+            "publisher printed no '"
+                + prefix.trim()
+                + "' line (alive="
+                + proc.isAlive()
+                + "): "
+                + Files.readString(stderr.toPath()));
       }
       assertNotNull(line);
       if (line.startsWith(prefix)) {

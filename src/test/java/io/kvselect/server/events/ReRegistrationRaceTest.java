@@ -1,6 +1,5 @@
 package io.kvselect.server.events;
 
-import io.kvselect.testing.ForwardingBlockIndex;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -15,6 +14,7 @@ import io.kvselect.core.index.ShardedBlockIndex;
 import io.kvselect.core.index.StorageTier;
 import io.kvselect.core.index.WorkerRank;
 import io.kvselect.core.service.SelectionService;
+import io.kvselect.testing.ForwardingBlockIndex;
 import io.kvselect.tools.mock.KvEventPublisher;
 import io.kvselect.tools.mock.ReplayLayout;
 import java.net.http.HttpResponse;
@@ -56,7 +56,12 @@ class ReRegistrationRaceTest {
     }
 
     @Override
-    public boolean store(WorkerRank rank, StorageTier tier, boolean hasParent, long parent, long[] ext,
+    public boolean store(
+        WorkerRank rank,
+        StorageTier tier,
+        boolean hasParent,
+        long parent,
+        long[] ext,
         long[] local) {
       if (armed.compareAndSet(true, false)) {
         entered.countDown();
@@ -68,7 +73,6 @@ class ReRegistrationRaceTest {
       }
       return inner.store(rank, tier, hasParent, parent, ext, local);
     }
-
   }
 
   private final GatedIndex gate = new GatedIndex(new ShardedBlockIndex(1, PrefixChainIndex::new));
@@ -108,21 +112,29 @@ class ReRegistrationRaceTest {
 
     gate.arm();
     oldEngine.publish(0, batch(stored(inFlight)));
-    assertTrue(gate.entered.await(10, TimeUnit.SECONDS), "the ingest thread reached the old batch's store");
+    assertTrue(
+        gate.entered.await(10, TimeUnit.SECONDS),
+        "the ingest thread reached the old batch's store");
     register(newEndpoint);
     gate.release();
 
     await("the old endpoint's blocks are gone and stay gone while it keeps publishing")
-        .atMost(Duration.ofSeconds(10)).during(Duration.ofMillis(600)).pollInterval(Duration.ofMillis(50))
-        .until(() -> {
-          oldEngine.publish(0, batch(stored(inFlight), stored(later)));
-          return depth(before) == 0 && depth(inFlight) == 0 && depth(later) == 0;
-        });
-    await("the new endpoint's blocks arrive").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(25))
-        .until(() -> {
-          newEngine.publish(0, batch(stored(fresh)));
-          return depth(fresh) == 2;
-        });
+        .atMost(Duration.ofSeconds(10))
+        .during(Duration.ofMillis(600))
+        .pollInterval(Duration.ofMillis(50))
+        .until(
+            () -> {
+              oldEngine.publish(0, batch(stored(inFlight), stored(later)));
+              return depth(before) == 0 && depth(inFlight) == 0 && depth(later) == 0;
+            });
+    await("the new endpoint's blocks arrive")
+        .atMost(Duration.ofSeconds(10))
+        .pollInterval(Duration.ofMillis(25))
+        .until(
+            () -> {
+              newEngine.publish(0, batch(stored(fresh)));
+              return depth(fresh) == 2;
+            });
     assertEquals(0, depth(inFlight));
     assertEquals(0, depth(later));
   }
@@ -136,18 +148,33 @@ class ReRegistrationRaceTest {
   }
 
   private void register(String kvEndpoint) throws Exception {
-    HttpResponse<String> r = node.send("POST", "/workers", Map.of("worker_id", 1, "endpoint", "http://127.0.0.1:1",
-        "block_size", BS, "kv_events_endpoint", kvEndpoint));
+    HttpResponse<String> r =
+        node.send(
+            "POST",
+            "/workers",
+            Map.of(
+                "worker_id",
+                1,
+                "endpoint",
+                "http://127.0.0.1:1",
+                "block_size",
+                BS,
+                "kv_events_endpoint",
+                kvEndpoint));
     assertEquals(201, r.statusCode(), r.body());
   }
 
   /** Publishes throw-away removals until the worker's listener has received one. */
   private void awaitListening(KvEventPublisher engine) {
-    await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(25)).until(() -> {
-      engine.publish(0, batch(new BlockRemoved(new long[] {42}, "GPU", null, null)));
-      JsonNode l = node.listener(1, 0);
-      return l != null && l.get("batches").asLong() > 0;
-    });
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .pollInterval(Duration.ofMillis(25))
+        .until(
+            () -> {
+              engine.publish(0, batch(new BlockRemoved(new long[] {42}, "GPU", null, null)));
+              JsonNode l = node.listener(1, 0);
+              return l != null && l.get("batches").asLong() > 0;
+            });
   }
 
   private int depth(int[] prompt) throws Exception {

@@ -13,7 +13,11 @@ import org.junit.jupiter.params.provider.CsvSource;
 class ReplayOutcomeTest {
 
   @ParameterizedTest(name = "[{index}] [{0},{1}) got ''{2}'' stop={3} -> {4}")
-  @CsvSource(delimiter = '|', nullValues = "-", textBlock = """
+  @CsvSource(
+      delimiter = '|',
+      nullValues = "-",
+      textBlock =
+          """
       # from | to | received   | stop cause | complete | reason contains        | deliverable
       2      | 5  | 2 3 4      | -          | true     | -                      | 2 3 4
       0      | 1  | 0          | -          | true     | -                      | 0
@@ -25,8 +29,14 @@ class ReplayOutcomeTest {
       2      | 6  | 2 3        | timeout    | false    | ended before the target | ''
       2      | 6  | 3 5        | -          | false    | started after          | 5
       """)
-  void table(long from, long to, String received, String stopCause, boolean complete,
-      String reasonPart, String deliverable) {
+  void table(
+      long from,
+      long to,
+      String received,
+      String stopCause,
+      boolean complete,
+      String reasonPart,
+      String deliverable) {
     ReplayOutcome outcome = ReplayOutcome.evaluate(from, to, batches(received), stopCause);
     assertEquals(complete, outcome.complete());
     if (reasonPart == null) {
@@ -34,12 +44,15 @@ class ReplayOutcomeTest {
     } else {
       assertTrue(outcome.reason().contains(reasonPart), outcome.reason());
     }
-    assertEquals(deliverable.trim(),
+    assertEquals(
+        deliverable.trim(),
         String.join(" ", outcome.deliverable().stream().map(b -> Long.toString(b.seq())).toList()));
   }
 
   private static List<Batch> batches(String seqs) {
-    return Arrays.stream(seqs.trim().split("\\s+")).filter(s -> !s.isEmpty())
-        .map(s -> new Batch(Long.parseLong(s), new byte[] {1})).toList();
+    return Arrays.stream(seqs.trim().split("\\s+"))
+        .filter(s -> !s.isEmpty())
+        .map(s -> new Batch(Long.parseLong(s), new byte[] {1}))
+        .toList();
   }
 }

@@ -59,16 +59,26 @@ final class ScriptedEngine implements AutoCloseable {
    * CI installs them through {@code .ci/run}.
    */
   static void requireLibzmqPython() throws Exception {
-    assertTrue(Files.isExecutable(Path.of(PYTHON)),
-        "no " + PYTHON + ": the libzmq interop tests need Debian's python3 with python3-zmq and "
+    assertTrue(
+        Files.isExecutable(Path.of(PYTHON)),
+        "no "
+            + PYTHON
+            + ": the libzmq interop tests need Debian's python3 with python3-zmq and "
             + "python3-msgpack (apt-get install -y python3-zmq python3-msgpack; .ci/run does it)");
-    Process probe = new ProcessBuilder(PYTHON, "-c", "import zmq, msgpack").redirectErrorStream(true).start();
+    Process probe =
+        new ProcessBuilder(PYTHON, "-c", "import zmq, msgpack").redirectErrorStream(true).start();
     try {
       boolean ended = probe.waitFor(20, TimeUnit.SECONDS);
-      String out = ended ? new String(probe.getInputStream().readAllBytes(), StandardCharsets.UTF_8) : "(timed out)";
-      assertTrue(ended && probe.exitValue() == 0,
-          PYTHON + " cannot import zmq and msgpack; install Debian's python3-zmq and python3-msgpack "
-              + "(apt-get install -y python3-zmq python3-msgpack; .ci/run does it): " + out.trim());
+      String out =
+          ended
+              ? new String(probe.getInputStream().readAllBytes(), StandardCharsets.UTF_8)
+              : "(timed out)";
+      assertTrue(
+          ended && probe.exitValue() == 0,
+          PYTHON
+              + " cannot import zmq and msgpack; install Debian's python3-zmq and python3-msgpack "
+              + "(apt-get install -y python3-zmq python3-msgpack; .ci/run does it): "
+              + out.trim());
     } finally {
       stop(probe);
     }
@@ -76,7 +86,8 @@ final class ScriptedEngine implements AutoCloseable {
 
   /** Starts engine.py with the given options ({@code --format vllm_map}, ...). */
   static ScriptedEngine start(String... options) throws Exception {
-    List<String> cmd = new ArrayList<>(List.of(PYTHON, "-u", script().toString(), "--max-seconds", "120"));
+    List<String> cmd =
+        new ArrayList<>(List.of(PYTHON, "-u", script().toString(), "--max-seconds", "120"));
     cmd.addAll(List.of(options));
     Process p = new ProcessBuilder(cmd).start();
     try {
@@ -118,8 +129,15 @@ final class ScriptedEngine implements AutoCloseable {
   private JsonNode next(String what) throws Exception {
     String line = lines.poll(REPLY_TIMEOUT_S, TimeUnit.SECONDS);
     if (line == null) {
-      throw new AssertionError("no " + what + " from engine.py within " + REPLY_TIMEOUT_S
-          + " s (exit " + exitOrNull() + "): " + stderr);
+      throw new AssertionError(
+          "no "
+              + what
+              + " from engine.py within "
+              + REPLY_TIMEOUT_S
+              + " s (exit "
+              + exitOrNull()
+              + "): "
+              + stderr);
     }
     return JSON.readTree(line);
   }
@@ -157,15 +175,19 @@ final class ScriptedEngine implements AutoCloseable {
   }
 
   private static void drain(InputStream in, Consumer<String> sink, String name) {
-    Thread t = new Thread(() -> {
-      try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
-        for (String line; (line = r.readLine()) != null; ) {
-          sink.accept(line);
-        }
-      } catch (IOException e) {
-        // the process ended
-      }
-    }, name);
+    Thread t =
+        new Thread(
+            () -> {
+              try (BufferedReader r =
+                  new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+                for (String line; (line = r.readLine()) != null; ) {
+                  sink.accept(line);
+                }
+              } catch (IOException e) {
+                // the process ended
+              }
+            },
+            name);
     t.setDaemon(true);
     t.start();
   }

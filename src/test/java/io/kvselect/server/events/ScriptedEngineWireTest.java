@@ -34,6 +34,7 @@ class ScriptedEngineWireTest {
   private static final double TS = 1700000000.5;
   private static final String H1 = "15760518052499183552";
   private static final String H2 = "4284880390408332321";
+
   /** SGLang's hash of the page [1, 2, 3, 4] (−3488128144981237669 as int64), as an unsigned id. */
   private static final String SGLANG_PAGE = Long.toUnsignedString(-3488128144981237669L);
 
@@ -63,8 +64,17 @@ class ScriptedEngineWireTest {
   }
 
   private static Map<String, Object> twoBlocks(String format) {
-    return cmd("store", format, "parent", null, "hashes", List.of(H1, H2),
-        "tokens", IntStream.rangeClosed(1, 32).toArray(), "block_size", 16);
+    return cmd(
+        "store",
+        format,
+        "parent",
+        null,
+        "hashes",
+        List.of(H1, H2),
+        "tokens",
+        IntStream.rangeClosed(1, 32).toArray(),
+        "block_size",
+        16);
   }
 
   private String encode(Map<String, Object> command) throws Exception {
@@ -75,37 +85,59 @@ class ScriptedEngineWireTest {
   void payloadsAreTheSpecVectors() throws Exception {
     engine = ScriptedEngine.start();
     // §4.1 vLLM array events
-    assertEquals("93cb41d954fc402000009198ab426c6f636b53746f72656492cfdab89baa7b5857c0cf3b76f40347536421c0"
-        + "dc00200102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f2010c0a3475055c000",
+    assertEquals(
+        "93cb41d954fc402000009198ab426c6f636b53746f72656492cfdab89baa7b5857c0cf3b76f40347536421c0"
+            + "dc00200102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f2010c0a3475055c000",
         encode(twoBlocks("vllm_array")));
-    assertEquals("93cb41d954fc402000009193ac426c6f636b52656d6f76656491cf3b76f40347536421a347505500",
+    assertEquals(
+        "93cb41d954fc402000009193ac426c6f636b52656d6f76656491cf3b76f40347536421a347505500",
         encode(cmd("remove", "vllm_array", "hashes", List.of(H2))));
-    assertEquals("93cb41d954fc402000009191b0416c6c426c6f636b73436c656172656400",
+    assertEquals(
+        "93cb41d954fc402000009191b0416c6c426c6f636b73436c656172656400",
         encode(cmd("clear", "vllm_array")));
     // §4.2 vLLM 0.26 map events
-    assertEquals("93cb41d954fc40200000918ba474797065ab426c6f636b53746f726564ac626c6f636b5f686173686573"
-        + "92cfdab89baa7b5857c0cf3b76f40347536421b1706172656e745f626c6f636b5f68617368c0a9746f6b656e5f696473"
-        + "dc00200102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20aa626c6f636b5f73697a6510"
-        + "a76c6f72615f6964c0a66d656469756da3475055a96c6f72615f6e616d65c0aa65787472615f6b65797392c0c0"
-        + "a967726f75705f69647800b26b765f63616368655f737065635f6b696e64ae66756c6c5f617474656e74696f6e00",
+    assertEquals(
+        "93cb41d954fc40200000918ba474797065ab426c6f636b53746f726564ac626c6f636b5f686173686573"
+            + "92cfdab89baa7b5857c0cf3b76f40347536421b1706172656e745f626c6f636b5f68617368c0a9746f6b656e5f696473"
+            + "dc00200102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20aa626c6f636b5f73697a6510"
+            + "a76c6f72615f6964c0a66d656469756da3475055a96c6f72615f6e616d65c0aa65787472615f6b65797392c0c0"
+            + "a967726f75705f69647800b26b765f63616368655f737065635f6b696e64ae66756c6c5f617474656e74696f6e00",
         encode(twoBlocks("vllm_map")));
-    assertEquals("93cb41d954fc402000009184a474797065ac426c6f636b52656d6f766564ac626c6f636b5f686173686573"
-        + "91cf3b76f40347536421a66d656469756da3475055a967726f75705f6964780000",
+    assertEquals(
+        "93cb41d954fc402000009184a474797065ac426c6f636b52656d6f766564ac626c6f636b5f686173686573"
+            + "91cf3b76f40347536421a66d656469756da3475055a967726f75705f6964780000",
         encode(cmd("remove", "vllm_map", "hashes", List.of(H2))));
-    assertEquals("93cb41d954fc402000009181a474797065b0416c6c426c6f636b73436c656172656400",
+    assertEquals(
+        "93cb41d954fc402000009181a474797065b0416c6c426c6f636b73436c656172656400",
         encode(cmd("clear", "vllm_map")));
     // §4.3 SGLang, one 4-token page, hash sent as a negative int64
-    Map<String, Object> array = cmd("store", "sglang_array", "parent", null, "hashes", List.of(SGLANG_PAGE),
-        "tokens", List.of(1, 2, 3, 4), "block_size", 4, "hash_repr", "negative_int");
-    assertEquals("93cb41d954fc402000009197ab426c6f636b53746f72656491d3cf97adeedb59e05bc0940102030404c0a347505500",
+    Map<String, Object> array =
+        cmd(
+            "store",
+            "sglang_array",
+            "parent",
+            null,
+            "hashes",
+            List.of(SGLANG_PAGE),
+            "tokens",
+            List.of(1, 2, 3, 4),
+            "block_size",
+            4,
+            "hash_repr",
+            "negative_int");
+    assertEquals(
+        "93cb41d954fc402000009197ab426c6f636b53746f72656491d3cf97adeedb59e05bc0940102030404c0a347505500",
         encode(array));
     Map<String, Object> map = new HashMap<>(array);
     map.put("format", "sglang_map");
-    assertEquals("93cb41d954fc402000009187a474797065ab426c6f636b53746f726564ac626c6f636b5f686173686573"
-        + "91d3cf97adeedb59e05bb1706172656e745f626c6f636b5f68617368c0a9746f6b656e5f6964739401020304"
-        + "aa626c6f636b5f73697a6504a76c6f72615f6964c0a66d656469756da347505500", encode(map));
+    assertEquals(
+        "93cb41d954fc402000009187a474797065ab426c6f636b53746f726564ac626c6f636b5f686173686573"
+            + "91d3cf97adeedb59e05bb1706172656e745f626c6f636b5f68617368c0a9746f6b656e5f6964739401020304"
+            + "aa626c6f636b5f73697a6504a76c6f72615f6964c0a66d656469756da347505500",
+        encode(map));
     // a bin32 hash is the 32-byte form whose last 8 bytes are the id
-    Map<String, Object> bin = cmd("remove", "vllm_array", "hashes", List.of(H2), "hash_repr", "bin32");
+    Map<String, Object> bin =
+        cmd("remove", "vllm_array", "hashes", List.of(H2), "hash_repr", "bin32");
     String hex = encode(bin);
     assertEquals("93cb41d954fc402000009193ac426c6f636b52656d6f76656491c420", hex.substring(0, 56));
     assertEquals("3b76f40347536421a347505500", hex.substring(56 + 48));
@@ -178,7 +210,8 @@ class ScriptedEngineWireTest {
       assertArrayEquals(seq(last), reply.get(reply.size() - 2));
       assertArrayEquals(frames.get(2), reply.get(reply.size() - 1));
       List<byte[]> end = receive(dealer);
-      List<String> expectedEnd = withTopic ? List.of("", "", "ffffffffffffffff", "") : List.of("", "ffffffffffffffff", "");
+      List<String> expectedEnd =
+          withTopic ? List.of("", "", "ffffffffffffffff", "") : List.of("", "ffffffffffffffff", "");
       assertEquals(expectedEnd, end.stream().map(HEX::formatHex).toList(), "end marker");
     }
   }

@@ -1,6 +1,5 @@
 package io.kvselect.server.events;
 
-import io.kvselect.testing.ForwardingBlockIndex;
 import static io.kvselect.server.events.EventNode.batch;
 import static io.kvselect.server.events.EventNode.stored;
 import static io.kvselect.server.events.EventNode.tokens;
@@ -15,6 +14,7 @@ import io.kvselect.core.index.ShardedBlockIndex;
 import io.kvselect.core.index.StorageTier;
 import io.kvselect.core.index.WorkerRank;
 import io.kvselect.core.service.SelectionService;
+import io.kvselect.testing.ForwardingBlockIndex;
 import io.kvselect.tools.mock.KvEventPublisher;
 import io.kvselect.tools.mock.ReplayLayout;
 import java.time.Duration;
@@ -55,11 +55,19 @@ class ShardOwnershipTest {
 
     private void wrote() {
       io.vertx.core.Context c = io.vertx.core.Vertx.currentContext();
-      writers.add(c != null && c.isWorkerContext() ? "deployment:" + c.deploymentID() : Thread.currentThread().getName());
+      writers.add(
+          c != null && c.isWorkerContext()
+              ? "deployment:" + c.deploymentID()
+              : Thread.currentThread().getName());
     }
 
     @Override
-    public boolean store(WorkerRank rank, StorageTier tier, boolean hasParent, long parent, long[] ext,
+    public boolean store(
+        WorkerRank rank,
+        StorageTier tier,
+        boolean hasParent,
+        long parent,
+        long[] ext,
         long[] local) {
       wrote();
       return inner.store(rank, tier, hasParent, parent, ext, local);
@@ -82,7 +90,6 @@ class ShardOwnershipTest {
       wrote();
       inner.removeRank(rank);
     }
-
   }
 
   private final List<RecordingShard> shards = new CopyOnWriteArrayList<>();
@@ -101,11 +108,18 @@ class ShardOwnershipTest {
 
   @Test
   void eachShardIsWrittenByItsOwnerPollerOnly() throws Exception {
-    SelectionService service = SelectionService.builder().indexFactory(() -> new ShardedBlockIndex(SHARDS, () -> {
-      RecordingShard s = new RecordingShard();
-      shards.add(s);
-      return s;
-    })).build();
+    SelectionService service =
+        SelectionService.builder()
+            .indexFactory(
+                () ->
+                    new ShardedBlockIndex(
+                        SHARDS,
+                        () -> {
+                          RecordingShard s = new RecordingShard();
+                          shards.add(s);
+                          return s;
+                        }))
+            .build();
     node = EventNode.start(POLLERS, service);
     for (int w = 1; w <= WORKERS; w++) {
       register(w, engine("engine-" + w));
@@ -125,23 +139,33 @@ class ShardOwnershipTest {
 
     int[] stamped = tokens(500, 8);
     engines.get(0).publish(0, batch(1, stored(stamped, 0, 2)));
-    awaitDepths(stamped, d -> d.get("1:1") == 2 && d.get("1:0") == 0, "a batch stamped dp_rank 1 on rank 0's socket");
+    awaitDepths(
+        stamped,
+        d -> d.get("1:1") == 2 && d.get("1:0") == 0,
+        "a batch stamped dp_rank 1 on rank 0's socket");
 
     engines.get(1).publish(1, batch(1, new AllBlocksCleared()));
-    awaitDepths(prompt, d -> d.get("2:0") == 0 && d.get("2:1") == 0 && d.get("3:0") == 3,
+    awaitDepths(
+        prompt,
+        d -> d.get("2:0") == 0 && d.get("2:1") == 0 && d.get("3:0") == 3,
         "AllBlocksCleared on rank 1 clears both ranks of worker 2");
 
     KvEventPublisher moved = engine("engine-3-moved");
     register(3, moved);
-    awaitDepths(prompt, d -> d.get("3:0") == 0 && d.get("3:1") == 0, "a new endpoint drops the old blocks");
+    awaitDepths(
+        prompt, d -> d.get("3:0") == 0 && d.get("3:1") == 0, "a new endpoint drops the old blocks");
 
     engines.get(3).restart();
     int[] after = tokens(900, 8);
-    awaitDepths(after, d -> {
-      engines.get(3).publish(0, batch(0, stored(after, 0, 2)));
-      return d.get("4:0") == 2;
-    }, "worker 4's publisher restarted and publishes again");
-    awaitDepths(prompt, d -> d.get("4:0") == 0 && d.get("4:1") == 3, "the restart reset rank 0 only");
+    awaitDepths(
+        after,
+        d -> {
+          engines.get(3).publish(0, batch(0, stored(after, 0, 2)));
+          return d.get("4:0") == 2;
+        },
+        "worker 4's publisher restarted and publishes again");
+    awaitDepths(
+        prompt, d -> d.get("4:0") == 0 && d.get("4:1") == 3, "the restart reset rank 0 only");
 
     assertEquals(200, node.send("DELETE", "/workers/5", null).statusCode());
     awaitDepths(prompt, d -> !d.containsKey("5:0") && d.get("6:0") == 3, "worker 5 deleted");
@@ -168,7 +192,8 @@ class ShardOwnershipTest {
       }
     }
     for (int s = 0; s < SHARDS; s++) {
-      Set<String> expected = hosting.contains(s) ? Set.of("IndexShardVerticle " + (s % POLLERS)) : Set.of();
+      Set<String> expected =
+          hosting.contains(s) ? Set.of("IndexShardVerticle " + (s % POLLERS)) : Set.of();
       assertEquals(expected, ingestWriters.get(s), "shard " + s + "; all writers: " + allWriters);
     }
     assertTrue(hosting.size() > 1, "the ranks spread over several shards: " + hosting);
@@ -176,38 +201,63 @@ class ShardOwnershipTest {
 
   /** The verticle deployed as {@code deploymentId}: {@code IndexShardVerticle <shard>}, or its class. */
   private String verticleOf(String deploymentId) {
-    var d = ((io.vertx.core.internal.VertxInternal) node.node.vertx()).deploymentManager().deployment(deploymentId);
+    var d =
+        ((io.vertx.core.internal.VertxInternal) node.node.vertx())
+            .deploymentManager()
+            .deployment(deploymentId);
     if (d == null) {
       return "gone " + deploymentId;
     }
     Object v = d.deployment().instances().iterator().next();
-    return v instanceof IndexShardVerticle shard ? "IndexShardVerticle " + shard.shard() : v.getClass().getSimpleName();
+    return v instanceof IndexShardVerticle shard
+        ? "IndexShardVerticle " + shard.shard()
+        : v.getClass().getSimpleName();
   }
 
   private KvEventPublisher engine(String name) {
-    KvEventPublisher p = new KvEventPublisher(name, "127.0.0.1", new int[2], null, "", ReplayLayout.TOPIC);
+    KvEventPublisher p =
+        new KvEventPublisher(name, "127.0.0.1", new int[2], null, "", ReplayLayout.TOPIC);
     engines.add(p);
     return p;
   }
 
   private void register(int worker, KvEventPublisher engine) throws Exception {
     List<String> eps = engine.ready().get(10, TimeUnit.SECONDS).publishers();
-    node.json("POST", "/workers", Map.of("worker_id", worker, "endpoint", "http://127.0.0.1:1",
-        "block_size", EventNode.BS, "data_parallel_size", 2,
-        "kv_events_endpoints", Map.of("0", eps.get(0), "1", eps.get(1))));
+    node.json(
+        "POST",
+        "/workers",
+        Map.of(
+            "worker_id",
+            worker,
+            "endpoint",
+            "http://127.0.0.1:1",
+            "block_size",
+            EventNode.BS,
+            "data_parallel_size",
+            2,
+            "kv_events_endpoints",
+            Map.of("0", eps.get(0), "1", eps.get(1))));
   }
 
   private void awaitListening(int worker, int rank) {
     KvEventPublisher engine = engines.get(worker - 1);
-    await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(25)).until(() -> {
-      engine.publish(rank, batch(rank, new BlockRemoved(new long[] {42}, "GPU", null, null)));
-      var l = node.listener(worker, rank);
-      return l != null && l.get("batches").asLong() > 0;
-    });
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .pollInterval(Duration.ofMillis(25))
+        .until(
+            () -> {
+              engine.publish(
+                  rank, batch(rank, new BlockRemoved(new long[] {42}, "GPU", null, null)));
+              var l = node.listener(worker, rank);
+              return l != null && l.get("batches").asLong() > 0;
+            });
   }
 
-  private void awaitDepths(int[] prompt, java.util.function.Predicate<Map<String, Integer>> done, String what) {
-    await(what).atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(25))
+  private void awaitDepths(
+      int[] prompt, java.util.function.Predicate<Map<String, Integer>> done, String what) {
+    await(what)
+        .atMost(Duration.ofSeconds(20))
+        .pollInterval(Duration.ofMillis(25))
         .until(() -> done.test(node.depths(prompt)));
   }
 }

@@ -78,18 +78,36 @@ class SingleThreadNodeChurnTest {
   @Test
   @Timeout(value = 120, unit = TimeUnit.SECONDS)
   void selectionsNeverFailWhileEnginesChurnTheOneShard() throws Exception {
-    NodeSettings s = NodeSettings.parse(
-        new String[] {"--host", "127.0.0.1", "--port", "0", "--threads", "1"}, Map.of());
-    node = KvselectNode.start(s, 1)
-        .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    NodeSettings s =
+        NodeSettings.parse(
+            new String[] {"--host", "127.0.0.1", "--port", "0", "--threads", "1"}, Map.of());
+    node =
+        KvselectNode.start(s, 1)
+            .toCompletionStage()
+            .toCompletableFuture()
+            .get(30, TimeUnit.SECONDS);
     int[][] families = families();
     for (int e = 0; e < ENGINES; e++) {
-      KvEventPublisher pub = new KvEventPublisher("churn-engine-" + e, "127.0.0.1", new int[1], null, "",
-          ReplayLayout.TOPIC);
+      KvEventPublisher pub =
+          new KvEventPublisher(
+              "churn-engine-" + e, "127.0.0.1", new int[1], null, "", ReplayLayout.TOPIC);
       engines.add(pub);
       String endpoint = pub.ready().get(10, TimeUnit.SECONDS).publishers().get(0);
-      assertEquals(201, send("POST", "/workers", Map.of("worker_id", e + 1, "endpoint", "http://127.0.0.1:1",
-          "block_size", BS, "kv_events_endpoint", endpoint)).statusCode());
+      assertEquals(
+          201,
+          send(
+                  "POST",
+                  "/workers",
+                  Map.of(
+                      "worker_id",
+                      e + 1,
+                      "endpoint",
+                      "http://127.0.0.1:1",
+                      "block_size",
+                      BS,
+                      "kv_events_endpoint",
+                      endpoint))
+              .statusCode());
     }
     for (int e = 0; e < ENGINES; e++) {
       awaitListening(e);
@@ -104,28 +122,39 @@ class SingleThreadNodeChurnTest {
       churners.add(new Thread(() -> churn(engine, families, clientDone, failures), "churn-" + e));
     }
     Semaphore window = new Semaphore(WINDOW);
-    Thread client = new Thread(() -> {
-      Random rnd = new Random(100);
-      try {
-        for (int i = 0; i < SELECTS; i++) {
-          int[] prompt = families[rnd.nextInt(FAMILIES)];
-          int blocks = 1 + rnd.nextInt(FAMILY_BLOCKS);
-          window.acquire();
-          http.sendAsync(request("POST", "/select", Map.of("token_ids", Arrays.copyOf(prompt, blocks * BS))),
-              HttpResponse.BodyHandlers.discarding()).whenComplete((r, ex) -> {
-                if (ex != null) {
-                  failures.add(ex);
-                } else {
-                  statuses.computeIfAbsent(r.statusCode(), k -> new AtomicInteger()).incrementAndGet();
+    Thread client =
+        new Thread(
+            () -> {
+              Random rnd = new Random(100);
+              try {
+                for (int i = 0; i < SELECTS; i++) {
+                  int[] prompt = families[rnd.nextInt(FAMILIES)];
+                  int blocks = 1 + rnd.nextInt(FAMILY_BLOCKS);
+                  window.acquire();
+                  http.sendAsync(
+                          request(
+                              "POST",
+                              "/select",
+                              Map.of("token_ids", Arrays.copyOf(prompt, blocks * BS))),
+                          HttpResponse.BodyHandlers.discarding())
+                      .whenComplete(
+                          (r, ex) -> {
+                            if (ex != null) {
+                              failures.add(ex);
+                            } else {
+                              statuses
+                                  .computeIfAbsent(r.statusCode(), k -> new AtomicInteger())
+                                  .incrementAndGet();
+                            }
+                            window.release();
+                          });
                 }
-                window.release();
-              });
-        }
-        window.acquire(WINDOW);
-      } catch (Exception ex) {
-        failures.add(ex);
-      }
-    }, "churn-client");
+                window.acquire(WINDOW);
+              } catch (Exception ex) {
+                failures.add(ex);
+              }
+            },
+            "churn-client");
     churners.forEach(Thread::start);
     client.start();
     client.join(TimeUnit.SECONDS.toMillis(90));
@@ -157,15 +186,32 @@ class SingleThreadNodeChurnTest {
         if (roll < 50) {
           int from = rnd.nextInt(3) == 0 ? 0 : rnd.nextInt(FAMILY_BLOCKS - 1);
           int to = Math.min(FAMILY_BLOCKS, from + 1 + rnd.nextInt(64));
-          event = new BlockStored(Arrays.copyOfRange(chain, from, to), from > 0, from > 0 ? chain[from - 1] : 0,
-              Arrays.copyOfRange(families[f], from * BS, to * BS), BS, "GPU", null, null, null, null, null, null);
+          event =
+              new BlockStored(
+                  Arrays.copyOfRange(chain, from, to),
+                  from > 0,
+                  from > 0 ? chain[from - 1] : 0,
+                  Arrays.copyOfRange(families[f], from * BS, to * BS),
+                  BS,
+                  "GPU",
+                  null,
+                  null,
+                  null,
+                  null,
+                  null,
+                  null);
         } else if (roll < 80) {
           int at = rnd.nextInt(FAMILY_BLOCKS - 4);
-          event = new BlockRemoved(Arrays.copyOfRange(chain, at, at + 1 + rnd.nextInt(4)), "GPU", null, null);
+          event =
+              new BlockRemoved(
+                  Arrays.copyOfRange(chain, at, at + 1 + rnd.nextInt(4)), "GPU", null, null);
         } else {
           event = new AllBlocksCleared();
         }
-        engines.get(e).publish(0, KvEventEncoder.encode(new KvEventBatch(1.0, List.of(event), 0), WireFormat.MAP));
+        engines
+            .get(e)
+            .publish(
+                0, KvEventEncoder.encode(new KvEventBatch(1.0, List.of(event), 0), WireFormat.MAP));
         WorkerRank rank = new WorkerRank(e + 1, 0);
         while (engines.get(e).lastSeq(0) - node.events().stats().get(rank).lastSeq() > BACKLOG
             && !clientDone.get()) {
@@ -189,19 +235,26 @@ class SingleThreadNodeChurnTest {
   }
 
   private static long[] chain(int[] tokens) {
-    return BlockHasher.sequenceHashes(BlockHasher.localBlockHashes(tokens, tokens.length, BS,
-        BlockHasher.saltSeed(null, null), false, null));
+    return BlockHasher.sequenceHashes(
+        BlockHasher.localBlockHashes(
+            tokens, tokens.length, BS, BlockHasher.saltSeed(null, null), false, null));
   }
 
   /** Publishes throw-away removals until worker {@code e + 1}'s listener has received one. */
   private void awaitListening(int e) {
-    byte[] probe = KvEventEncoder.encode(new KvEventBatch(1.0,
-        List.of(new BlockRemoved(new long[] {42}, "GPU", null, null)), 0), WireFormat.MAP);
-    await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(25)).until(() -> {
-      engines.get(e).publish(0, probe);
-      JsonNode l = listener(e + 1);
-      return l != null && l.get("batches").asLong() > 0;
-    });
+    byte[] probe =
+        KvEventEncoder.encode(
+            new KvEventBatch(1.0, List.of(new BlockRemoved(new long[] {42}, "GPU", null, null)), 0),
+            WireFormat.MAP);
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .pollInterval(Duration.ofMillis(25))
+        .until(
+            () -> {
+              engines.get(e).publish(0, probe);
+              JsonNode l = listener(e + 1);
+              return l != null && l.get("batches").asLong() > 0;
+            });
   }
 
   private JsonNode listener(long worker) throws Exception {
@@ -218,7 +271,8 @@ class SingleThreadNodeChurnTest {
   }
 
   private HttpRequest request(String method, String path, Object body) throws IOException {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.port() + path));
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.port() + path));
     if (body != null) {
       b.header("content-type", "application/json");
       b.method(method, HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));

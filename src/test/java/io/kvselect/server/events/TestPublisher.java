@@ -19,7 +19,10 @@ import org.zeromq.ZMQ;
  */
 final class TestPublisher implements AutoCloseable {
 
-  enum Layout { WITH_TOPIC, NO_TOPIC }
+  enum Layout {
+    WITH_TOPIC,
+    NO_TOPIC
+  }
 
   static final byte[] TOPIC = "kv-events".getBytes(StandardCharsets.UTF_8);
 
@@ -129,11 +132,12 @@ final class TestPublisher implements AutoCloseable {
         }
         sleepQuietly(replyDelayMs);
         long from = ByteBuffer.wrap(start).getLong();
-        buffer.forEach((seq, payload) -> {
-          if (seq >= from) {
-            reply(router, layout, id, TOPIC, seqBytes(seq), payload);
-          }
-        });
+        buffer.forEach(
+            (seq, payload) -> {
+              if (seq >= from) {
+                reply(router, layout, id, TOPIC, seqBytes(seq), payload);
+              }
+            });
         reply(router, layout, id, new byte[0], seqBytes(-1), new byte[0]);
       }
     } finally {
@@ -141,8 +145,8 @@ final class TestPublisher implements AutoCloseable {
     }
   }
 
-  private static void reply(ZMQ.Socket router, Layout layout, byte[] id, byte[] topic, byte[] seq,
-      byte[] payload) {
+  private static void reply(
+      ZMQ.Socket router, Layout layout, byte[] id, byte[] topic, byte[] seq, byte[] payload) {
     router.sendMore(id);
     router.sendMore(new byte[0]);
     if (layout == Layout.WITH_TOPIC) {

@@ -40,10 +40,12 @@ class HealthUrlLivenessTest {
   @BeforeEach
   void startEngine() throws Exception {
     engine = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-    engine.createContext("/health", ex -> {
-      ex.sendResponseHeaders(status.get(), -1);
-      ex.close();
-    });
+    engine.createContext(
+        "/health",
+        ex -> {
+          ex.sendResponseHeaders(status.get(), -1);
+          ex.close();
+        });
     engine.start();
   }
 
@@ -58,15 +60,24 @@ class HealthUrlLivenessTest {
   private void start(String... flags) throws Exception {
     List<String> args = new java.util.ArrayList<>(List.of("--host", "127.0.0.1", "--port", "0"));
     args.addAll(List.of(flags));
-    NodeSettings s = NodeSettings.parse(args.toArray(String[]::new), Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
-    node = KvselectNode.start(s, 1).toCompletionStage().toCompletableFuture()
-        .get(30, TimeUnit.SECONDS);
+    NodeSettings s =
+        NodeSettings.parse(
+            args.toArray(String[]::new), Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"));
+    node =
+        KvselectNode.start(s, 1)
+            .toCompletionStage()
+            .toCompletableFuture()
+            .get(30, TimeUnit.SECONDS);
   }
 
   private HttpResponse<String> post(String path, String body) throws Exception {
-    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.port() + path))
-        .header("content-type", "application/json").timeout(Duration.ofSeconds(20))
-        .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    return http.send(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.port() + path))
+            .header("content-type", "application/json")
+            .timeout(Duration.ofSeconds(20))
+            .POST(HttpRequest.BodyPublishers.ofString(body))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
   }
 
   private String healthUrl() {
@@ -76,33 +87,52 @@ class HealthUrlLivenessTest {
   @Test
   void failingProbesForTheGraceMakeTheWorkerUnschedulableUntilItIsHealthy() throws Exception {
     start("--liveness-grace-secs", "0.4");
-    HttpResponse<String> r = post("/workers", "{\"worker_id\": 1, \"endpoint\": \"http://w1\", \"block_size\": 4,"
-        + " \"health_url\": \"" + healthUrl() + "\"}");
+    HttpResponse<String> r =
+        post(
+            "/workers",
+            "{\"worker_id\": 1, \"endpoint\": \"http://w1\", \"block_size\": 4,"
+                + " \"health_url\": \""
+                + healthUrl()
+                + "\"}");
     assertEquals(201, r.statusCode(), r.body());
     assertEquals(healthUrl(), JSON.readTree(r.body()).get("health_url").asText());
     assertEquals(200, post("/select", "{\"token_ids\": [1, 2, 3, 4]}").statusCode());
 
     status.set(503);
-    await().atMost(20, TimeUnit.SECONDS).until(() -> node.service().worker(1).lifecycle() == Lifecycle.UNSCHEDULABLE);
-    assertEquals(List.of("unreachable: health check " + healthUrl() + " failing for more than 0.4 s"),
+    await()
+        .atMost(20, TimeUnit.SECONDS)
+        .until(() -> node.service().worker(1).lifecycle() == Lifecycle.UNSCHEDULABLE);
+    assertEquals(
+        List.of("unreachable: health check " + healthUrl() + " failing for more than 0.4 s"),
         node.service().worker(1).notSchedulableReasons());
     HttpResponse<String> refused = post("/select", "{\"token_ids\": [1, 2, 3, 4]}");
     assertEquals(503, refused.statusCode(), refused.body());
 
     status.set(200);
-    await().atMost(20, TimeUnit.SECONDS).until(() -> node.service().worker(1).lifecycle() == Lifecycle.SCHEDULABLE);
+    await()
+        .atMost(20, TimeUnit.SECONDS)
+        .until(() -> node.service().worker(1).lifecycle() == Lifecycle.SCHEDULABLE);
     assertEquals(200, post("/select", "{\"token_ids\": [1, 2, 3, 4]}").statusCode());
 
     engine.stop(0);
-    await().atMost(20, TimeUnit.SECONDS).until(() -> node.service().worker(1).lifecycle() == Lifecycle.UNSCHEDULABLE);
+    await()
+        .atMost(20, TimeUnit.SECONDS)
+        .until(() -> node.service().worker(1).lifecycle() == Lifecycle.UNSCHEDULABLE);
   }
 
   @Test
   void withLivenessOffTheHealthUrlIsOnlyRecorded() throws Exception {
     start();
     status.set(500);
-    assertEquals(201, post("/workers", "{\"worker_id\": 1, \"endpoint\": \"http://w1\", \"block_size\": 4,"
-        + " \"health_url\": \"" + healthUrl() + "\"}").statusCode());
+    assertEquals(
+        201,
+        post(
+                "/workers",
+                "{\"worker_id\": 1, \"endpoint\": \"http://w1\", \"block_size\": 4,"
+                    + " \"health_url\": \""
+                    + healthUrl()
+                    + "\"}")
+            .statusCode());
     assertEquals(Lifecycle.SCHEDULABLE, node.service().worker(1).lifecycle());
     assertEquals(200, post("/select", "{\"token_ids\": [1, 2, 3, 4]}").statusCode());
   }
@@ -110,11 +140,16 @@ class HealthUrlLivenessTest {
   @Test
   void aHealthUrlThatIsNotAnHttpUrlIs422NamingTheField() throws Exception {
     start();
-    HttpResponse<String> r = post("/workers", "{\"worker_id\": 1, \"endpoint\": \"http://w1\", \"block_size\": 4,"
-        + " \"health_url\": \"tcp://127.0.0.1:1\"}");
+    HttpResponse<String> r =
+        post(
+            "/workers",
+            "{\"worker_id\": 1, \"endpoint\": \"http://w1\", \"block_size\": 4,"
+                + " \"health_url\": \"tcp://127.0.0.1:1\"}");
     assertEquals(422, r.statusCode(), r.body());
     JsonNode body = JSON.readTree(r.body());
-    assertTrue(body.get("error").asText().startsWith("health_url must be an absolute http(s) URL"), r.body());
+    assertTrue(
+        body.get("error").asText().startsWith("health_url must be an absolute http(s) URL"),
+        r.body());
     assertEquals(null, node.service().worker(1));
   }
 }

@@ -21,13 +21,31 @@ import org.slf4j.LoggerFactory;
 class RetryingListenerWatchTest {
 
   static RankStats stats(RankStats.State state) {
-    return new RankStats(state, -1, 0, 0, 0, 0, 0, 0, 0, 3, state == RankStats.State.RETRYING
-        ? "cannot connect to tcp://127.0.0.1:1 (refused or unreachable); retrying" : null);
+    return new RankStats(
+        state,
+        -1,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        3,
+        state == RankStats.State.RETRYING
+            ? "cannot connect to tcp://127.0.0.1:1 (refused or unreachable); retrying"
+            : null);
   }
 
   static WorkerRecord record(long id, io.kvselect.core.catalog.Lifecycle l) {
-    var s = io.kvselect.core.catalog.WorkerSpec.builder(id).modelName("m").routingGroup("g").endpoint("http://w" + id)
-        .kvEventsEndpoint("tcp://127.0.0.1:1").blockSize(4).build();
+    var s =
+        io.kvselect.core.catalog.WorkerSpec.builder(id)
+            .modelName("m")
+            .routingGroup("g")
+            .endpoint("http://w" + id)
+            .kvEventsEndpoint("tcp://127.0.0.1:1")
+            .blockSize(4)
+            .build();
     return new WorkerRecord(s, l, List.of());
   }
 
@@ -38,8 +56,9 @@ class RetryingListenerWatchTest {
     Map<WorkerRank, RankStats> st = new HashMap<>(Map.of(r7, stats(RankStats.State.RETRYING)));
     Map<WorkerRank, Long> down = new HashMap<>(Map.of(r7, now.get()));
     WorkerRecord[] w = {record(7, io.kvselect.core.catalog.Lifecycle.SCHEDULABLE)};
-    RetryingListenerWatch watch = new RetryingListenerWatch(() -> List.of(w[0]), () -> st, () -> down, now::get,
-        Duration.ofSeconds(10));
+    RetryingListenerWatch watch =
+        new RetryingListenerWatch(
+            () -> List.of(w[0]), () -> st, () -> down, now::get, Duration.ofSeconds(10));
     ListAppender<ILoggingEvent> log = new ListAppender<>();
     log.start();
     Logger logger = (Logger) LoggerFactory.getLogger(RetryingListenerWatch.class);
@@ -57,7 +76,10 @@ class RetryingListenerWatchTest {
         now.addAndGet(Duration.ofSeconds(2).toNanos());
         assertEquals(1, watch.check().size());
       }
-      assertEquals(1, log.list.stream().filter(e -> e.getLevel() == Level.WARN).count(), "one WARN per episode");
+      assertEquals(
+          1,
+          log.list.stream().filter(e -> e.getLevel() == Level.WARN).count(),
+          "one WARN per episode");
 
       st.put(r7, stats(RankStats.State.LIVE));
       down.remove(r7);
@@ -67,7 +89,10 @@ class RetryingListenerWatchTest {
       down.put(r7, now.get());
       now.addAndGet(Duration.ofSeconds(11).toNanos());
       assertEquals(1, watch.check().size());
-      assertEquals(2, log.list.stream().filter(e -> e.getLevel() == Level.WARN).count(), "a new episode warns again");
+      assertEquals(
+          2,
+          log.list.stream().filter(e -> e.getLevel() == Level.WARN).count(),
+          "a new episode warns again");
 
       w[0] = record(7, io.kvselect.core.catalog.Lifecycle.UNSCHEDULABLE);
       assertEquals(List.of(), watch.check(), "an unschedulable worker gets no traffic: no warning");

@@ -3,26 +3,27 @@ package io.kvselect.server.metrics;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.joran.JoranConfigurator;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
-import ch.qos.logback.classic.Level;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.util.concurrent.atomic.AtomicLong;
-import org.slf4j.LoggerFactory;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /** The node's logging configurations drop Micrometer's re-registration warning for Vert.x gauges only. */
 class VertxGaugeWarningFilterTest {
 
-  private static final String SUFFIX = "), the registration will be ignored. Note that subsequent logs will be"
-      + " logged at debug level.";
+  private static final String SUFFIX =
+      "), the registration will be ignored. Note that subsequent logs will be"
+          + " logged at debug level.";
 
   @ParameterizedTest
   @ValueSource(strings = {"conf/logback.xml", "src/main/resources/logback.xml"})
@@ -37,13 +38,20 @@ class VertxGaugeWarningFilterTest {
     ctx.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME).addAppender(seen);
     var registryLog = ctx.getLogger(VertxGaugeWarningFilter.LOGGER);
 
-    registryLog.warn("This Gauge has been already registered (MeterId{name='vertx.eventbus.pending', tags=[]}" + SUFFIX);
-    registryLog.warn("This Gauge has been already registered (MeterId{name='vertx.eventbus.handlers', tags=[]}" + SUFFIX);
+    registryLog.warn(
+        "This Gauge has been already registered (MeterId{name='vertx.eventbus.pending', tags=[]}"
+            + SUFFIX);
+    registryLog.warn(
+        "This Gauge has been already registered (MeterId{name='vertx.eventbus.handlers', tags=[]}"
+            + SUFFIX);
     assertEquals(List.of(), seen.list, file + " let a Vert.x gauge's warning through");
 
-    registryLog.warn("This Gauge has been already registered (MeterId{name='kvselect_loads', tags=[]}" + SUFFIX);
-    registryLog.warn("A MeterFilter is being configured after a Meter has been registered to this registry.");
-    ctx.getLogger("io.kvselect.Other").warn("This Gauge has been already registered (MeterId{name='vertx.x', tags=[]}");
+    registryLog.warn(
+        "This Gauge has been already registered (MeterId{name='kvselect_loads', tags=[]}" + SUFFIX);
+    registryLog.warn(
+        "A MeterFilter is being configured after a Meter has been registered to this registry.");
+    ctx.getLogger("io.kvselect.Other")
+        .warn("This Gauge has been already registered (MeterId{name='vertx.x', tags=[]}");
     assertEquals(3, seen.list.size(), file + ": " + seen.list);
     ctx.stop();
   }
@@ -76,7 +84,8 @@ class VertxGaugeWarningFilterTest {
       assertEquals(1, seen.list.size(), "the filter let it through: " + seen.list);
       Gauge.builder("kvselect.test", new AtomicLong(), AtomicLong::get).register(registry);
       Gauge.builder("kvselect.test", new AtomicLong(), AtomicLong::get).register(registry);
-      assertEquals(2, seen.list.size(), "a kvselect gauge's re-registration was dropped: " + seen.list);
+      assertEquals(
+          2, seen.list.size(), "a kvselect gauge's re-registration was dropped: " + seen.list);
     } finally {
       global.getTurboFilterList().remove(filter);
       registryLog.detachAppender(seen);

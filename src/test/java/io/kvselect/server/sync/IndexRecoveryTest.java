@@ -31,20 +31,30 @@ class IndexRecoveryTest {
     List<String> args = new java.util.ArrayList<>(List.of("--host", "127.0.0.1", "--port", "0"));
     args.addAll(List.of(flags));
     NodeSettings s = NodeSettings.parse(args.toArray(String[]::new), Map.of());
-    return KvselectNode.start(s, 1).toCompletionStage().toCompletableFuture()
+    return KvselectNode.start(s, 1)
+        .toCompletionStage()
+        .toCompletableFuture()
         .get(60, TimeUnit.SECONDS);
   }
 
   private static JsonNode get(KvselectNode n, String path) throws Exception {
-    HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
-        URI.create("http://127.0.0.1:" + n.port() + path)).build(), HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> r =
+        HttpClient.newHttpClient()
+            .send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + n.port() + path)).build(),
+                HttpResponse.BodyHandlers.ofString());
     return JSON.readTree(r.body());
   }
 
   /** A schedulable worker whose event endpoint has no publisher (nothing arrives from it). */
   private static WorkerSpec worker() {
-    return WorkerSpec.builder(7).modelName("m").routingGroup("g").endpoint("http://w")
-        .kvEventsEndpoint("tcp://127.0.0.1:9").blockSize(4).build();
+    return WorkerSpec.builder(7)
+        .modelName("m")
+        .routingGroup("g")
+        .endpoint("http://w")
+        .kvEventsEndpoint("tcp://127.0.0.1:9")
+        .blockSize(4)
+        .build();
   }
 
   @Test
@@ -56,21 +66,38 @@ class IndexRecoveryTest {
       a.service().upsertWorker(worker());
       long[] local = {11, 12, 13};
       var index = a.service().eventIndex(p);
-      index.store(new WorkerRank(7, 0), StorageTier.DEVICE, false, 0, new long[] {101, 102}, new long[] {11, 12});
-      index.store(new WorkerRank(7, 0), StorageTier.HOST_PINNED, true, 102, new long[] {103}, new long[] {13});
+      index.store(
+          new WorkerRank(7, 0),
+          StorageTier.DEVICE,
+          false,
+          0,
+          new long[] {101, 102},
+          new long[] {11, 12});
+      index.store(
+          new WorkerRank(7, 0),
+          StorageTier.HOST_PINNED,
+          true,
+          102,
+          new long[] {103},
+          new long[] {13});
       assertEquals(3, a.service().inspection().indexSize());
 
       b = start("--indexer-peers", "http://127.0.0.1:1,http://127.0.0.1:" + a.port());
       JsonNode rec = get(b, "/ready").get("index_recovery");
       assertEquals("done", rec.get("state").asText(), rec.toString());
       assertEquals(3, rec.get("blocks").asLong());
-      assertTrue(rec.get("peer").asText().endsWith(":" + a.port()), "the failing first peer was skipped");
+      assertTrue(
+          rec.get("peer").asText().endsWith(":" + a.port()), "the failing first peer was skipped");
       b.service().upsertWorker(worker());
-      var scores = b.service().inspection().overlapScores(SelectRequest.of(p,
-          PromptInput.hashes(local, local, 12)));
+      var scores =
+          b.service()
+              .inspection()
+              .overlapScores(SelectRequest.of(p, PromptInput.hashes(local, local, 12)));
       assertEquals(2, scores.workers().get(0).deviceBlocks());
       assertEquals(1, scores.workers().get(0).hostPinnedExtensionBlocks());
-      assertEquals(get(a, "/dump").get("m:g").get("events").size(), get(b, "/dump").get("m:g").get("events").size());
+      assertEquals(
+          get(a, "/dump").get("m:g").get("events").size(),
+          get(b, "/dump").get("m:g").get("events").size());
     } finally {
       if (b != null) {
         b.close().toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);

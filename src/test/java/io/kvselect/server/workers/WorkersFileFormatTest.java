@@ -23,7 +23,8 @@ class WorkersFileFormatTest {
 
   @Test
   void theExampleInConfParses() throws Exception {
-    List<WorkerSpec> specs = parse("workers.example.yaml", Files.readString(Path.of("conf/workers.example.yaml")));
+    List<WorkerSpec> specs =
+        parse("workers.example.yaml", Files.readString(Path.of("conf/workers.example.yaml")));
     assertEquals(2, specs.size());
     assertEquals("http://127.0.0.1:8001/health", specs.get(0).healthUrl());
     assertEquals(8192L, specs.get(1).maxNumBatchedTokens());
@@ -31,27 +32,42 @@ class WorkersFileFormatTest {
 
   @Test
   void theYamlBlockOfTheOperationsGuideParses() throws Exception {
-    Matcher m = Pattern.compile("```yaml\n(.*?)```", Pattern.DOTALL).matcher(Files.readString(Path.of("docs/operations.md")));
+    Matcher m =
+        Pattern.compile("```yaml\n(.*?)```", Pattern.DOTALL)
+            .matcher(Files.readString(Path.of("docs/operations.md")));
     assertTrue(m.find(), "docs/operations.md has no yaml block");
     List<WorkerSpec> specs = parse("w.yaml", m.group(1));
     assertEquals(2, specs.size());
-    assertEquals(Map.of(0, "tcp://10.0.0.12:5557", 1, "tcp://10.0.0.12:5558"), specs.get(1).kvEventsEndpoints());
+    assertEquals(
+        Map.of(0, "tcp://10.0.0.12:5557", 1, "tcp://10.0.0.12:5558"),
+        specs.get(1).kvEventsEndpoints());
     assertEquals("llama-70b", specs.get(1).modelName());
   }
 
   @Test
   void errorsNameTheEntryAndTheField() {
-    assertEquals("must be a list of worker registrations (POST /workers bodies)",
-        assertThrows(IllegalArgumentException.class, () -> parse("w.json", "{\"worker_id\": 1}")).getMessage());
-    assertEquals("entry 0 must be an object",
+    assertEquals(
+        "must be a list of worker registrations (POST /workers bodies)",
+        assertThrows(IllegalArgumentException.class, () -> parse("w.json", "{\"worker_id\": 1}"))
+            .getMessage());
+    assertEquals(
+        "entry 0 must be an object",
         assertThrows(IllegalArgumentException.class, () -> parse("w.json", "[1]")).getMessage());
-    String m = assertThrows(IllegalArgumentException.class,
-        () -> parse("w.yaml", "- worker_id: 4\n  kv_events_endpoint: nonsense\n")).getMessage();
+    String m =
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> parse("w.yaml", "- worker_id: 4\n  kv_events_endpoint: nonsense\n"))
+            .getMessage();
     assertTrue(m.startsWith("entry 0 (worker_id 4): ") && m.contains("kv_events_endpoint"), m);
-    m = assertThrows(IllegalArgumentException.class, () -> parse("w.yaml", "- endpoint: http://x\n")).getMessage();
+    m =
+        assertThrows(
+                IllegalArgumentException.class, () -> parse("w.yaml", "- endpoint: http://x\n"))
+            .getMessage();
     assertTrue(m.startsWith("entry 0: ") && m.contains("worker_id"), m);
-    assertTrue(assertThrows(IllegalArgumentException.class, () -> parse("w.json", "[{]")).getMessage()
-        .startsWith("not valid JSON: "));
+    assertTrue(
+        assertThrows(IllegalArgumentException.class, () -> parse("w.json", "[{]"))
+            .getMessage()
+            .startsWith("not valid JSON: "));
     assertEquals(List.of(), parse("w.yml", "[]"));
   }
 }

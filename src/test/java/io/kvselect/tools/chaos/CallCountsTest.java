@@ -18,7 +18,8 @@ class CallCountsTest {
 
     Map<String, Map<String, Long>> s = c.snapshot();
 
-    assertEquals(Map.of("delete", Map.of("404", 1L), "select", Map.of("503", 2L, "timeout", 1L)), s);
+    assertEquals(
+        Map.of("delete", Map.of("404", 1L), "select", Map.of("503", 2L, "timeout", 1L)), s);
     assertEquals("delete: 404 x1; select: 503 x2, timeout x1", CallCounts.format(s));
     assertEquals(1, CallCounts.total(s, CallCounts.TIMEOUT));
     assertEquals(0, CallCounts.total(s, "429"));

@@ -24,7 +24,8 @@ class ChaosMainTest {
   @Test
   void theDefaultRunHasEveryPhaseButTheLongPartition() {
     assertEquals(List.of("baseline", "sigkill-restart", "sigstop", "partition"), names(parse()));
-    assertEquals(List.of("baseline", "sigkill-restart", "sigstop", "partition", "long-partition"),
+    assertEquals(
+        List.of("baseline", "sigkill-restart", "sigstop", "partition", "long-partition"),
         names(parse("--long-partition")));
     assertEquals(List.of("baseline", "sigstop"), names(parse("--no-kill", "--no-partition")));
   }
@@ -41,13 +42,17 @@ class ChaosMainTest {
 
   @Test
   void badFlagsAreRefusedNamingTheFlag() {
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> parse("--victim", "3").resolve());
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> parse("--victim", "3").resolve());
     assertTrue(e.getMessage().contains("--victim"), e.getMessage());
     e = assertThrows(IllegalArgumentException.class, () -> parse("--nodes", "1").resolve());
     assertTrue(e.getMessage().contains("--nodes"), e.getMessage());
     e = assertThrows(IllegalArgumentException.class, () -> parse("--pause-secs", "-1").resolve());
     assertTrue(e.getMessage().contains("--*-secs"), e.getMessage());
-    e = assertThrows(IllegalArgumentException.class, () -> parse("--sessions", "4", "--clients", "8").resolve());
+    e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> parse("--sessions", "4", "--clients", "8").resolve());
     assertTrue(e.getMessage().contains("--sessions"), e.getMessage());
   }
 }

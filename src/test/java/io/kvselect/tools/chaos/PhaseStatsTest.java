@@ -21,7 +21,8 @@ class PhaseStatsTest {
     assertTrue(PhaseStats.inWindow(from + 5 * S, from, to));
     assertTrue(PhaseStats.inWindow(to - 1, from, to));
     assertFalse(PhaseStats.inWindow(to, from, to), "after the fault ended");
-    assertFalse(PhaseStats.inWindow(from + 6 * S, Long.MAX_VALUE, Long.MAX_VALUE), "no fault, no window");
+    assertFalse(
+        PhaseStats.inWindow(from + 6 * S, Long.MAX_VALUE, Long.MAX_VALUE), "no fault, no window");
     assertTrue(PhaseStats.inWindow(from + 6 * S, from, Long.MAX_VALUE), "a fault still going on");
   }
 

@@ -20,7 +20,8 @@ class IngestRigLagTest {
   private static final long HELD_NS = Duration.ofMillis(300).toNanos();
 
   @Test
-  void aHeldPublisherShowsAtLeastTheHeldTimeAsLagAndNoMoreThanTheTimeSinceItsBatch() throws Exception {
+  void aHeldPublisherShowsAtLeastTheHeldTimeAsLagAndNoMoreThanTheTimeSinceItsBatch()
+      throws Exception {
     IngestWorkload[] work = new IngestWorkload[2];
     for (int p = 0; p < 2; p++) {
       work[p] = IngestWorkload.cycle(1, p, 0, 4, 16, 16, WireFormat.MAP);
@@ -37,8 +38,12 @@ class IngestRigLagTest {
       long sampledAt;
       long[] lags = new long[2];
       try {
-        Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> rig.deliveredSeqs()[1] == rig.published(1) - 1);
-        Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(5))
+        Awaitility.await()
+            .atMost(Duration.ofSeconds(20))
+            .until(() -> rig.deliveredSeqs()[1] == rig.published(1) - 1);
+        Awaitility.await()
+            .atMost(Duration.ofSeconds(20))
+            .pollInterval(Duration.ofMillis(5))
             .until(() -> System.nanoTime() - after >= HELD_NS);
         sampledAt = System.nanoTime();
         long[] delivered = rig.deliveredSeqs();
@@ -49,7 +54,8 @@ class IngestRigLagTest {
         release.countDown();
       }
       assertTrue(lags[0] >= HELD_NS, "held rank's lag " + lags[0] + " ns < " + HELD_NS);
-      assertTrue(lags[0] <= sampledAt - before, "lag " + lags[0] + " exceeds the time since publishing");
+      assertTrue(
+          lags[0] <= sampledAt - before, "lag " + lags[0] + " exceeds the time since publishing");
       assertEquals(0, lags[1], "the publisher that was not held has nothing outstanding");
       assertEquals(lags[0], lag.maxNanos());
       Awaitility.await().atMost(Duration.ofSeconds(20)).until(rig::caughtUp);

@@ -54,13 +54,16 @@ class IngestWorkloadTest {
         assertEquals(B * 16, s.tokenIds().length);
       } else {
         BlockRemoved r = assertInstanceOf(BlockRemoved.class, b.events().get(0));
-        assertArrayEquals(((BlockRemoved) w.batch(n).events().get(0)).blockHashes(), r.blockHashes());
+        assertArrayEquals(
+            ((BlockRemoved) w.batch(n).events().get(0)).blockHashes(), r.blockHashes());
       }
       total = total.plus(EventApplier.apply(index, rank, 16, false, b));
       assertEquals(stores * B, w.storedBlocks(n + 1));
       if (n >= K) {
         long resident = index.size();
-        assertTrue(resident == K * B || resident == K * B + B, "resident blocks after batch " + n + ": " + resident);
+        assertTrue(
+            resident == K * B || resident == K * B + B,
+            "resident blocks after batch " + n + ": " + resident);
       }
     }
     assertEquals(new ApplyStats(stores * B, (batches - stores) * B, 0, 0, 0, 0), total);
@@ -86,8 +89,12 @@ class IngestWorkloadTest {
         Object expected = single.batch(n * perMessage + e).events().get(0);
         Object got = b.events().get(e);
         assertEquals(expected.getClass(), got.getClass());
-        long[] want = expected instanceof BlockStored s ? s.blockHashes() : ((BlockRemoved) expected).blockHashes();
-        long[] have = got instanceof BlockStored s ? s.blockHashes() : ((BlockRemoved) got).blockHashes();
+        long[] want =
+            expected instanceof BlockStored s
+                ? s.blockHashes()
+                : ((BlockRemoved) expected).blockHashes();
+        long[] have =
+            got instanceof BlockStored s ? s.blockHashes() : ((BlockRemoved) got).blockHashes();
         assertArrayEquals(want, have, "message " + n + " event " + e);
       }
       total = total.plus(EventApplier.apply(index, rank, 16, false, b));
@@ -101,7 +108,8 @@ class IngestWorkloadTest {
 
   @org.junit.jupiter.api.Test
   void eventsPerMessageMustDivideTheChain() {
-    org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+    org.junit.jupiter.api.Assertions.assertThrows(
+        IllegalArgumentException.class,
         () -> IngestWorkload.cycle(7, 3, 0, K, B, 3, 16, WireFormat.MAP));
   }
 }

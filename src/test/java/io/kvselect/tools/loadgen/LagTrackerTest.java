@@ -52,7 +52,8 @@ class LagTrackerTest {
     for (int i = 0; i < 6; i++) {
       t.published(0, i * MS);
     }
-    // oldest undelivered is seq 0 (published at 0), but only seqs 2..5 are kept: seq 2's time counts
+    // oldest undelivered is seq 0 (published at 0), but only seqs 2..5 are kept: seq 2's time
+    // counts
     assertEquals(8 * MS, t.lagNanos(0, -1, 10 * MS));
     assertTrue(t.truncated());
     assertEquals(6, t.count(0));

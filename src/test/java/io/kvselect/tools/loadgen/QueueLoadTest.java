@@ -23,23 +23,54 @@ class QueueLoadTest {
   @Timeout(60)
   void overloadedFleetQueuesServesAndTimesOut() throws Exception {
     QueueLoad q = new QueueLoad();
-    new CommandLine(q).parseArgs("--rate", "40", "--duration", "3", "--queue-timeout-secs", "1", "--workers", "1",
-        "--batch-tokens", "256", "--isl", "256", "--shared-prefix", "0", "--pool", "256",
-        "--prefill-tokens-per-sec", "1000", "--decode-ms", "50", "--event-loops", "1", "--connections", "256");
+    new CommandLine(q)
+        .parseArgs(
+            "--rate",
+            "40",
+            "--duration",
+            "3",
+            "--queue-timeout-secs",
+            "1",
+            "--workers",
+            "1",
+            "--batch-tokens",
+            "256",
+            "--isl",
+            "256",
+            "--shared-prefix",
+            "0",
+            "--pool",
+            "256",
+            "--prefill-tokens-per-sec",
+            "1000",
+            "--decode-ms",
+            "50",
+            "--event-loops",
+            "1",
+            "--connections",
+            "256");
 
     QueueLoad.Result r = q.measure();
 
     QueueLoadStats s = r.stats();
     assertEquals(120, r.sent());
     assertEquals(0, s.otherCount(), () -> "other outcomes: " + s.other);
-    assertEquals(r.sent(), s.served.getTotalCount() + s.rejected.getTotalCount(), "every request got 200 or 429");
-    assertEquals(0, r.unfinished(), () -> "every request finished, every reservation was freed; unfinished by step: "
-        + r.unfinishedBySteps());
+    assertEquals(
+        r.sent(),
+        s.served.getTotalCount() + s.rejected.getTotalCount(),
+        "every request got 200 or 429");
+    assertEquals(
+        0,
+        r.unfinished(),
+        () ->
+            "every request finished, every reservation was freed; unfinished by step: "
+                + r.unfinishedBySteps());
     assertTrue(s.served.getTotalCount() > 0, "some requests were served");
     assertTrue(r.pendingMax() > 0, "requests waited in the router queue");
     long timeouts = s.rejectedCount("timeout");
     assertTrue(timeouts > 0, "queue waits ended in 429 timeout");
-    assertEquals(timeouts, r.queueWaits().get("timeout").count(), "the node counted the same timeouts");
+    assertEquals(
+        timeouts, r.queueWaits().get("timeout").count(), "the node counted the same timeouts");
     assertEquals(0, s.prefillCompleteErrors + s.freeErrors, "engine calls succeeded");
 
     ByteArrayOutputStream buf = new ByteArrayOutputStream();

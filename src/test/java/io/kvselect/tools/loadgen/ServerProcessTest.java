@@ -19,14 +19,22 @@ class ServerProcessTest {
   @Timeout(120)
   void bareReceiverRunsInItsOwnJvmAndStopsByPid() throws Exception {
     ProcessHandle handle;
-    try (ServerProcess bare = ServerProcess.start("bare", BareReceiver.class.getName(), List.of("{port}"), Map.of(),
-        "/")) {
+    try (ServerProcess bare =
+        ServerProcess.start(
+            "bare", BareReceiver.class.getName(), List.of("{port}"), Map.of(), "/")) {
       handle = ProcessHandle.of(bare.pid()).orElseThrow();
       assertTrue(handle.isAlive());
       assertTrue(bare.pid() != ProcessHandle.current().pid());
 
-      OpenLoopGenerator.Result r = OpenLoopGenerator.run(new OpenLoopOptions().target("127.0.0.1", bare.port(), "/")
-          .bodies(OpenLoopBodies.select(2, 256, 1)).eventLoops(1).connections(4).open(100).window(0, 1));
+      OpenLoopGenerator.Result r =
+          OpenLoopGenerator.run(
+              new OpenLoopOptions()
+                  .target("127.0.0.1", bare.port(), "/")
+                  .bodies(OpenLoopBodies.select(2, 256, 1))
+                  .eventLoops(1)
+                  .connections(4)
+                  .open(100)
+                  .window(0, 1));
 
       assertEquals(0, r.errors(), () -> "errors: " + r.stats().errors);
       assertEquals(r.stats().dispatched, r.stats().latency.getTotalCount());

@@ -27,15 +27,15 @@ class TraceReplayTest {
 
   private static final int REQUESTS = 300;
 
-  @TempDir
-  Path dir;
+  @TempDir Path dir;
 
   @Test
   void opCountsAreDeterministicForASeedAndConsistentWithTheCaches() throws IOException {
     List<MooncakeTrace.Request> trace = MooncakeTrace.read(writeTrace());
     ReplayWorkload a = ReplayWorkload.build(trace, 8, 2, 12, 16, 7, 2, ReplayWorkload.Apply.INDEX);
     ReplayWorkload b = ReplayWorkload.build(trace, 8, 2, 12, 16, 7, 2, ReplayWorkload.Apply.INDEX);
-    ReplayWorkload other = ReplayWorkload.build(trace, 8, 2, 12, 16, 8, 2, ReplayWorkload.Apply.INDEX);
+    ReplayWorkload other =
+        ReplayWorkload.build(trace, 8, 2, 12, 16, 8, 2, ReplayWorkload.Apply.INDEX);
     ReplayWorkload.Counts c = a.counts;
 
     assertEquals(c, b.counts, "same seed, same operations");
@@ -45,7 +45,9 @@ class TraceReplayTest {
     assertEquals(2L * REQUESTS, c.lookups(), "every request is one lookup per duplicate");
     assertEquals(2 * blocks, c.lookupBlocks());
     assertTrue(c.removeEvents() > 0, "12-block caches evict");
-    assertEquals(c.cachedAtEnd(), c.storedBlocks() - c.removedBlocks(),
+    assertEquals(
+        c.cachedAtEnd(),
+        c.storedBlocks() - c.removedBlocks(),
         "every stored block is cached until removed");
     long ops = 0;
     for (ReplayWorkload.Timeline t : a.timelines) {
@@ -68,8 +70,11 @@ class TraceReplayTest {
       assertEquals(REQUESTS, r.service().getTotalCount(), mode + ": every lookup was timed");
       assertEquals(0, r.rejectedStores(), mode + ": every store found its parent");
       assertEquals(w.counts.cachedAtEnd(), r.indexSize(), mode + ": the index holds the caches");
-      ReplayWorkload idx = ReplayWorkload.build(trace, 8, 1, 12, 16, 7, 1, ReplayWorkload.Apply.INDEX);
-      assertEquals(ReplayRun.run(idx, 0).scored(), r.scored(),
+      ReplayWorkload idx =
+          ReplayWorkload.build(trace, 8, 1, 12, 16, 7, 1, ReplayWorkload.Apply.INDEX);
+      assertEquals(
+          ReplayRun.run(idx, 0).scored(),
+          r.scored(),
           mode + ": one thread, same scored ranks whichever path applies the events");
       assertTrue(r.scored() > REQUESTS, "lookups find cached prefixes");
       for (ReplayRun.Lookup form : ReplayRun.Lookup.values()) {
@@ -85,11 +90,31 @@ class TraceReplayTest {
   void printsOneRowPerRateThenTheMaximumAndTheKnee() throws Exception {
     Path file = writeTrace();
     ByteArrayOutputStream buf = new ByteArrayOutputStream();
-    TraceReplay replay = new TraceReplay().printTo(new PrintStream(buf, true, StandardCharsets.UTF_8),
-        "test");
-    int exit = new CommandLine(replay).execute("--trace", file.toString(), "--workers", "8",
-        "--duplicate", "2", "--rates", "20000,2000", "--block-size", "16", "--cache-blocks", "12",
-        "--threads", "2", "--warmup", "1", "--lookup", "scores", "--read", "all");
+    TraceReplay replay =
+        new TraceReplay().printTo(new PrintStream(buf, true, StandardCharsets.UTF_8), "test");
+    int exit =
+        new CommandLine(replay)
+            .execute(
+                "--trace",
+                file.toString(),
+                "--workers",
+                "8",
+                "--duplicate",
+                "2",
+                "--rates",
+                "20000,2000",
+                "--block-size",
+                "16",
+                "--cache-blocks",
+                "12",
+                "--threads",
+                "2",
+                "--warmup",
+                "1",
+                "--lookup",
+                "scores",
+                "--read",
+                "all");
     String report = buf.toString(StandardCharsets.UTF_8);
 
     assertEquals(0, exit, report);
@@ -103,8 +128,9 @@ class TraceReplayTest {
     assertEquals("2,000", rows.get(0)[0], "rates ascending");
     assertEquals("20,000", rows.get(1)[0]);
     assertTrue(rows.get(2)[0].startsWith("max"), report);
-    ReplayWorkload w = ReplayWorkload.build(MooncakeTrace.read(file), 8, 2, 12, 16, 42, 2,
-        ReplayWorkload.Apply.INDEX);
+    ReplayWorkload w =
+        ReplayWorkload.build(
+            MooncakeTrace.read(file), 8, 2, 12, 16, 42, 2, ReplayWorkload.Apply.INDEX);
     for (String[] row : rows) {
       assertEquals(18, row.length, report);
       assertTrue(!row[16].equals("n/a") && !row[17].equals("n/a"), "call+read: " + report);
@@ -121,16 +147,21 @@ class TraceReplayTest {
   void badFlagsExitWithTwo() throws IOException {
     Path file = writeTrace();
     assertEquals(2, new CommandLine(new TraceReplay()).execute("--workers", "8"));
-    assertEquals(2, new CommandLine(new TraceReplay()).execute("--trace", file.toString(),
-        "--warmup", "-1"));
-    assertEquals(2, new CommandLine(new TraceReplay()).execute("--trace", file.toString(),
-        "--workers", "9", "--duplicate", "2"));
-    assertEquals(2, new CommandLine(new TraceReplay()).execute("--trace", file.toString(),
-        "--rates", "0"));
-    assertEquals(2, new CommandLine(new TraceReplay()).execute("--trace", file.toString(),
-        "--lookup", "map"));
-    assertEquals(2, new CommandLine(new TraceReplay()).execute("--trace", file.toString(),
-        "--read", "some"));
+    assertEquals(
+        2,
+        new CommandLine(new TraceReplay()).execute("--trace", file.toString(), "--warmup", "-1"));
+    assertEquals(
+        2,
+        new CommandLine(new TraceReplay())
+            .execute("--trace", file.toString(), "--workers", "9", "--duplicate", "2"));
+    assertEquals(
+        2, new CommandLine(new TraceReplay()).execute("--trace", file.toString(), "--rates", "0"));
+    assertEquals(
+        2,
+        new CommandLine(new TraceReplay()).execute("--trace", file.toString(), "--lookup", "map"));
+    assertEquals(
+        2,
+        new CommandLine(new TraceReplay()).execute("--trace", file.toString(), "--read", "some"));
   }
 
   /** 5 shared 3-block prefixes; a request continues an earlier one (60%) or starts fresh. */
@@ -159,8 +190,13 @@ class TraceReplayTest {
       long[] arr = ids.stream().mapToLong(Long::longValue).toArray();
       seen.add(arr);
       ts += rnd.nextInt(3) == 0 ? 0 : rnd.nextInt(50);
-      sb.append("{\"timestamp\": ").append(ts).append(", \"input_length\": ").append(arr.length * 16)
-          .append(", \"output_length\": 10, \"hash_ids\": ").append(ids).append("}\n");
+      sb.append("{\"timestamp\": ")
+          .append(ts)
+          .append(", \"input_length\": ")
+          .append(arr.length * 16)
+          .append(", \"output_length\": 10, \"hash_ids\": ")
+          .append(ids)
+          .append("}\n");
     }
     Path f = dir.resolve("trace.jsonl");
     Files.writeString(f, sb.toString(), StandardCharsets.UTF_8);

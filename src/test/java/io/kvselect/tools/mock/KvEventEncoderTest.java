@@ -1,6 +1,5 @@
 package io.kvselect.tools.mock;
 
-import io.kvselect.testing.WireVectors;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -9,6 +8,7 @@ import io.kvselect.core.events.BlockRemoved;
 import io.kvselect.core.events.BlockStored;
 import io.kvselect.core.events.KvEvent;
 import io.kvselect.core.events.KvEventBatch;
+import io.kvselect.testing.WireVectors;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.stream.IntStream;
@@ -21,15 +21,26 @@ class KvEventEncoderTest {
   static final long H1 = Long.parseUnsignedLong("15760518052499183552");
   static final long H2 = 4284880390408332321L;
 
-
   static BlockStored twoBlocks() {
     int[] tokens = IntStream.rangeClosed(1, 32).toArray();
-    return new BlockStored(new long[] {H1, H2}, false, 0L, tokens, 16, "GPU", null, null, null, 0,
-        "full_attention", null);
+    return new BlockStored(
+        new long[] {H1, H2},
+        false,
+        0L,
+        tokens,
+        16,
+        "GPU",
+        null,
+        null,
+        null,
+        0,
+        "full_attention",
+        null);
   }
 
   static String hex(KvEvent e, WireFormat wire) {
-    return HexFormat.of().formatHex(KvEventEncoder.encode(new KvEventBatch(TS, List.of(e), 0), wire));
+    return HexFormat.of()
+        .formatHex(KvEventEncoder.encode(new KvEventBatch(TS, List.of(e), 0), wire));
   }
 
   @Test
@@ -44,7 +55,9 @@ class KvEventEncoderTest {
 
   @Test
   void arrayRemovedAndClearedMatchTheVectors() {
-    assertEquals(WireVectors.V41_REMOVED, hex(new BlockRemoved(new long[] {H2}, "GPU", 0, null), WireFormat.ARRAY));
+    assertEquals(
+        WireVectors.V41_REMOVED,
+        hex(new BlockRemoved(new long[] {H2}, "GPU", 0, null), WireFormat.ARRAY));
     assertEquals(WireVectors.V41_CLEARED, hex(new AllBlocksCleared(), WireFormat.ARRAY));
   }
 
@@ -52,19 +65,34 @@ class KvEventEncoderTest {
   void mapFormsMatchTheVllm026Vectors() {
     assertEquals(WireVectors.V42_STORED, hex(twoBlocks(), WireFormat.MAP));
     assertEquals(228, HexFormat.of().parseHex(WireVectors.V42_STORED).length);
-    assertEquals(WireVectors.V42_REMOVED, hex(new BlockRemoved(new long[] {H2}, "GPU", 0, null), WireFormat.MAP));
+    assertEquals(
+        WireVectors.V42_REMOVED,
+        hex(new BlockRemoved(new long[] {H2}, "GPU", 0, null), WireFormat.MAP));
     assertEquals(WireVectors.V42_CLEARED, hex(new AllBlocksCleared(), WireFormat.MAP));
   }
 
   @Test
   void extraKeysCarryLoraNameOnEveryBlockAndSaltOnTheRootBlock() {
-    BlockStored root = new BlockStored(new long[] {1, 2}, false, 0L, new int[] {1, 2}, 1, "GPU", "ad", "s", null, 0,
-        null, null);
+    BlockStored root =
+        new BlockStored(
+            new long[] {1, 2},
+            false,
+            0L,
+            new int[] {1, 2},
+            1,
+            "GPU",
+            "ad",
+            "s",
+            null,
+            0,
+            null,
+            null);
     String h = hex(root, WireFormat.ARRAY);
     // ... a2"ad" (lora_name), then extra_keys = [["ad","s"], ["ad"]], then rank 0
     assertEquals("a2616492" + "92a26164a173" + "91a26164" + "00", h.substring(h.length() - 30));
-    BlockStored child = new BlockStored(new long[] {3}, true, 2L, new int[] {3}, 1, "GPU", null, "s", null, 0, null,
-        null);
+    BlockStored child =
+        new BlockStored(
+            new long[] {3}, true, 2L, new int[] {3}, 1, "GPU", null, "s", null, 0, null, null);
     String c = hex(child, WireFormat.ARRAY);
     assertEquals("c091c000", c.substring(c.length() - 8));
   }

@@ -23,7 +23,8 @@ import org.zeromq.ZMQ;
 final class MockClient {
 
   static final ObjectMapper JSON = new ObjectMapper();
-  private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private static final HttpClient HTTP =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   private MockClient() {}
 
@@ -46,8 +47,12 @@ final class MockClient {
   static Reply call(String method, String url, Object body) throws Exception {
     HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(20));
     b.header("content-type", "application/json");
-    b.method(method, body == null ? HttpRequest.BodyPublishers.noBody()
-        : HttpRequest.BodyPublishers.ofString(body instanceof String s ? s : JSON.writeValueAsString(body)));
+    b.method(
+        method,
+        body == null
+            ? HttpRequest.BodyPublishers.noBody()
+            : HttpRequest.BodyPublishers.ofString(
+                body instanceof String s ? s : JSON.writeValueAsString(body)));
     HttpResponse<String> r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
     return new Reply(r.statusCode(), r.body().isEmpty() ? null : JSON.readTree(r.body()));
   }
@@ -70,16 +75,21 @@ final class MockClient {
 
   /** Polls {@code GET /state} until rank {@code rank}'s last seq equals {@code seq} (bounded). */
   static void awaitLastSeq(EngineInfo e, int rank, Long seq) throws Exception {
-    java.util.concurrent.atomic.AtomicReference<JsonNode> last = new java.util.concurrent.atomic.AtomicReference<>();
+    java.util.concurrent.atomic.AtomicReference<JsonNode> last =
+        new java.util.concurrent.atomic.AtomicReference<>();
     try {
-      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5))
-          .pollInterval(java.time.Duration.ofMillis(10)).until(() -> {
-            JsonNode l = state(e).get("ranks").get(rank).get("last_seq");
-            last.set(l);
-            return seq == null ? l.isNull() : l.isNumber() && l.asLong() == seq;
-          });
+      org.awaitility.Awaitility.await()
+          .atMost(java.time.Duration.ofSeconds(5))
+          .pollInterval(java.time.Duration.ofMillis(10))
+          .until(
+              () -> {
+                JsonNode l = state(e).get("ranks").get(rank).get("last_seq");
+                last.set(l);
+                return seq == null ? l.isNull() : l.isNumber() && l.asLong() == seq;
+              });
     } catch (org.awaitility.core.ConditionTimeoutException timeout) {
-      throw new AssertionError("last_seq of rank " + rank + " stayed " + last.get() + ", expected " + seq, timeout);
+      throw new AssertionError(
+          "last_seq of rank " + rank + " stayed " + last.get() + ", expected " + seq, timeout);
     }
   }
 
@@ -122,7 +132,9 @@ final class MockClient {
       }
       byte[] seq = socket.recv();
       byte[] payload = socket.recv();
-      return new Frames(new String(topic, java.nio.charset.StandardCharsets.UTF_8), ByteBuffer.wrap(seq).getLong(),
+      return new Frames(
+          new String(topic, java.nio.charset.StandardCharsets.UTF_8),
+          ByteBuffer.wrap(seq).getLong(),
           payload);
     }
 

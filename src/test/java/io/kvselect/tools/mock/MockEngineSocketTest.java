@@ -26,8 +26,9 @@ class MockEngineSocketTest {
   }
 
   static long[] chain(int[] tokens, int bs) {
-    return BlockHasher.sequenceHashes(BlockHasher.localBlockHashes(tokens, tokens.length, bs, BlockHasher.CHAIN_SEED,
-        false, null));
+    return BlockHasher.sequenceHashes(
+        BlockHasher.localBlockHashes(
+            tokens, tokens.length, bs, BlockHasher.CHAIN_SEED, false, null));
   }
 
   static Map<String, Object> req(int[] tokens) {
@@ -52,8 +53,20 @@ class MockEngineSocketTest {
       assertEquals(0L, env.get(2));
       @SuppressWarnings("unchecked")
       Map<Object, Object> s1 = (Map<Object, Object>) f1.events().get(0);
-      assertEquals(List.of("type", "block_hashes", "parent_block_hash", "token_ids", "block_size", "lora_id", "medium",
-          "lora_name", "extra_keys", "group_idx", "kv_cache_spec_kind"), List.copyOf(s1.keySet()));
+      assertEquals(
+          List.of(
+              "type",
+              "block_hashes",
+              "parent_block_hash",
+              "token_ids",
+              "block_size",
+              "lora_id",
+              "medium",
+              "lora_name",
+              "extra_keys",
+              "group_idx",
+              "kv_cache_spec_kind"),
+          List.copyOf(s1.keySet()));
       assertEquals("BlockStored", s1.get("type"));
       long[] c1 = chain(first, 4);
       assertEquals(longs(c1), s1.get("block_hashes"));
@@ -90,14 +103,26 @@ class MockEngineSocketTest {
       generate(e, req(first));
       List<?> s1 = (List<?>) sub.next().events().get(0);
       assertEquals(9, s1.size());
-      assertEquals(Arrays.asList("BlockStored", longs(chain(first, 4)), null, longs(first), 4L, null, "GPU", null,
-          Arrays.asList(null, null)), s1);
+      assertEquals(
+          Arrays.asList(
+              "BlockStored",
+              longs(chain(first, 4)),
+              null,
+              longs(first),
+              4L,
+              null,
+              "GPU",
+              null,
+              Arrays.asList(null, null)),
+          s1);
 
       int[] salted = tokens(7, 12);
       generate(e, Map.of("token_ids", salted, "lora_name", "ad", "cache_salt", "t1"));
       List<?> s2 = (List<?>) sub.next().events().get(0);
       long seed = BlockHasher.saltSeed("ad", "t1");
-      long[] c = BlockHasher.sequenceHashes(BlockHasher.localBlockHashes(salted, 12, 4, seed, false, null));
+      long[] c =
+          BlockHasher.sequenceHashes(
+              BlockHasher.localBlockHashes(salted, 12, 4, seed, false, null));
       assertEquals(longs(c), s2.get(1), "salted chains are new blocks from the root");
       assertNull(s2.get(2));
       assertEquals("ad", s2.get(7));
@@ -121,8 +146,18 @@ class MockEngineSocketTest {
       List<Object> events = sub.next().events();
       assertEquals(3, events.size());
       long[] ca = chain(a, 2);
-      assertEquals(Map.of("type", "BlockRemoved", "block_hashes", longs(ca[1]), "medium", "GPU", "group_idx", 0L),
-          events.get(0), "the tail of the least recent chain goes first");
+      assertEquals(
+          Map.of(
+              "type",
+              "BlockRemoved",
+              "block_hashes",
+              longs(ca[1]),
+              "medium",
+              "GPU",
+              "group_idx",
+              0L),
+          events.get(0),
+          "the tail of the least recent chain goes first");
       assertEquals(longs(ca[0]), ((Map<?, ?>) events.get(1)).get("block_hashes"));
       assertEquals(longs(chain(c, 2)), ((Map<?, ?>) events.get(2)).get("block_hashes"));
       assertEquals(4, state(e).get("ranks").get(0).get("cached_blocks").asInt());
@@ -170,7 +205,9 @@ class MockEngineSocketTest {
         JsonNode ranks = state(e).get("ranks");
         assertEquals(0, ranks.get(0).get("cached_blocks").asInt());
         assertEquals(2, ranks.get(1).get("cached_blocks").asInt());
-        assertEquals(1, generate(e, Map.of("token_ids", tokens(0, 8))).get("dp_rank").asInt(),
+        assertEquals(
+            1,
+            generate(e, Map.of("token_ids", tokens(0, 8))).get("dp_rank").asInt(),
             "an unpinned request follows its cached prefix");
       }
     }
@@ -186,7 +223,8 @@ class MockEngineSocketTest {
 
   private static long zmqThreads() {
     return Thread.getAllStackTraces().keySet().stream()
-        .filter(t -> t.isAlive() && t.getName().startsWith("kvselect-mock-zmq-")).count();
+        .filter(t -> t.isAlive() && t.getName().startsWith("kvselect-mock-zmq-"))
+        .count();
   }
 
   @Test
@@ -211,18 +249,22 @@ class MockEngineSocketTest {
    */
   @Test
   void prefillAndDecodeWaitOnTimersWithoutBlockingTheEngine() throws Exception {
-    MockerOptions o = MockerOptions.local(1, 1, 64, 4, WireFormat.MAP).withTiming(new TimingModel(1_000, 100_000, 1));
+    MockerOptions o =
+        MockerOptions.local(1, 1, 64, 4, WireFormat.MAP)
+            .withTiming(new TimingModel(1_000, 100_000, 1));
     try (MockFleet fleet = MockFleet.start(o);
         MockClient.Sub sub = MockClient.Sub.ready(fleet.engines().get(0), 0)) {
       EngineInfo e = fleet.engines().get(0);
       int[] prompt = tokens(0, 200);
-      var slow = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
-        try {
-          return generate(e, Map.of("token_ids", prompt, "output_tokens", 10));
-        } catch (Exception ex) {
-          throw new IllegalStateException(ex);
-        }
-      });
+      var slow =
+          java.util.concurrent.CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  return generate(e, Map.of("token_ids", prompt, "output_tokens", 10));
+                } catch (Exception ex) {
+                  throw new IllegalStateException(ex);
+                }
+              });
       MockClient.Frames stored = sub.next();
       boolean pendingWhenPublished = !slow.isDone();
       JsonNode during = state(e);
@@ -232,10 +274,18 @@ class MockEngineSocketTest {
       @SuppressWarnings("unchecked")
       Map<Object, Object> event = (Map<Object, Object>) stored.events().get(0);
       assertEquals("BlockStored", event.get("type"));
-      assertEquals(longs(chain(prompt, 4)), event.get("block_hashes"), "the prompt's 50 blocks, after its prefill");
-      assertTrue(pendingWhenPublished, "the response waits out the decode after the blocks are published");
-      assertTrue(pendingAfterState, "GET /state answered while the request was waiting out its decode");
-      assertEquals(50, during.get("ranks").get(0).get("cached_blocks").asInt(), "the state seen during the decode");
+      assertEquals(
+          longs(chain(prompt, 4)),
+          event.get("block_hashes"),
+          "the prompt's 50 blocks, after its prefill");
+      assertTrue(
+          pendingWhenPublished, "the response waits out the decode after the blocks are published");
+      assertTrue(
+          pendingAfterState, "GET /state answered while the request was waiting out its decode");
+      assertEquals(
+          50,
+          during.get("ranks").get(0).get("cached_blocks").asInt(),
+          "the state seen during the decode");
       assertEquals(200.0, r.get("prefill_ms").asDouble(), 1e-9);
       assertEquals(1000.0, r.get("decode_ms").asDouble(), 1e-9);
       assertEquals(200, r.get("uncached_tokens").asInt());

@@ -28,8 +28,9 @@ class MockEngineTest {
   }
 
   static long[] seq(int[] tokens, int bs) {
-    return BlockHasher.sequenceHashes(BlockHasher.localBlockHashes(tokens, tokens.length, bs, BlockHasher.CHAIN_SEED,
-        false, null));
+    return BlockHasher.sequenceHashes(
+        BlockHasher.localBlockHashes(
+            tokens, tokens.length, bs, BlockHasher.CHAIN_SEED, false, null));
   }
 
   static MockEngine.Prompt prompt(int[] tokens) {
@@ -40,9 +41,14 @@ class MockEngineTest {
   void blockHashesAreDynamoPublicSequenceHashes() {
     MockEngine e = new MockEngine(1, 64, 16, TIMING);
     // dynamo_reference.md 2.2 golden vector: tokens 0..31, bs 16.
-    assertArrayEquals(new long[] {Long.parseUnsignedLong("15310707395893867146"),
-        Long.parseUnsignedLong("13769157705258532664")}, e.chain(prompt(tokens(0, 32))));
-    assertNotEquals(e.chain(prompt(tokens(0, 32)))[0],
+    assertArrayEquals(
+        new long[] {
+          Long.parseUnsignedLong("15310707395893867146"),
+          Long.parseUnsignedLong("13769157705258532664")
+        },
+        e.chain(prompt(tokens(0, 32))));
+    assertNotEquals(
+        e.chain(prompt(tokens(0, 32)))[0],
         e.chain(new MockEngine.Prompt(tokens(0, 32), null, "tenant-a"))[0]);
   }
 

@@ -105,12 +105,15 @@ class PublisherThreadTest {
   void closingOneHostedPublisherLeavesTheOthersRunningOnTheThread() throws Exception {
     PublisherThread thread = new PublisherThread("test-pub-shared", 1);
     try (ZContext ctx = new ZContext()) {
-      KvEventPublisher gone = new KvEventPublisher(thread, "127.0.0.1", new int[1], 0, "", ReplayLayout.TOPIC);
-      KvEventPublisher kept = new KvEventPublisher(thread, "127.0.0.1", new int[1], 0, "", ReplayLayout.LEGACY);
+      KvEventPublisher gone =
+          new KvEventPublisher(thread, "127.0.0.1", new int[1], 0, "", ReplayLayout.TOPIC);
+      KvEventPublisher kept =
+          new KvEventPublisher(thread, "127.0.0.1", new int[1], 0, "", ReplayLayout.LEGACY);
       gone.ready().get(10, TimeUnit.SECONDS);
       String replay = kept.ready().get(10, TimeUnit.SECONDS).replay();
       CompletableFuture<String> host = new CompletableFuture<>();
-      thread.execute(t -> host.complete(Thread.currentThread().getName() + " " + (gone.router() != null)));
+      thread.execute(
+          t -> host.complete(Thread.currentThread().getName() + " " + (gone.router() != null)));
       assertEquals("test-pub-shared true", host.get(10, TimeUnit.SECONDS));
       gone.close();
       kept.publish(0, payload(1, 0));

@@ -19,8 +19,11 @@ import org.junit.jupiter.api.Test;
 class RegisterTest {
 
   static KvselectNode node() throws Exception {
-    NodeSettings s = NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0"}, Map.of());
-    return KvselectNode.start(s, 1).toCompletionStage().toCompletableFuture()
+    NodeSettings s =
+        NodeSettings.parse(new String[] {"--host", "127.0.0.1", "--port", "0"}, Map.of());
+    return KvselectNode.start(s, 1)
+        .toCompletionStage()
+        .toCompletableFuture()
         .get(30, TimeUnit.SECONDS);
   }
 
@@ -30,12 +33,27 @@ class RegisterTest {
     try {
       String url = "http://127.0.0.1:" + node.port();
       MockerMain cli = new MockerMain();
-      MockerMain.commandLine(cli).parseArgs("--engines", "2", "--block-size", "8", "--num-gpu-blocks", "128",
-          "--register", url, "--model-name", "m1", "--worker-id-base", "10", "--wire", "ARRAY");
+      MockerMain.commandLine(cli)
+          .parseArgs(
+              "--engines",
+              "2",
+              "--block-size",
+              "8",
+              "--num-gpu-blocks",
+              "128",
+              "--register",
+              url,
+              "--model-name",
+              "m1",
+              "--worker-id-base",
+              "10",
+              "--wire",
+              "ARRAY");
       MockerOptions o = cli.options();
       assertEquals(WireFormat.ARRAY, o.wire());
       ByteArrayOutputStream out = new ByteArrayOutputStream();
-      try (MockFleet fleet = MockerMain.run(o, new PrintStream(out, true, StandardCharsets.UTF_8))) {
+      try (MockFleet fleet =
+          MockerMain.run(o, new PrintStream(out, true, StandardCharsets.UTF_8))) {
         String[] lines = out.toString(StandardCharsets.UTF_8).trim().split("\n");
         assertEquals(2, lines.length);
         Map<Long, JsonNode> printed = new HashMap<>();
@@ -64,7 +82,9 @@ class RegisterTest {
         }
         assertEquals(200, MockClient.call("GET", url + "/ready", null).status());
       }
-      assertEquals(0, MockClient.call("GET", url + "/workers", null).body().size(),
+      assertEquals(
+          0,
+          MockClient.call("GET", url + "/workers", null).body().size(),
           "a closed fleet removed its workers from the node");
     } finally {
       node.close().toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
@@ -76,10 +96,26 @@ class RegisterTest {
     KvselectNode node = node();
     try {
       String url = "http://127.0.0.1:" + node.port();
-      MockerOptions o = new MockerOptions(1, 2, 64, 16, WireFormat.MAP, "127.0.0.1", 0, url,
-          new TimingModel(0, 0, 1), null, "g1", 5, "", ReplayLayout.TOPIC, 4096L);
-      try (MockFleet fleet = MockerMain.run(o, new PrintStream(new ByteArrayOutputStream(), true,
-          StandardCharsets.UTF_8))) {
+      MockerOptions o =
+          new MockerOptions(
+              1,
+              2,
+              64,
+              16,
+              WireFormat.MAP,
+              "127.0.0.1",
+              0,
+              url,
+              new TimingModel(0, 0, 1),
+              null,
+              "g1",
+              5,
+              "",
+              ReplayLayout.TOPIC,
+              4096L);
+      try (MockFleet fleet =
+          MockerMain.run(
+              o, new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8))) {
         EngineInfo e = fleet.engines().get(0);
         JsonNode w = MockClient.call("GET", url + "/workers", null).body().get(0);
         assertEquals("schedulable", w.get("lifecycle").asText(), w.toString());
@@ -97,10 +133,26 @@ class RegisterTest {
   @Test
   void registrationFailureStopsTheFleetAndBadFlagsExit2() throws Exception {
     MockerOptions o = MockerOptions.local(1, 1, 8, 4, WireFormat.MAP);
-    MockerOptions unreachable = new MockerOptions(1, 1, 8, 4, WireFormat.MAP, "127.0.0.1", 0,
-        "http://127.0.0.1:1", o.timing(), null, null, 1, "", ReplayLayout.TOPIC, null);
+    MockerOptions unreachable =
+        new MockerOptions(
+            1,
+            1,
+            8,
+            4,
+            WireFormat.MAP,
+            "127.0.0.1",
+            0,
+            "http://127.0.0.1:1",
+            o.timing(),
+            null,
+            null,
+            1,
+            "",
+            ReplayLayout.TOPIC,
+            null);
     try {
-      MockerMain.run(unreachable, new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+      MockerMain.run(
+          unreachable, new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
       throw new AssertionError("registration against a closed port must fail");
     } catch (java.io.IOException expected) {
       // the fleet was stopped again by run()
@@ -110,7 +162,10 @@ class RegisterTest {
       System.setErr(new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
       assertEquals(2, MockerMain.commandLine(new MockerMain()).execute("--engines", "0"));
       assertEquals(2, MockerMain.commandLine(new MockerMain()).execute("--wire", "json"));
-      assertEquals(2, MockerMain.commandLine(new MockerMain()).execute("--base-port", "65530", "--engines", "4"));
+      assertEquals(
+          2,
+          MockerMain.commandLine(new MockerMain())
+              .execute("--base-port", "65530", "--engines", "4"));
     } finally {
       System.setErr(err);
     }

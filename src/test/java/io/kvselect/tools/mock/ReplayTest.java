@@ -24,8 +24,22 @@ class ReplayTest {
   static final byte[] END = {-1, -1, -1, -1, -1, -1, -1, -1};
 
   static MockerOptions options(ReplayLayout layout) {
-    return new MockerOptions(1, 1, 64, 4, WireFormat.MAP, "127.0.0.1", 0, null, new TimingModel(0, 0, 1), null,
-        null, 1, "kv-events", layout, null);
+    return new MockerOptions(
+        1,
+        1,
+        64,
+        4,
+        WireFormat.MAP,
+        "127.0.0.1",
+        0,
+        null,
+        new TimingModel(0, 0, 1),
+        null,
+        null,
+        1,
+        "kv-events",
+        layout,
+        null);
   }
 
   static byte[] seq(long s) {
@@ -46,8 +60,10 @@ class ReplayTest {
 
   @ParameterizedTest
   @EnumSource(ReplayLayout.class)
-  void dealerGetsBufferedBatchesFromTheStartSeqThenTheEndMarker(ReplayLayout layout) throws Exception {
-    try (MockFleet fleet = MockFleet.start(options(layout)); ZContext ctx = new ZContext()) {
+  void dealerGetsBufferedBatchesFromTheStartSeqThenTheEndMarker(ReplayLayout layout)
+      throws Exception {
+    try (MockFleet fleet = MockFleet.start(options(layout));
+        ZContext ctx = new ZContext()) {
       EngineInfo e = fleet.engines().get(0);
       int[][] prompts = new int[3][];
       for (int i = 0; i < 3; i++) {
@@ -73,9 +89,14 @@ class ReplayTest {
           assertEquals("kv-events", new String(m.get(1), StandardCharsets.UTF_8));
         }
         assertArrayEquals(seq(s), m.get(m.size() - 2));
-        Map<?, ?> stored = (Map<?, ?>) ((List<?>) ((List<?>) MockClient.decode(m.get(m.size() - 1))).get(1)).get(0);
-        assertEquals(longs(new MockEngine(1, 8, 4, options(layout).timing()).chain(
-            new MockEngine.Prompt(prompts[(int) s], null, null))), stored.get("block_hashes"));
+        Map<?, ?> stored =
+            (Map<?, ?>)
+                ((List<?>) ((List<?>) MockClient.decode(m.get(m.size() - 1))).get(1)).get(0);
+        assertEquals(
+            longs(
+                new MockEngine(1, 8, 4, options(layout).timing())
+                    .chain(new MockEngine.Prompt(prompts[(int) s], null, null))),
+            stored.get("block_hashes"));
       }
       assertEnd(recvMsg(dealer), topic);
 

@@ -36,32 +36,61 @@ class SimCommandTest {
     cl.setOut(new java.io.PrintWriter(out, true, StandardCharsets.UTF_8));
     cl.setErr(new java.io.PrintWriter(err, true, StandardCharsets.UTF_8));
     int exit = cl.execute(args);
-    return new Run(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    return new Run(
+        exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
   }
 
   static String[] small(Path out, long seed) {
-    return new String[] {"--workload", "agentic", "--sessions", "6", "--requests", "150", "--seed",
-        Long.toString(seed), "--out", out.toString(), "--max-open-sessions", "3", "--admit-accounting", "net"};
+    return new String[] {
+      "--workload",
+      "agentic",
+      "--sessions",
+      "6",
+      "--requests",
+      "150",
+      "--seed",
+      Long.toString(seed),
+      "--out",
+      out.toString(),
+      "--max-open-sessions",
+      "3",
+      "--admit-accounting",
+      "net"
+    };
   }
 
   @Test
   void dumpRequestsTracesEveryDecision(@TempDir Path dir) throws Exception {
-    String[] args = java.util.stream.Stream.concat(Arrays.stream(small(dir, 11)),
-        java.util.stream.Stream.of("--dump-requests", "--decode-reserve", "after-prefill", "--policies", "kvc,kv",
-            "--no-plots")).toArray(String[]::new);
+    String[] args =
+        java.util.stream.Stream.concat(
+                Arrays.stream(small(dir, 11)),
+                java.util.stream.Stream.of(
+                    "--dump-requests",
+                    "--decode-reserve",
+                    "after-prefill",
+                    "--policies",
+                    "kvc,kv",
+                    "--no-plots"))
+            .toArray(String[]::new);
     Run r = run(args);
     assertEquals(0, r.exit(), r.err());
     List<String> rows = Files.readAllLines(dir.resolve("requests.csv"));
     assertEquals(Simulator.DUMP_HEADER, rows.get(0));
     long kvcRows = rows.stream().filter(l -> l.startsWith("kvc,")).count();
-    assertEquals(kvcRows, rows.stream().filter(l -> l.startsWith("kv,")).count(), "a row per request and policy");
+    assertEquals(
+        kvcRows,
+        rows.stream().filter(l -> l.startsWith("kv,")).count(),
+        "a row per request and policy");
     assertTrue(kvcRows > 100, "rows: " + kvcRows);
     String first = rows.stream().filter(l -> l.startsWith("kvc,")).findFirst().orElseThrow();
     String[] f = first.split(",");
     assertEquals(Simulator.DUMP_HEADER.split(",").length, f.length, first);
     assertEquals("seed", f[8], "a session's first turn is seeded: " + first);
-    assertTrue(f[13].matches("(\\d+:\\d+\\+\\d+;?)+"), "the admission inputs per decode worker: " + first);
-    assertTrue(Files.readString(dir.resolve("results.md")).contains("decode memory reserved after prefill"));
+    assertTrue(
+        f[13].matches("(\\d+:\\d+\\+\\d+;?)+"), "the admission inputs per decode worker: " + first);
+    assertTrue(
+        Files.readString(dir.resolve("results.md"))
+            .contains("decode memory reserved after prefill"));
   }
 
   @Test
@@ -71,21 +100,32 @@ class SimCommandTest {
     Run b = run(small(dir.resolve("b"), 11));
     assertEquals(0, b.exit(), b.err());
     byte[] ca = Files.readAllBytes(dir.resolve("a/results.csv"));
-    assertArrayEquals(ca, Files.readAllBytes(dir.resolve("b/results.csv")), "byte-identical for the same seed");
+    assertArrayEquals(
+        ca, Files.readAllBytes(dir.resolve("b/results.csv")), "byte-identical for the same seed");
     Run c = run(small(dir.resolve("c"), 12));
-    assertFalse(Arrays.equals(ca, Files.readAllBytes(dir.resolve("c/results.csv"))), "another seed differs");
+    assertFalse(
+        Arrays.equals(ca, Files.readAllBytes(dir.resolve("c/results.csv"))),
+        "another seed differs");
     List<String> lines = Files.readAllLines(dir.resolve("a/results.csv"));
-    assertEquals("policy,requests,direct,seed,reseed,fallback,hit_rate,ttft_p50_ms,ttft_p90_ms,ttft_p99_ms,"
-        + "e2e_p50_ms,e2e_p99_ms,p_busy_share,migrations,fallbacks,worker_changes,rejects", lines.get(0));
+    assertEquals(
+        "policy,requests,direct,seed,reseed,fallback,hit_rate,ttft_p50_ms,ttft_p90_ms,ttft_p99_ms,"
+            + "e2e_p50_ms,e2e_p99_ms,p_busy_share,migrations,fallbacks,worker_changes,rejects",
+        lines.get(0));
     assertEquals(6, lines.size(), "a row per default policy");
-    assertEquals(List.of("kvc", "kv", "sticky", "least_loaded", "round_robin"),
+    assertEquals(
+        List.of("kvc", "kv", "sticky", "least_loaded", "round_robin"),
         lines.subList(1, 6).stream().map(l -> l.split(",")[0]).toList());
     for (String l : lines.subList(1, 6)) {
       assertEquals(17, l.split(",").length, l);
     }
     assertTrue(Files.readString(dir.resolve("a/results.md")).contains("| kvc |"));
-    assertTrue(Files.readString(dir.resolve("a/results.md")).lines().findFirst().orElseThrow()
-        .endsWith("decode memory reserved at dispatch (--decode-reserve at-dispatch)"), "the memory rule in the header");
+    assertTrue(
+        Files.readString(dir.resolve("a/results.md"))
+            .lines()
+            .findFirst()
+            .orElseThrow()
+            .endsWith("decode memory reserved at dispatch (--decode-reserve at-dispatch)"),
+        "the memory rule in the header");
     assertTrue(Files.size(dir.resolve("a/" + Plots.TTFT_CDF)) > 1000);
     assertTrue(Files.size(dir.resolve("a/" + Plots.MODE_SHARE)) > 1000);
     assertTrue(a.out().contains("round_robin"), a.out());
@@ -95,10 +135,35 @@ class SimCommandTest {
   void helpShowsEveryAssumptionWithItsDefault() {
     Run h = run("--help");
     assertEquals(0, h.exit());
-    for (String s : List.of("--kd", "92104", "--sessions", "52", "--requests", "4449", "--concurrency", "32",
-        "--prefill-ms-per-token", "0.1", "--transfer-ms-per-token", "0.02", "--decode-ms-per-token", "20",
-        "--slots", "16", "--prompt-cap", "87000", "--tau-append", "8192", "--rho", "0.95", "--admit-accounting",
-        "--reset-scope", "--admit-waiting", "--max-open-sessions", "--d-queue")) {
+    for (String s :
+        List.of(
+            "--kd",
+            "92104",
+            "--sessions",
+            "52",
+            "--requests",
+            "4449",
+            "--concurrency",
+            "32",
+            "--prefill-ms-per-token",
+            "0.1",
+            "--transfer-ms-per-token",
+            "0.02",
+            "--decode-ms-per-token",
+            "20",
+            "--slots",
+            "16",
+            "--prompt-cap",
+            "87000",
+            "--tau-append",
+            "8192",
+            "--rho",
+            "0.95",
+            "--admit-accounting",
+            "--reset-scope",
+            "--admit-waiting",
+            "--max-open-sessions",
+            "--d-queue")) {
       assertTrue(h.out().contains(s), s + " in --help");
     }
   }
@@ -113,9 +178,17 @@ class SimCommandTest {
   @Test
   void aMissingTraceIsOneLineAndExit2(@TempDir Path dir) {
     Path none = dir.resolve("no-such-trace.jsonl");
-    Run r = run("--workload", "mooncake", "--trace", none.toString(), "--out", dir.resolve("o").toString());
+    Run r =
+        run(
+            "--workload",
+            "mooncake",
+            "--trace",
+            none.toString(),
+            "--out",
+            dir.resolve("o").toString());
     assertEquals(2, r.exit(), r.err());
-    assertEquals(List.of("kvselect-sim: --trace " + none + ": no such file"), r.err().lines().toList());
+    assertEquals(
+        List.of("kvselect-sim: --trace " + none + ": no such file"), r.err().lines().toList());
     assertFalse(Files.exists(dir.resolve("o")), "nothing written");
   }
 
@@ -127,8 +200,12 @@ class SimCommandTest {
     withPolicies[args.length + 1] = "kv,fastest";
     Run r = run(withPolicies);
     assertEquals(2, r.exit(), r.err());
-    assertEquals(List.of("kvselect-sim: --policies: unknown policy 'fastest' (one of kvc, kvc_refined, kv, sticky, "
-        + "least_loaded, round_robin)"), r.err().lines().toList(), "no progress lines: kv did not run first");
+    assertEquals(
+        List.of(
+            "kvselect-sim: --policies: unknown policy 'fastest' (one of kvc, kvc_refined, kv, sticky, "
+                + "least_loaded, round_robin)"),
+        r.err().lines().toList(),
+        "no progress lines: kv did not run first");
     assertEquals("", r.out());
   }
 
@@ -139,7 +216,8 @@ class SimCommandTest {
     List<String> lines = r.err().lines().toList();
     assertEquals(3, lines.size(), r.err());
     assertTrue(lines.get(0).contains("'x'"), lines.get(0));
-    assertTrue(lines.get(1).startsWith("kvselect-sim: --d-queue must be fifo or first-fit"), lines.get(1));
+    assertTrue(
+        lines.get(1).startsWith("kvselect-sim: --d-queue must be fifo or first-fit"), lines.get(1));
     assertTrue(lines.get(2).startsWith("kvselect-sim: kvc rho must be in (0, 1]"), lines.get(2));
   }
 
@@ -149,7 +227,8 @@ class SimCommandTest {
     assertEquals(2, r.exit());
     List<String> lines = r.err().lines().toList();
     assertEquals(1, lines.size(), r.err());
-    assertTrue(lines.get(0).startsWith("kvselect-sim: Unknown options: '--sesions', '5'"), lines.get(0));
+    assertTrue(
+        lines.get(0).startsWith("kvselect-sim: Unknown options: '--sesions', '5'"), lines.get(0));
     assertTrue(lines.get(0).contains("did you mean --sessions?"), lines.get(0));
   }
 
@@ -163,11 +242,26 @@ class SimCommandTest {
 
   @Test
   void aSmallMap(@TempDir Path dir) throws Exception {
-    Run m = run("--map", "--map-open", "2,0", "--map-kd", "1", "--sessions", "5", "--requests", "60", "--out",
-        dir.toString(), "--no-plots");
+    Run m =
+        run(
+            "--map",
+            "--map-open",
+            "2,0",
+            "--map-kd",
+            "1",
+            "--sessions",
+            "5",
+            "--requests",
+            "60",
+            "--out",
+            dir.toString(),
+            "--no-plots");
     assertEquals(0, m.exit(), m.err());
     List<String> rows = Files.readAllLines(dir.resolve("map.csv"));
-    assertEquals(1 + 2 * (4 + 4), rows.size(), "per cell: 4 baselines + kvc and kvc_refined x 2 accountings");
+    assertEquals(
+        1 + 2 * (4 + 4),
+        rows.size(),
+        "per cell: 4 baselines + kvc and kvc_refined x 2 accountings");
     assertTrue(Files.readString(dir.resolve("map.md")).contains("## accounting net"));
   }
 }

@@ -36,10 +36,28 @@ class SimulatorDecisionTest {
   @ValueSource(strings = {"kvc", "kvc_refined", "kv", "sticky", "least_loaded", "round_robin"})
   void theNodesServiceDecidesEveryRequestAsTheSimulatorDid(String policy) {
     long kd = 30_000;
-    Workload w = AgenticWorkload.generate(new AgenticWorkload.Params(8, 200, 4000, 12000, 100, 1000, 50, 500,
-        kd - 500, 500, 5_000, 20_000, 16), SEED);
-    Simulator.Config cfg = new Simulator.Config(1, 3, kd, 16, 0.1, 0.1, 0.02, 20, 32, 0, false, true,
-        KvcParams.defaults().withAccounting(AdmitAccounting.NET), SEED, Simulator.DecodeReserve.AT_DISPATCH);
+    Workload w =
+        AgenticWorkload.generate(
+            new AgenticWorkload.Params(
+                8, 200, 4000, 12000, 100, 1000, 50, 500, kd - 500, 500, 5_000, 20_000, 16),
+            SEED);
+    Simulator.Config cfg =
+        new Simulator.Config(
+            1,
+            3,
+            kd,
+            16,
+            0.1,
+            0.1,
+            0.02,
+            20,
+            32,
+            0,
+            false,
+            true,
+            KvcParams.defaults().withAccounting(AdmitAccounting.NET),
+            SEED,
+            Simulator.DecodeReserve.AT_DISPATCH);
     List<SimRouter.Op> ops = new ArrayList<>();
     Simulator.Result r = new Simulator(w, cfg, policy, null, false, ops::add).run();
     assertEquals(w.requests(), r.requests());
@@ -52,19 +70,22 @@ class SimulatorDecisionTest {
     }
     NodeSettings settings = NodeSettings.parse(new String[] {"--host", "127.0.0.1"}, env);
     MutableClock clock = new MutableClock(SimClock.EPOCH);
-    SelectionService node = NodeParts.builder(settings).clock(clock).random(new Random(SEED)).build();
+    SelectionService node =
+        NodeParts.builder(settings).clock(clock).random(new Random(SEED)).build();
 
     double at = 0;
     int selects = 0;
     int events = 0;
     Map<String, Integer> modes = new HashMap<>();
     for (SimRouter.Op op : ops) {
-      clock.advance(Duration.ofNanos((long) Math.floor(op.atMs() * 1e6) - (long) Math.floor(at * 1e6)));
+      clock.advance(
+          Duration.ofNanos((long) Math.floor(op.atMs() * 1e6) - (long) Math.floor(at * 1e6)));
       at = op.atMs();
       if (op instanceof SimRouter.AddWorker a) {
         node.upsertWorker(a.spec()).toCompletableFuture().join();
       } else if (op instanceof SimRouter.Events e) {
-        EventApplier.apply(node.eventIndex(SimRouter.PARTITION), e.rank(), w.blockTokens(), false, e.batch());
+        EventApplier.apply(
+            node.eventIndex(SimRouter.PARTITION), e.rank(), w.blockTokens(), false, e.batch());
         events++;
       } else if (op instanceof SimRouter.Select s) {
         Selection mine = node.select(s.request(), true).toCompletableFuture().join();
@@ -82,14 +103,23 @@ class SimulatorDecisionTest {
     assertEquals(w.requests(), selects, "every request was a select_and_reserve");
     assertTrue(events > w.requests(), "the engines' KV events were replayed: " + events);
     if (policy.startsWith("kvc")) {
-      assertTrue(modes.getOrDefault("direct", 0) > 0 && modes.getOrDefault("seed", 0) > 0
-          && modes.getOrDefault("reseed", 0) + modes.getOrDefault("fallback", 0) > 0,
+      assertTrue(
+          modes.getOrDefault("direct", 0) > 0
+              && modes.getOrDefault("seed", 0) > 0
+              && modes.getOrDefault("reseed", 0) + modes.getOrDefault("fallback", 0) > 0,
           "the run exercises admission and its refusals: " + modes);
     }
   }
 
   private static String decision(Selection s) {
-    return s.selectionId() + " -> " + s.workerId() + "/" + s.dpRank() + " overlap "
-        + (s.overlap() == null ? null : s.overlap().gpu()) + " kvc " + s.kvc();
+    return s.selectionId()
+        + " -> "
+        + s.workerId()
+        + "/"
+        + s.dpRank()
+        + " overlap "
+        + (s.overlap() == null ? null : s.overlap().gpu())
+        + " kvc "
+        + s.kvc();
   }
 }

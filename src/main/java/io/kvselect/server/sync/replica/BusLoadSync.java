@@ -20,7 +20,8 @@ import java.util.concurrent.CompletionStage;
  */
 public final class BusLoadSync implements LoadSync {
 
-  private static final CompletableFuture<Void> HANDED_OVER = CompletableFuture.completedFuture(null);
+  private static final CompletableFuture<Void> HANDED_OVER =
+      CompletableFuture.completedFuture(null);
 
   private final EventBus bus;
 

@@ -16,8 +16,17 @@ import java.util.concurrent.atomic.LongAdder;
 final class ReplicaCounters {
 
   /** What can happen to a received message; the label {@code outcome} of the counter. */
-  static final List<String> IN_OUTCOMES = List.of("applied", "ignored", "own", "unknown_partition",
-      "block_size_mismatch", "unregistered_worker", "legacy_tenant_id", "malformed", "stale");
+  static final List<String> IN_OUTCOMES =
+      List.of(
+          "applied",
+          "ignored",
+          "own",
+          "unknown_partition",
+          "block_size_mismatch",
+          "unregistered_worker",
+          "legacy_tenant_id",
+          "malformed",
+          "stale");
 
   private final Map<String, LongAdder> counters;
 
@@ -51,21 +60,25 @@ final class ReplicaCounters {
   /** Every nonzero counter as {@code direction topic outcome=n}, sorted, or {@code none}. */
   String text() {
     StringBuilder b = new StringBuilder();
-    new TreeMap<>(counters).forEach((k, a) -> {
-      if (a.sum() != 0) {
-        b.append(b.length() == 0 ? "" : ", ").append(k).append('=').append(a.sum());
-      }
-    });
+    new TreeMap<>(counters)
+        .forEach(
+            (k, a) -> {
+              if (a.sum() != 0) {
+                b.append(b.length() == 0 ? "" : ", ").append(k).append('=').append(a.sum());
+              }
+            });
     return b.length() == 0 ? "none" : b.toString();
   }
 
   /** Registers {@code kvselect_replica_sync_events_total} with direction, topic and outcome tags. */
   void bind(MeterRegistry registry) {
-    counters.forEach((k, adder) -> {
-      String[] parts = k.split(" ");
-      FunctionCounter.builder("kvselect_replica_sync_events", adder, LongAdder::doubleValue)
-          .description("Replica-sync messages by direction, topic and outcome")
-          .tags("direction", parts[0], "topic", parts[1], "outcome", parts[2]).register(registry);
-    });
+    counters.forEach(
+        (k, adder) -> {
+          String[] parts = k.split(" ");
+          FunctionCounter.builder("kvselect_replica_sync_events", adder, LongAdder::doubleValue)
+              .description("Replica-sync messages by direction, topic and outcome")
+              .tags("direction", parts[0], "topic", parts[1], "outcome", parts[2])
+              .register(registry);
+        });
   }
 }

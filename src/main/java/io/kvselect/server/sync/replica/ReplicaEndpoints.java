@@ -10,7 +10,11 @@ final class ReplicaEndpoints {
 
   /** {@code *} for a wildcard host, a bracketed literal for IPv6, else the host. */
   static String bindHost(String host) {
-    if (host == null || host.isBlank() || host.equals("0.0.0.0") || host.equals("::") || host.equals("*")) {
+    if (host == null
+        || host.isBlank()
+        || host.equals("0.0.0.0")
+        || host.equals("::")
+        || host.equals("*")) {
       return "*";
     }
     return host.indexOf(':') >= 0 && !host.startsWith("[") ? "[" + host + "]" : host;
@@ -25,16 +29,22 @@ final class ReplicaEndpoints {
     if (raw != null) {
       try {
         URI uri = new URI(raw.strip());
-        if ("tcp".equals(uri.getScheme()) && uri.getHost() != null && uri.getPort() >= 1
-            && uri.getPort() <= 65535 && (uri.getRawPath() == null || uri.getRawPath().isEmpty())
-            && uri.getRawQuery() == null && uri.getRawFragment() == null && uri.getUserInfo() == null) {
+        if ("tcp".equals(uri.getScheme())
+            && uri.getHost() != null
+            && uri.getPort() >= 1
+            && uri.getPort() <= 65535
+            && (uri.getRawPath() == null || uri.getRawPath().isEmpty())
+            && uri.getRawQuery() == null
+            && uri.getRawFragment() == null
+            && uri.getUserInfo() == null) {
           return raw.strip();
         }
       } catch (URISyntaxException ignored) {
         // falls through
       }
     }
-    throw new IllegalArgumentException("invalid replica sync endpoint '" + raw + "' (expected tcp://host:port)");
+    throw new IllegalArgumentException(
+        "invalid replica sync endpoint '" + raw + "' (expected tcp://host:port)");
   }
 
   /** The port of a bound endpoint such as {@code tcp://127.0.0.1:40123}. */

@@ -34,7 +34,8 @@ final class ReplicaInbound {
    * Counts and applies a message of {@code topic} whose remaining frames are {@code rest};
    * {@code affinity} is null when bindings are not exchanged (their topic is then unknown).
    */
-  void handle(String topic, List<byte[]> rest, SelectionService service, ReplicatedAffinity affinity) {
+  void handle(
+      String topic, List<byte[]> rest, SelectionService service, ReplicatedAffinity affinity) {
     boolean sequence = ReplicaWire.SEQUENCE_TOPIC.equals(topic);
     if (!sequence && !(affinity != null && ReplicaWire.AFFINITY_TOPIC.equals(topic))) {
       counters.inc("in", "other", "unknown_topic");
@@ -45,8 +46,10 @@ final class ReplicaInbound {
       return;
     }
     try {
-      String outcome = sequence ? applySequence(service, ReplicaWire.decodeSequence(rest.get(0)))
-          : applyAffinity(service, affinity, ReplicaWire.decodeAffinity(rest.get(0)));
+      String outcome =
+          sequence
+              ? applySequence(service, ReplicaWire.decodeSequence(rest.get(0)))
+              : applyAffinity(service, affinity, ReplicaWire.decodeAffinity(rest.get(0)));
       counters.inc("in", topic, outcome);
     } catch (ReplicaWire.Rejected r) {
       LOG.debug("replica sync: dropped a {} message: {}", topic, r.getMessage());
@@ -86,21 +89,31 @@ final class ReplicaInbound {
     }
     PartitionKey p = new PartitionKey(e.modelName(), e.routingGroup());
     String peer = "replica:" + Long.toUnsignedString(e.routerId());
-    LoadEvent ev = switch (e.kind()) {
-      case ADD_REQUEST -> {
-        long prefill = e.prefillTokens() == null ? 0 : e.prefillTokens();
-        long blocks = e.tokenSequence() == null ? 0 : e.tokenSequence().length;
-        long isl = Math.max(prefill, blocks * e.blockSize());
-        yield new LoadEvent.Booked(p, e.requestId(), new WorkerRank(e.workerId(), e.dpRank()), e.tokenSequence(),
-            isl, e.blockSize(), e.expectedOutputTokens(), e.trackPrefillTokens(), prefill);
-      }
-      case FREE -> new LoadEvent.Freed(p, e.requestId());
-      case MARK_PREFILL_COMPLETED -> new LoadEvent.PrefillCompleted(p, e.requestId());
-    };
+    LoadEvent ev =
+        switch (e.kind()) {
+          case ADD_REQUEST -> {
+            long prefill = e.prefillTokens() == null ? 0 : e.prefillTokens();
+            long blocks = e.tokenSequence() == null ? 0 : e.tokenSequence().length;
+            long isl = Math.max(prefill, blocks * e.blockSize());
+            yield new LoadEvent.Booked(
+                p,
+                e.requestId(),
+                new WorkerRank(e.workerId(), e.dpRank()),
+                e.tokenSequence(),
+                isl,
+                e.blockSize(),
+                e.expectedOutputTokens(),
+                e.trackPrefillTokens(),
+                prefill);
+          }
+          case FREE -> new LoadEvent.Freed(p, e.requestId());
+          case MARK_PREFILL_COMPLETED -> new LoadEvent.PrefillCompleted(p, e.requestId());
+        };
     return s.applyPeerLoad(peer, ev) ? "applied" : "ignored";
   }
 
-  private String applyAffinity(SelectionService s, ReplicatedAffinity a, ReplicaWire.AffinityEvent e) {
+  private String applyAffinity(
+      SelectionService s, ReplicatedAffinity a, ReplicaWire.AffinityEvent e) {
     if (e.writerId() == routerId) {
       return "own";
     }
@@ -108,8 +121,11 @@ final class ReplicaInbound {
     if (members.isEmpty()) {
       return "unknown_partition";
     }
-    boolean registered = members.stream().anyMatch(w -> w.workerId() == e.workerId()
-        && w.hasRank(e.dpRank() == null ? 0 : e.dpRank()));
+    boolean registered =
+        members.stream()
+            .anyMatch(
+                w ->
+                    w.workerId() == e.workerId() && w.hasRank(e.dpRank() == null ? 0 : e.dpRank()));
     if (!registered) {
       return "unregistered_worker";
     }

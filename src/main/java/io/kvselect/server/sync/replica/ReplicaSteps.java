@@ -32,19 +32,40 @@ final class ReplicaSteps {
     PartitionKey p = e.partition();
     if (e instanceof LoadEvent.Booked b) {
       booked.put(b.requestId(), new Booking(p, b.rank(), b.blockSize()));
-      return new ReplicaWire.SequenceEvent(p.modelName(), p.routingGroup(), b.blockSize(), b.requestId(),
-          b.rank().workerId(), b.rank().dpRank(), ReplicaWire.Kind.ADD_REQUEST, b.trackingHashes(),
-          b.trackPrefill(), b.expectedOutputTokens(), b.prefillTokens(), routerId, null);
+      return new ReplicaWire.SequenceEvent(
+          p.modelName(),
+          p.routingGroup(),
+          b.blockSize(),
+          b.requestId(),
+          b.rank().workerId(),
+          b.rank().dpRank(),
+          ReplicaWire.Kind.ADD_REQUEST,
+          b.trackingHashes(),
+          b.trackPrefill(),
+          b.expectedOutputTokens(),
+          b.prefillTokens(),
+          routerId,
+          null);
     }
     boolean free = e instanceof LoadEvent.Freed;
     Booking bk = free ? booked.remove(e.requestId()) : booked.get(e.requestId());
     if (bk == null) {
       return null;
     }
-    return new ReplicaWire.SequenceEvent(p.modelName(), p.routingGroup(), bk.blockSize(), e.requestId(),
-        bk.rank().workerId(), bk.rank().dpRank(),
-        free ? ReplicaWire.Kind.FREE : ReplicaWire.Kind.MARK_PREFILL_COMPLETED, null, false, null, null,
-        routerId, null);
+    return new ReplicaWire.SequenceEvent(
+        p.modelName(),
+        p.routingGroup(),
+        bk.blockSize(),
+        e.requestId(),
+        bk.rank().workerId(),
+        bk.rank().dpRank(),
+        free ? ReplicaWire.Kind.FREE : ReplicaWire.Kind.MARK_PREFILL_COMPLETED,
+        null,
+        false,
+        null,
+        null,
+        routerId,
+        null);
   }
 
   /** Bookings published and not yet freed. */

@@ -1,8 +1,11 @@
+// Over 400 lines: Dynamo's replica sync, the publisher and the peers' subscriptions sharing one
+// lifecycle and one sequence state.
 package io.kvselect.server.sync.replica;
 
 import io.kvselect.core.load.LoadEvent;
 import io.kvselect.core.service.SelectionService;
 import io.kvselect.core.session.SessionAffinity;
+import io.kvselect.server.events.KvEventIngestOptions;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;
@@ -14,7 +17,6 @@ import java.util.TreeSet;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import io.kvselect.server.events.KvEventIngestOptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zeromq.SocketType;
@@ -43,7 +45,9 @@ public final class ReplicaSync implements AutoCloseable {
 
   /** Dynamo's outbound channel capacities. */
   static final int SEQUENCE_QUEUE = 100_000;
+
   static final int AFFINITY_QUEUE = 4_096;
+
   /** Most messages read from the SUB socket per poll round, so commands and sends interleave. */
   private static final int RECV_BATCH = 1_024;
 
@@ -51,6 +55,7 @@ public final class ReplicaSync implements AutoCloseable {
 
   /** The configured port until the PUB is bound, then the bound one; written by the sync thread before {@link #bound}. */
   private volatile int port;
+
   private final String bindHost;
   private final boolean affinityEnabled;
   private final long routerId;
@@ -59,11 +64,16 @@ public final class ReplicaSync implements AutoCloseable {
   private final ArrayBlockingQueue<Frame> sequenceOut = new ArrayBlockingQueue<>(SEQUENCE_QUEUE);
   private final ArrayBlockingQueue<Frame> affinityOut = new ArrayBlockingQueue<>(AFFINITY_QUEUE);
   private final io.kvselect.server.events.Wakeup wakeup = new io.kvselect.server.events.Wakeup();
+
   /** Set by a hand-over that signalled {@link #wakeup}, cleared by the sync thread before draining. */
-  private final java.util.concurrent.atomic.AtomicBoolean woken = new java.util.concurrent.atomic.AtomicBoolean();
+  private final java.util.concurrent.atomic.AtomicBoolean woken =
+      new java.util.concurrent.atomic.AtomicBoolean();
+
   private final TreeSet<String> peers = new TreeSet<>();
+
   /** Owned by the {@link ReplicaSyncVerticle}'s context, the only caller of {@link #publish}. */
   private final ReplicaSteps steps;
+
   private final ReplicaCounters counters = new ReplicaCounters();
   private final ReplicaInbound inbound;
   private final CompletableFuture<Void> bound = new CompletableFuture<>();
@@ -113,7 +123,6 @@ public final class ReplicaSync implements AutoCloseable {
 
   // ---- wiring ----
 
-
   /**
    * Wraps the service's session table so bindings are exchanged; without affinity exchange the
    * table is returned as is. Call at most once, before {@link #start}.
@@ -159,7 +168,12 @@ public final class ReplicaSync implements AutoCloseable {
   // ---- peers (HTTP routes) ----
 
   /** Outcome of a membership change. */
-  public enum PeerChange { ADDED, PRESENT, REMOVED, NOT_FOUND }
+  public enum PeerChange {
+    ADDED,
+    PRESENT,
+    REMOVED,
+    NOT_FOUND
+  }
 
   /**
    * Adds a peer and connects to it. Any thread; never blocks.
@@ -221,7 +235,8 @@ public final class ReplicaSync implements AutoCloseable {
   public void bind(MeterRegistry registry) {
     counters.bind(registry);
     Gauge.builder("kvselect_replica_sync_peers", this, r -> r.peers().size())
-        .description("Replica-sync peers this node subscribes to").register(registry);
+        .description("Replica-sync peers this node subscribes to")
+        .register(registry);
   }
 
   // ---- outbound ----
@@ -266,6 +281,7 @@ public final class ReplicaSync implements AutoCloseable {
 
   /** Owned by the sync thread. */
   private ZMQ.Socket pub;
+
   /** Owned by the sync thread. */
   private ZMQ.Socket sub;
 
@@ -298,12 +314,23 @@ public final class ReplicaSync implements AutoCloseable {
         }
       } catch (RuntimeException e) {
         running = false;
-        bound.completeExceptionally(new IllegalStateException(
-            "cannot bind replica sync PUB tcp://" + bindHost + ":" + port + ": " + e.getMessage(), e));
+        bound.completeExceptionally(
+            new IllegalStateException(
+                "cannot bind replica sync PUB tcp://"
+                    + bindHost
+                    + ":"
+                    + port
+                    + ": "
+                    + e.getMessage(),
+                e));
         return;
       }
-      LOG.info("replica sync: PUB bound on tcp://{}:{}, router_id {}, peers {}", bindHost, port,
-          Long.toUnsignedString(routerId), peers());
+      LOG.info(
+          "replica sync: PUB bound on tcp://{}:{}, router_id {}, peers {}",
+          bindHost,
+          port,
+          Long.toUnsignedString(routerId),
+          peers());
       bound.complete(null);
       ZMQ.Poller poller = ctx.createPoller(2);
       poller.register(sub, ZMQ.Poller.POLLIN);

@@ -20,6 +20,7 @@ public final class ReplicaSyncVerticle extends VerticleBase {
 
   private final ReplicaSync replica;
   private final SelectionService service;
+
   /** This verticle's context. */
   private MessageConsumer<LoadEvent> steps;
 
@@ -32,7 +33,8 @@ public final class ReplicaSyncVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     LocalCodec.register(vertx);
-    steps = vertx.eventBus().localConsumer(LocalAddresses.REPLICA_LOAD, m -> replica.publish(m.body()));
+    steps =
+        vertx.eventBus().localConsumer(LocalAddresses.REPLICA_LOAD, m -> replica.publish(m.body()));
     return steps.completion().compose(v -> Future.fromCompletionStage(replica.start(service)));
   }
 

@@ -1,3 +1,5 @@
+// Over 400 lines: Dynamo's replica-sync wire, every topic's encoder and bounds-checked decoder
+// together so the two stay in step.
 package io.kvselect.server.sync.replica;
 
 import java.io.IOException;
@@ -41,7 +43,11 @@ public final class ReplicaWire {
   private ReplicaWire() {}
 
   /** What happened to a booking. */
-  public enum Kind { ADD_REQUEST, FREE, MARK_PREFILL_COMPLETED }
+  public enum Kind {
+    ADD_REQUEST,
+    FREE,
+    MARK_PREFILL_COMPLETED
+  }
 
   /**
    * One {@code ScopedReplicaEvent}. For {@link Kind#ADD_REQUEST}: {@code tokenSequence} (the
@@ -49,13 +55,30 @@ public final class ReplicaWire {
    * {@code expectedOutputTokens} (null for none) and {@code prefillTokens} (the prefill load hint's
    * {@code initial_effective_prefill_tokens}, null without a hint); other kinds leave them unset.
    */
-  public record SequenceEvent(String modelName, String routingGroup, int blockSize, String requestId,
-      long workerId, int dpRank, Kind kind, long[] tokenSequence, boolean trackPrefillTokens,
-      Integer expectedOutputTokens, Long prefillTokens, long routerId, String loraName) {}
+  public record SequenceEvent(
+      String modelName,
+      String routingGroup,
+      int blockSize,
+      String requestId,
+      long workerId,
+      int dpRank,
+      Kind kind,
+      long[] tokenSequence,
+      boolean trackPrefillTokens,
+      Integer expectedOutputTokens,
+      Long prefillTokens,
+      long routerId,
+      String loraName) {}
 
   /** One replicated session binding with its version {@code (sequence, writer_id)}. */
-  public record AffinityEvent(String modelName, String routingGroup, String sessionId, long workerId,
-      Integer dpRank, long sequence, long writerId) {}
+  public record AffinityEvent(
+      String modelName,
+      String routingGroup,
+      String sessionId,
+      long workerId,
+      Integer dpRank,
+      long sequence,
+      long writerId) {}
 
   /** Why a payload was refused; {@link #reason} is the metrics label. */
   public static final class Rejected extends Exception {
@@ -198,11 +221,24 @@ public final class ReplicaWire {
     }
     switch (tag) {
       case "Free", "MarkPrefillCompleted" -> {
-        if (body != null && !body.isNilValue() && !(body.isArrayValue() && body.asArrayValue().size() == 0)) {
+        if (body != null
+            && !body.isNilValue()
+            && !(body.isArrayValue() && body.asArrayValue().size() == 0)) {
           throw malformed(tag + " carries a value");
         }
-        return new SequenceEvent(model, group, blockSize, requestId, workerId, dpRank,
-            tag.equals("Free") ? Kind.FREE : Kind.MARK_PREFILL_COMPLETED, null, false, null, null, routerId,
+        return new SequenceEvent(
+            model,
+            group,
+            blockSize,
+            requestId,
+            workerId,
+            dpRank,
+            tag.equals("Free") ? Kind.FREE : Kind.MARK_PREFILL_COMPLETED,
+            null,
+            false,
+            null,
+            null,
+            routerId,
             loraName);
       }
       case "AddRequest" -> {
@@ -236,13 +272,28 @@ public final class ReplicaWire {
         Long prefill = null;
         if (hint != null && !hint.isNilValue()) {
           Map<Value, Value> h = map(hint, "prefill_load_hint");
-          prefill = u64(required(h, "initial_effective_prefill_tokens"), "initial_effective_prefill_tokens");
+          prefill =
+              u64(
+                  required(h, "initial_effective_prefill_tokens"),
+                  "initial_effective_prefill_tokens");
           if (prefill < 0) {
             throw malformed("initial_effective_prefill_tokens out of range");
           }
         }
-        return new SequenceEvent(model, group, blockSize, requestId, workerId, dpRank, Kind.ADD_REQUEST,
-            tokens, trackPrefill, expected, prefill, routerId, loraName);
+        return new SequenceEvent(
+            model,
+            group,
+            blockSize,
+            requestId,
+            workerId,
+            dpRank,
+            Kind.ADD_REQUEST,
+            tokens,
+            trackPrefill,
+            expected,
+            prefill,
+            routerId,
+            loraName);
       }
       default -> throw malformed("unknown data variant " + tag);
     }
@@ -252,15 +303,22 @@ public final class ReplicaWire {
     Map<Value, Value> m = map(root(payload), "binding");
     legacy(m);
     Value dp = required(m, "dp_rank");
-    return new AffinityEvent(string(m, "model_name"), string(m, "routing_group"), string(m, "session_id"),
-        u64(required(m, "worker_id"), "worker_id"), dp.isNilValue() ? null : u32(dp, "dp_rank"),
-        u64(required(m, "sequence"), "sequence"), u64(required(m, "writer_id"), "writer_id"));
+    return new AffinityEvent(
+        string(m, "model_name"),
+        string(m, "routing_group"),
+        string(m, "session_id"),
+        u64(required(m, "worker_id"), "worker_id"),
+        dp.isNilValue() ? null : u32(dp, "dp_rank"),
+        u64(required(m, "sequence"), "sequence"),
+        u64(required(m, "writer_id"), "writer_id"));
   }
 
   /** A map that names its group {@code tenant_id} instead of {@code routing_group} is the old schema. */
   private static void legacy(Map<Value, Value> m) throws Rejected {
-    if (m.containsKey(ValueFactory.newString("tenant_id")) && !m.containsKey(ValueFactory.newString("routing_group"))) {
-      throw new Rejected("legacy_tenant_id", "legacy payload with tenant_id instead of routing_group");
+    if (m.containsKey(ValueFactory.newString("tenant_id"))
+        && !m.containsKey(ValueFactory.newString("routing_group"))) {
+      throw new Rejected(
+          "legacy_tenant_id", "legacy payload with tenant_id instead of routing_group");
     }
   }
 

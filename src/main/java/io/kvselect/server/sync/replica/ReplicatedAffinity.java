@@ -39,15 +39,18 @@ final class ReplicatedAffinity implements SessionAffinity {
   private final SessionAffinity delegate;
   private final long writerId;
   private final Consumer<ReplicaWire.AffinityEvent> publisher;
-  /** {@code "partition\u0000session"} to its last known version; guarded by itself. */
-  private final Map<String, Version> versions = new LinkedHashMap<>(256, 0.75f, false) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<String, Version> e) {
-      return size() > MAX_ENTRIES;
-    }
-  };
 
-  ReplicatedAffinity(SessionAffinity delegate, long writerId, Consumer<ReplicaWire.AffinityEvent> publisher) {
+  /** {@code "partition\u0000session"} to its last known version; guarded by itself. */
+  private final Map<String, Version> versions =
+      new LinkedHashMap<>(256, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Version> e) {
+          return size() > MAX_ENTRIES;
+        }
+      };
+
+  ReplicatedAffinity(
+      SessionAffinity delegate, long writerId, Consumer<ReplicaWire.AffinityEvent> publisher) {
     this.delegate = delegate;
     this.writerId = writerId;
     this.publisher = publisher;
@@ -59,14 +62,17 @@ final class ReplicatedAffinity implements SessionAffinity {
   }
 
   @Override
-  public CompletionStage<WorkerRank> bindAndLease(String partition, String sessionId, WorkerRank expected,
-      WorkerRank target, String leaseId) {
-    return delegate.bindAndLease(partition, sessionId, expected, target, leaseId).thenApply(bound -> {
-      if (bound.equals(target) && !target.equals(expected)) {
-        announce(partition, sessionId, bound);
-      }
-      return bound;
-    });
+  public CompletionStage<WorkerRank> bindAndLease(
+      String partition, String sessionId, WorkerRank expected, WorkerRank target, String leaseId) {
+    return delegate
+        .bindAndLease(partition, sessionId, expected, target, leaseId)
+        .thenApply(
+            bound -> {
+              if (bound.equals(target) && !target.equals(expected)) {
+                announce(partition, sessionId, bound);
+              }
+              return bound;
+            });
   }
 
   /** Publishes a binding this node made (a new one, or a move), one version above the known one. */
@@ -80,8 +86,15 @@ final class ReplicatedAffinity implements SessionAffinity {
       versions.put(key, next);
     }
     PartitionKey p = PartitionKey.parse(partition);
-    publisher.accept(new ReplicaWire.AffinityEvent(p.modelName(), p.routingGroup(), sessionId,
-        target.workerId(), target.dpRank(), next.sequence(), next.writerId()));
+    publisher.accept(
+        new ReplicaWire.AffinityEvent(
+            p.modelName(),
+            p.routingGroup(),
+            sessionId,
+            target.workerId(),
+            target.dpRank(),
+            next.sequence(),
+            next.writerId()));
   }
 
   /**
@@ -100,12 +113,20 @@ final class ReplicatedAffinity implements SessionAffinity {
       versions.remove(key);
       versions.put(key, new Version(e.sequence(), e.writerId(), target));
     }
-    return delegate.lookup(partition, e.sessionId())
-        .thenCompose(current -> current.isPresent() && current.get().equals(target)
-            ? CompletableFuture.completedFuture(true)
-            : delegate.bindAndLease(partition, e.sessionId(), current.orElse(null), target, REPLICA_LEASE)
-                .thenCompose(bound -> delegate.releaseLease(partition, e.sessionId(), REPLICA_LEASE)
-                    .thenApply(v -> true)));
+    return delegate
+        .lookup(partition, e.sessionId())
+        .thenCompose(
+            current ->
+                current.isPresent() && current.get().equals(target)
+                    ? CompletableFuture.completedFuture(true)
+                    : delegate
+                        .bindAndLease(
+                            partition, e.sessionId(), current.orElse(null), target, REPLICA_LEASE)
+                        .thenCompose(
+                            bound ->
+                                delegate
+                                    .releaseLease(partition, e.sessionId(), REPLICA_LEASE)
+                                    .thenApply(v -> true)));
   }
 
   @Override

@@ -20,16 +20,19 @@ class CompositeLoadSyncTest {
     List<LoadEvent> a = new ArrayList<>();
     CompletableFuture<Void> slow = new CompletableFuture<>();
     List<LoadEvent> b = new ArrayList<>();
-    LoadSync first = e -> {
-      a.add(e);
-      return CompletableFuture.completedFuture(null);
-    };
-    LoadSync second = e -> {
-      b.add(e);
-      return slow;
-    };
+    LoadSync first =
+        e -> {
+          a.add(e);
+          return CompletableFuture.completedFuture(null);
+        };
+    LoadSync second =
+        e -> {
+          b.add(e);
+          return slow;
+        };
     LoadEvent e = new LoadEvent.Freed(new PartitionKey(null, null), "r");
-    CompletableFuture<Void> done = CompositeLoadSync.of(first, second).publish(e).toCompletableFuture();
+    CompletableFuture<Void> done =
+        CompositeLoadSync.of(first, second).publish(e).toCompletableFuture();
     assertEquals(List.of(e), a);
     assertEquals(List.of(e), b);
     assertFalse(done.isDone());

@@ -21,8 +21,10 @@ class ReplicaStepsTest {
   @Test
   void laterStepsNameTheBookedRankAndBlockSizeAndTheFreeForgetsTheBooking() {
     ReplicaSteps steps = new ReplicaSteps(42);
-    ReplicaWire.SequenceEvent add = steps.toWire(new LoadEvent.Booked(P, "r-1", new WorkerRank(7, 3),
-        new long[] {11, 12}, 32, 16, 64, true, 32));
+    ReplicaWire.SequenceEvent add =
+        steps.toWire(
+            new LoadEvent.Booked(
+                P, "r-1", new WorkerRank(7, 3), new long[] {11, 12}, 32, 16, 64, true, 32));
     assertEquals(ReplicaWire.Kind.ADD_REQUEST, add.kind());
     assertEquals(7, add.workerId());
     assertEquals(3, add.dpRank());

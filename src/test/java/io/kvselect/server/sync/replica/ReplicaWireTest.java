@@ -20,29 +20,49 @@ class ReplicaWireTest {
   private static final long BIG = 0xF000_0000_0000_0001L;
 
   private static ReplicaWire.SequenceEvent add(long[] tokens) {
-    return new ReplicaWire.SequenceEvent("m", "g", 4, "r-1", BIG, 3, ReplicaWire.Kind.ADD_REQUEST, tokens, true,
-        16, 8L, BIG, null);
+    return new ReplicaWire.SequenceEvent(
+        "m", "g", 4, "r-1", BIG, 3, ReplicaWire.Kind.ADD_REQUEST, tokens, true, 16, 8L, BIG, null);
   }
 
   /** What rmp_serde's to_vec_named writes for a Free, built by hand in field order. */
   @Test
   void freeIsTheFourKeyEnvelopeWithTheVariantNameAsData() throws IOException {
-    byte[] expected = pack(p -> {
-      try {
-        p.packMapHeader(4).packString("model_name").packString("m").packString("routing_group").packString("g")
-            .packString("block_size").packInt(4).packString("event").packMapHeader(5)
-            .packString("request_id").packString("r-1")
-            .packString("worker").packMapHeader(2).packString("worker_id").packInt(7).packString("dp_rank").packInt(0)
-            .packString("data").packString("Free")
-            .packString("router_id").packInt(9)
-            .packString("lora_name").packNil();
-      } catch (IOException e) {
-        throw new AssertionError(e);
-      }
-    });
-    ReplicaWire.SequenceEvent free = new ReplicaWire.SequenceEvent("m", "g", 4, "r-1", 7, 0, ReplicaWire.Kind.FREE,
-        null, false, null, null, 9, null);
-    assertEquals(HexFormat.of().formatHex(expected), HexFormat.of().formatHex(ReplicaWire.encode(free)));
+    byte[] expected =
+        pack(
+            p -> {
+              try {
+                p.packMapHeader(4)
+                    .packString("model_name")
+                    .packString("m")
+                    .packString("routing_group")
+                    .packString("g")
+                    .packString("block_size")
+                    .packInt(4)
+                    .packString("event")
+                    .packMapHeader(5)
+                    .packString("request_id")
+                    .packString("r-1")
+                    .packString("worker")
+                    .packMapHeader(2)
+                    .packString("worker_id")
+                    .packInt(7)
+                    .packString("dp_rank")
+                    .packInt(0)
+                    .packString("data")
+                    .packString("Free")
+                    .packString("router_id")
+                    .packInt(9)
+                    .packString("lora_name")
+                    .packNil();
+              } catch (IOException e) {
+                throw new AssertionError(e);
+              }
+            });
+    ReplicaWire.SequenceEvent free =
+        new ReplicaWire.SequenceEvent(
+            "m", "g", 4, "r-1", 7, 0, ReplicaWire.Kind.FREE, null, false, null, null, 9, null);
+    assertEquals(
+        HexFormat.of().formatHex(expected), HexFormat.of().formatHex(ReplicaWire.encode(free)));
   }
 
   @Test
@@ -65,10 +85,19 @@ class ReplicaWireTest {
   @Test
   void unitVariantAlsoAcceptedAsAOneKeyMapAndDefaultsApply() throws Exception {
     byte[] mapForm = envelope(p -> p.packMapHeader(1).packString("MarkPrefillCompleted").packNil());
-    assertEquals(ReplicaWire.Kind.MARK_PREFILL_COMPLETED, ReplicaWire.decodeSequence(mapForm).kind());
+    assertEquals(
+        ReplicaWire.Kind.MARK_PREFILL_COMPLETED, ReplicaWire.decodeSequence(mapForm).kind());
     // track_prefill_tokens defaults to true and prefill_load_hint to none, as serde's defaults
-    byte[] minimal = envelope(p -> p.packMapHeader(1).packString("AddRequest").packMapHeader(2)
-        .packString("token_sequence").packNil().packString("expected_output_tokens").packNil());
+    byte[] minimal =
+        envelope(
+            p ->
+                p.packMapHeader(1)
+                    .packString("AddRequest")
+                    .packMapHeader(2)
+                    .packString("token_sequence")
+                    .packNil()
+                    .packString("expected_output_tokens")
+                    .packNil());
     ReplicaWire.SequenceEvent e = ReplicaWire.decodeSequence(minimal);
     assertEquals(true, e.trackPrefillTokens());
     assertNull(e.prefillTokens());
@@ -77,33 +106,56 @@ class ReplicaWireTest {
 
   @Test
   void refusals() throws Exception {
-    byte[] legacy = pack(p -> {
-      try {
-        p.packMapHeader(4).packString("model_name").packString("m").packString("tenant_id").packString("g")
-            .packString("block_size").packInt(4).packString("event").packNil();
-      } catch (IOException x) {
-        throw new AssertionError(x);
-      }
-    });
-    assertEquals("legacy_tenant_id", assertThrows(ReplicaWire.Rejected.class,
-        () -> ReplicaWire.decodeSequence(legacy)).reason());
+    byte[] legacy =
+        pack(
+            p -> {
+              try {
+                p.packMapHeader(4)
+                    .packString("model_name")
+                    .packString("m")
+                    .packString("tenant_id")
+                    .packString("g")
+                    .packString("block_size")
+                    .packInt(4)
+                    .packString("event")
+                    .packNil();
+              } catch (IOException x) {
+                throw new AssertionError(x);
+              }
+            });
+    assertEquals(
+        "legacy_tenant_id",
+        assertThrows(ReplicaWire.Rejected.class, () -> ReplicaWire.decodeSequence(legacy))
+            .reason());
     // serde ignores an extra tenant_id beside routing_group
-    byte[] both = pack(p -> {
-      try {
-        p.packMapHeader(5).packString("tenant_id").packString("t");
-        p.writePayload(java.util.Arrays.copyOfRange(ReplicaWire.encode(add(null)), 1, ReplicaWire.encode(add(null)).length));
-      } catch (IOException x) {
-        throw new AssertionError(x);
-      }
-    });
+    byte[] both =
+        pack(
+            p -> {
+              try {
+                p.packMapHeader(5).packString("tenant_id").packString("t");
+                p.writePayload(
+                    java.util.Arrays.copyOfRange(
+                        ReplicaWire.encode(add(null)), 1, ReplicaWire.encode(add(null)).length));
+              } catch (IOException x) {
+                throw new AssertionError(x);
+              }
+            });
     assertEquals("r-1", ReplicaWire.decodeSequence(both).requestId());
     byte[] good = ReplicaWire.encode(add(new long[] {1}));
     byte[] trailing = java.util.Arrays.copyOf(good, good.length + 1);
     byte[] truncated = java.util.Arrays.copyOf(good, good.length - 3);
-    for (byte[] bad : new byte[][] {trailing, truncated, {(byte) 0xc1}, envelope(p -> p.packString("Grow")),
-        envelope(p -> p.packMapHeader(2).packString("Free").packNil().packString("x").packNil())}) {
-      assertEquals("malformed", assertThrows(ReplicaWire.Rejected.class,
-          () -> ReplicaWire.decodeSequence(bad)).reason(), HexFormat.of().formatHex(bad));
+    for (byte[] bad :
+        new byte[][] {
+          trailing,
+          truncated,
+          {(byte) 0xc1},
+          envelope(p -> p.packString("Grow")),
+          envelope(p -> p.packMapHeader(2).packString("Free").packNil().packString("x").packNil())
+        }) {
+      assertEquals(
+          "malformed",
+          assertThrows(ReplicaWire.Rejected.class, () -> ReplicaWire.decodeSequence(bad)).reason(),
+          HexFormat.of().formatHex(bad));
     }
   }
 
@@ -131,14 +183,17 @@ class ReplicaWireTest {
     for (byte[] bad : new byte[][] {array32, map32, nestedMap, str32, bin32, deep}) {
       for (int topic = 0; topic < 2; topic++) {
         int t = topic;
-        ReplicaWire.Rejected r = assertThrows(ReplicaWire.Rejected.class,
-            () -> {
-              if (t == 0) {
-                ReplicaWire.decodeSequence(bad);
-              } else {
-                ReplicaWire.decodeAffinity(bad);
-              }
-            }, HexFormat.of().formatHex(bad, 0, Math.min(bad.length, 16)));
+        ReplicaWire.Rejected r =
+            assertThrows(
+                ReplicaWire.Rejected.class,
+                () -> {
+                  if (t == 0) {
+                    ReplicaWire.decodeSequence(bad);
+                  } else {
+                    ReplicaWire.decodeAffinity(bad);
+                  }
+                },
+                HexFormat.of().formatHex(bad, 0, Math.min(bad.length, 16)));
         assertEquals("malformed", r.reason());
       }
     }
@@ -165,19 +220,33 @@ class ReplicaWireTest {
 
   /** A valid envelope whose {@code data} is written by {@code data}. */
   private static byte[] envelope(Writer data) {
-    return pack(p -> {
-      try {
-        p.packMapHeader(4).packString("model_name").packString("m").packString("routing_group").packString("g")
-            .packString("block_size").packInt(4).packString("event").packMapHeader(4)
-            .packString("request_id").packString("r")
-            .packString("worker").packMapHeader(2).packString("worker_id").packInt(1).packString("dp_rank").packInt(0)
-            .packString("data");
-        data.write(p);
-        p.packString("router_id").packInt(5);
-      } catch (IOException e) {
-        throw new AssertionError(e);
-      }
-    });
+    return pack(
+        p -> {
+          try {
+            p.packMapHeader(4)
+                .packString("model_name")
+                .packString("m")
+                .packString("routing_group")
+                .packString("g")
+                .packString("block_size")
+                .packInt(4)
+                .packString("event")
+                .packMapHeader(4)
+                .packString("request_id")
+                .packString("r")
+                .packString("worker")
+                .packMapHeader(2)
+                .packString("worker_id")
+                .packInt(1)
+                .packString("dp_rank")
+                .packInt(0)
+                .packString("data");
+            data.write(p);
+            p.packString("router_id").packInt(5);
+          } catch (IOException e) {
+            throw new AssertionError(e);
+          }
+        });
   }
 
   private static byte[] pack(Consumer<MessageBufferPacker> body) {

@@ -22,12 +22,15 @@ class ReplicatedAffinityTest {
   private static final WorkerRank R2 = new WorkerRank(2, 0);
 
   private final MutableClock clock = new MutableClock();
-  private final LocalSessionAffinity table = new LocalSessionAffinity(clock, Duration.ofSeconds(60));
+  private final LocalSessionAffinity table =
+      new LocalSessionAffinity(clock, Duration.ofSeconds(60));
   private final List<ReplicaWire.AffinityEvent> published = new ArrayList<>();
   private final ReplicatedAffinity a = new ReplicatedAffinity(table, ME, published::add);
 
-  private static ReplicaWire.AffinityEvent remote(String session, WorkerRank r, long seq, long writer) {
-    return new ReplicaWire.AffinityEvent("default", "default", session, r.workerId(), r.dpRank(), seq, writer);
+  private static ReplicaWire.AffinityEvent remote(
+      String session, WorkerRank r, long seq, long writer) {
+    return new ReplicaWire.AffinityEvent(
+        "default", "default", session, r.workerId(), r.dpRank(), seq, writer);
   }
 
   private Optional<WorkerRank> lookup(String session) {
@@ -59,7 +62,8 @@ class ReplicatedAffinityTest {
     assertFalse(apply(remote("s", R2, 5, 10)), "same version");
     assertFalse(apply(remote("s", R2, 5, 9)), "same sequence, lower writer");
     assertEquals(Optional.of(R1), lookup("s"));
-    assertTrue(apply(remote("s", R2, 5, -1L)), "writer ids compare unsigned: u64::MAX is the highest");
+    assertTrue(
+        apply(remote("s", R2, 5, -1L)), "writer ids compare unsigned: u64::MAX is the highest");
     assertEquals(Optional.of(R2), lookup("s"));
     assertTrue(published.isEmpty(), "replica bindings are not echoed");
   }
