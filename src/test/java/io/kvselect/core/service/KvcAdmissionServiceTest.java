@@ -51,8 +51,8 @@ class KvcAdmissionServiceTest {
   }
 
   private static WorkerSpec spec(long id, String type, Long capacity, String admission) {
-    return new WorkerSpec(id, null, null, "http://w" + id, null, null, null, 16, 0, 1, null, null, null, false,
-        null, null, null, null, null, null, null, null, new DisaggSpec(type, capacity, admission));
+    return WorkerSpec.builder(id).endpoint("http://w" + id).blockSize(16)
+        .disagg(new DisaggSpec(type, capacity, admission)).build();
   }
 
   private static SelectRequest session(String id, String session, Long expectedOutput, int... tokens) {

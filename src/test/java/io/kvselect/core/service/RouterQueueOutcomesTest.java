@@ -41,9 +41,9 @@ class RouterQueueOutcomesTest {
   private final List<Long> waited = new CopyOnWriteArrayList<>();
 
   private SelectionService service(String yaml, Duration timeout) {
-    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.defaults(),
+    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS,
         Map.of("DYN_ROUTER_USE_KV_EVENTS", "false", "DYN_ROUTER_QUEUE_THRESHOLD", "1.0"));
-    QueueConfig q = yaml == null ? QueueConfig.defaults(cfg.queuePolicy()) : QueueConfig.parse(yaml, cfg.queuePolicy());
+    QueueConfig q = yaml == null ? QueueConfig.defaults(cfg.queue().policy()) : QueueConfig.parse(yaml, cfg.queue().policy());
     SelectionService svc = SelectionService.builder().routerConfig(cfg).clock(clock).random(new Random(5))
         .queue(q, timeout).build();
     svc.addQueueObserver((partition, cls, w, outcome) -> {
@@ -55,8 +55,7 @@ class RouterQueueOutcomesTest {
   }
 
   private static WorkerSpec worker(long maxBatched) {
-    return new WorkerSpec(1, null, null, "http://w1", null, null, null, 4, 0, 1, maxBatched, null, null, false, null,
-        null, null, null, null, null, null, null);
+    return WorkerSpec.builder(1).endpoint("http://w1").blockSize(4).maxNumBatchedTokens(maxBatched).build();
   }
 
   private static SelectRequest req(String id, int base) {

@@ -27,7 +27,7 @@ class ServiceWiringTest {
   void theServiceDefaultsAreDynamos() {
     Supplier<BlockIndex> index = SelectionServiceBuilder.DEFAULT_INDEX;
     ServiceSettings d = ServiceSettings.defaults(index);
-    assertEquals(RouterConfig.defaults(), d.router());
+    assertEquals(RouterConfig.DEFAULTS, d.router());
     assertNull(d.sessionAffinityTtl(), "no session affinity unless asked");
     assertEquals(Duration.ofSeconds(120), d.selectionCacheTtl());
     assertEquals(4096, d.selectionCacheMaxEntries());
