@@ -218,4 +218,32 @@ class KvcDispatcherRulesTest {
     assertEquals(List.of(D.get(1)), probed, "the pin with all the overlap is blacklisted at tau_reject 1");
     assertEquals(D.get(1), o.decode());
   }
+
+  private long cursor(String pool) {
+    return st.nextRoundRobin(PART, pool).toCompletableFuture().join();
+  }
+
+  /** A query ({@code record == false}) answers what a booking would get and moves no cursor. */
+  @Test
+  void aQueryFallbackAndAQuerySeedMoveNoRoundRobinCursor() {
+    KvcParams none = KvcParams.defaults().withEpsilon(0);
+    KvcOutcome q1 = dispatch(new KvcRequest("q", 0, 10, 10), none, D, P,
+        KvcDispatcherTest.only(d -> true, KvcMode.SEED), false);
+    KvcOutcome q2 = dispatch(new KvcRequest("q", 0, 10, 10), none, D, P,
+        KvcDispatcherTest.only(d -> true, KvcMode.SEED), false);
+    assertEquals(KvcMode.FALLBACK, q1.mode());
+    assertEquals(D.get(0), q1.decode());
+    assertEquals(P.get(0), q1.prefill());
+    assertEquals(q1.decode(), q2.decode(), "a second query sees the same cursors");
+    assertEquals(q1.prefill(), q2.prefill());
+    KvcOutcome seed = dispatch(new KvcRequest("s", 0, 10, 10), KvcParams.defaults(), D, P,
+        KvcDispatcherTest.only(d -> true, KvcMode.SEED), false);
+    assertEquals(P.get(0), seed.prefill(), "the prefill a booking would get next");
+    KvcOutcome booked = dispatch(new KvcRequest("b", 0, 10, 10), none, D, P,
+        KvcDispatcherTest.only(d -> true, KvcMode.SEED), true);
+    assertEquals(q1.decode(), booked.decode(), "the booking gets what the queries were told");
+    assertEquals(q1.prefill(), booked.prefill());
+    assertEquals(1L, cursor(KvcDispatcher.DECODE_POOL), "only the booking moved the decode cursor");
+    assertEquals(1L, cursor(KvcDispatcher.PREFILL_POOL), "only the booking moved the prefill cursor");
+  }
 }
