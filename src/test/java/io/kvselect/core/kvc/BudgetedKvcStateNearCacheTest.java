@@ -107,4 +107,23 @@ class BudgetedKvcStateNearCacheTest {
     gate.open();
     assertEquals(B, get(table.snapshot("p", "s")).pin(), "the held calls landed");
   }
+
+  @Test
+  void aPeekReadsTheCursorWithoutMovingItFromTheOwnerOrLocally() throws Exception {
+    BudgetedKvcState state = new BudgetedKvcState(gate, budget, 10);
+    assertEquals(0L, get(state.peekRoundRobin("p", "decode")), "a cursor never taken starts at 0");
+    get(state.nextRoundRobin("p", "decode"));
+    get(state.nextRoundRobin("p", "decode"));
+    assertEquals(2L, get(state.peekRoundRobin("p", "decode")), "the owner's next value");
+    assertEquals(2L, get(state.peekRoundRobin("p", "decode")), "a peek moves nothing");
+    assertEquals(0L, get(state.peekRoundRobin("p", "prefill")), "cursors are per pool");
+    assertEquals(0, state.fallbacks());
+
+    gate.holding = true;
+    long local = get(state.nextRoundRobin("p", "decode"));
+    assertEquals(local + 1, get(state.peekRoundRobin("p", "decode")), "a silent owner: the local cursor's next");
+    assertEquals(local + 1, get(state.nextRoundRobin("p", "decode")), "and the peek did not take it");
+    assertEquals(3, state.fallbacks());
+    gate.open();
+  }
 }

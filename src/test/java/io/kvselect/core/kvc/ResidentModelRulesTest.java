@@ -125,4 +125,108 @@ class ResidentModelRulesTest {
     assertEquals(AdmitDecision.LARGE_APPEND, m.decide(D, new KvcRequest("s", 3, 1001, 1001), 5000, refined).reason(),
         "the append limit still comes first");
   }
+
+  private static long[] ids(long from, int n) {
+    long[] a = new long[n];
+    for (int i = 0; i < n; i++) {
+      a[i] = from + i;
+    }
+    return a;
+  }
+
+  @Test
+  void aBlockStoredAgainCountsOnceAndPassesItsOwnerToTheBlocksAfterIt() {
+    ResidentModel m = new ResidentModel();
+    m.claim(D, "s", ids(1000, 2), 16);
+    m.stored(D, false, 0, ids(1, 2), ids(1000, 2));
+    m.unclaim(D, "s");
+    m.stored(D, false, 0, ids(1, 3), new long[] {1000, 1001, 9999});
+    assertEquals(3 * 16, m.residentTokens(D, "s"), "blocks 1 and 2 known, block 3 continues s's chain");
+    assertEquals(3 * 16, m.used(D));
+  }
+
+  @Test
+  void withoutAParentTheFirstUnclaimedBlockIsNobodysWhateverParentHashIsPassed() {
+    ResidentModel m = new ResidentModel();
+    m.claim(D, "s", ids(1000, 1), 16);
+    m.stored(D, false, 0, ids(1, 1), ids(1000, 1));
+    m.stored(D, false, 1, ids(2, 1), ids(2000, 1));
+    assertEquals(16, m.residentTokens(D, "s"), "hasParent false: block 2 does not extend block 1");
+    assertEquals(2 * 16, m.used(D), "but it takes memory");
+    m.stored(D, true, 1, ids(3, 1), ids(3000, 1));
+    assertEquals(2 * 16, m.residentTokens(D, "s"), "with the parent named it is s's");
+  }
+
+  @Test
+  void theBlockSizeIsWhatEachReportedBlockCountsFor() {
+    ResidentModel m = new ResidentModel();
+    m.blockTokens(D, 32);
+    m.stored(D, false, 0, ids(1, 3), ids(100, 3));
+    assertEquals(3 * 32, m.used(D), "unclaimed blocks count in the worker's memory");
+    assertEquals(0, m.residentTokens(D, "s"), "and in no session's");
+    assertEquals(0, m.used(E));
+  }
+
+  @Test
+  void bookedAndReportedTokensAddUpAndTheAccountReadsBoth() {
+    ResidentModel m = new ResidentModel();
+    m.put(D, "s", 10);
+    m.claim(D, "s", ids(100, 2), 16);
+    m.stored(D, false, 0, ids(1, 2), ids(100, 2));
+    m.addWaiting(D, 7);
+    assertEquals(10 + 2 * 16, m.residentTokens(D, "s"));
+    assertEquals(10 + 2 * 16, m.used(D));
+    assertEquals(new KvcAccount(42, 7), m.account(D));
+    assertEquals("42+7", m.account(D).toString());
+    assertEquals(new KvcAccount(0, 0), m.account(E));
+    KvcParams net = KvcParams.defaults().withAccounting(AdmitAccounting.NET).withRho(1.0);
+    assertEquals(KvcMode.DIRECT, m.decide(D, new KvcRequest("s", 1, 100, 10), 100, net).mode(),
+        "NET leaves the session's own 42 tokens out");
+    assertEquals(AdmitDecision.NOT_RESIDENT_NO_CAPACITY,
+        m.decide(D, new KvcRequest("t", 1, 59, 10), 100, net).reason(), "42 + 59 > 100");
+  }
+
+  @Test
+  void eventsAboutARankNeverSeenChangeNothing() {
+    ResidentModel m = new ResidentModel();
+    m.unclaim(D, "s");
+    m.removed(D, ids(1, 2));
+    m.clearedRank(D);
+    m.clearedWorker(D.workerId());
+    assertEquals(new KvcAccount(0, 0), m.account(D));
+    m.claim(D, "s", ids(100, 1), 16);
+    m.stored(D, false, 0, ids(1, 1), ids(100, 1));
+    m.removed(D, ids(50, 1));
+    assertEquals(16, m.residentTokens(D, "s"), "an unknown block's removal is skipped");
+  }
+
+  @Test
+  void aRemovedWorkerLosesItsReportedBlocksAndClaimsToo() {
+    ResidentModel m = new ResidentModel();
+    m.claim(D, "s", ids(100, 2), 16);
+    m.stored(D, false, 0, ids(1, 2), ids(100, 2));
+    m.claim(E, "s", ids(100, 2), 16);
+    m.stored(E, false, 0, ids(1, 2), ids(100, 2));
+    m.removeWorker(D);
+    assertEquals(0, m.used(D));
+    m.blockTokens(D, 16);
+    m.stored(D, false, 0, ids(1, 2), ids(100, 2));
+    assertEquals(0, m.residentTokens(D, "s"), "the claim went with the worker");
+    assertEquals(2 * 16, m.used(D));
+    assertEquals(2 * 16, m.residentTokens(E, "s"), "the other worker is untouched");
+  }
+
+  @Test
+  void aSessionsLastBlockRemovedLeavesItNothingAndItsOthersStay() {
+    ResidentModel m = new ResidentModel();
+    m.claim(D, "s", ids(100, 1), 16);
+    m.claim(D, "t", ids(200, 2), 16);
+    m.stored(D, false, 0, ids(1, 1), ids(100, 1));
+    m.stored(D, false, 0, ids(11, 2), ids(200, 2));
+    m.removed(D, ids(1, 1));
+    assertEquals(0, m.residentTokens(D, "s"));
+    m.removed(D, ids(11, 1));
+    assertEquals(16, m.residentTokens(D, "t"), "one of t's two blocks left");
+    assertEquals(16, m.used(D));
+  }
 }
