@@ -19,7 +19,8 @@ import java.util.concurrent.atomic.LongAdder;
  *   <li>{@code admitted}: the pin the near cache last saw (null without one), so a migration this
  *       node cannot confirm is not reported;
  *   <li>{@code rejected}, {@code fallback}, {@code finished}, {@code removeWorker}: answered at once;
- *   <li>{@code nextRoundRobin}: a node-local cursor, so Fallback still spreads its requests.
+ *   <li>{@code nextRoundRobin}: a node-local cursor, so Fallback still spreads its requests;
+ *       {@code peekRoundRobin}: that cursor's next value, unmoved.
  * </ul>
  * Every fallback is counted ({@link #fallbacks}). Keys: the session's key
  * ({@link #key(String, String)}) for session calls, the partition for the worker counters, so
@@ -121,6 +122,11 @@ public final class BudgetedKvcState implements KvcState {
         delegate.nextRoundRobin(partition, pool),
         localCursor::getAndIncrement,
         fallbacks);
+  }
+
+  @Override
+  public CompletionStage<Long> peekRoundRobin(String partition, String pool) {
+    return budget.read(partition, delegate.peekRoundRobin(partition, pool), localCursor::get, fallbacks);
   }
 
   @Override

@@ -22,7 +22,8 @@ import java.util.function.ToLongFunction;
  *
  * <p>Everything runs by composing stages of the state and the admission; nothing waits. With
  * {@code record == false} (a query that books nothing) the same decision is computed but nothing
- * is written to the state. Stateless itself; safe from any thread.
+ * is written to the state, and the round-robin cursors are read, not moved. Stateless itself; safe
+ * from any thread.
  */
 public final class KvcDispatcher {
 
@@ -215,21 +216,17 @@ public final class KvcDispatcher {
                       : CompletableFuture.completedFuture(o));
     }
 
+    /** The cursor's next value: taken by a booking, only read by a query. */
+    CompletionStage<Long> roundRobin(String pool) {
+      return record ? state.nextRoundRobin(partition, pool) : state.peekRoundRobin(partition, pool);
+    }
+
     CompletionStage<KvcOutcome> withPrefill(KvcOutcome o) {
       if (o.prefill() != null || prefill.isEmpty()) {
         return CompletableFuture.completedFuture(o);
       }
-      return state
-          .nextRoundRobin(partition, PREFILL_POOL)
-          .thenApply(
-              i ->
-                  new KvcOutcome(
-                      o.mode(),
-                      o.decode(),
-                      prefill.get((int) Math.floorMod(i, (long) prefill.size())),
-                      o.attempts(),
-                      o.previousPin(),
-                      o.migrated()));
+      return roundRobin(PREFILL_POOL).thenApply(i -> new KvcOutcome(o.mode(), o.decode(),
+          prefill.get((int) Math.floorMod(i, (long) prefill.size())), o.attempts(), o.previousPin(), o.migrated()));
     }
 
     /**
@@ -256,39 +253,24 @@ public final class KvcDispatcher {
     }
 
     CompletionStage<KvcOutcome> fallback() {
-      return state
-          .nextRoundRobin(partition, DECODE_POOL)
-          .thenCompose(
-              di -> {
-                WorkerRank d = fallbackDecode((int) Math.floorMod(di, (long) decode.size()));
-                CompletionStage<Long> pi =
-                    prefill.isEmpty()
-                        ? CompletableFuture.completedFuture(-1L)
-                        : state.nextRoundRobin(partition, PREFILL_POOL);
-                return pi.thenCompose(
-                    i -> {
-                      WorkerRank pw =
-                          i < 0 ? null : prefill.get((int) Math.floorMod(i, (long) prefill.size()));
-                      // under the refinement the session's KV will live on d: pin it there, reset
-                      // d's counter
-                      CompletionStage<Void> rec =
-                          !record
-                              ? CompletableFuture.completedFuture(null)
-                              : p.countWaiting()
-                                  ? state
-                                      .admitted(partition, r.sessionId(), d, p.resetScope())
-                                      .thenApply(x -> null)
-                                  : state.fallback(partition, r.sessionId(), d);
-                      return rec.thenApply(
-                          v -> {
-                            if (record) {
-                              metrics.served(KvcMode.FALLBACK, false);
-                            }
-                            return new KvcOutcome(
-                                KvcMode.FALLBACK, d, pw, attempts, snap.pin(), false);
-                          });
-                    });
-              });
+      return roundRobin(DECODE_POOL).thenCompose(di -> {
+        WorkerRank d = fallbackDecode((int) Math.floorMod(di, (long) decode.size()));
+        CompletionStage<Long> pi = prefill.isEmpty() ? CompletableFuture.completedFuture(-1L)
+            : roundRobin(PREFILL_POOL);
+        return pi.thenCompose(i -> {
+          WorkerRank pw = i < 0 ? null : prefill.get((int) Math.floorMod(i, (long) prefill.size()));
+          // under the refinement the session's KV will live on d: pin it there, reset d's counter
+          CompletionStage<Void> rec = !record ? CompletableFuture.completedFuture(null)
+              : p.countWaiting() ? state.admitted(partition, r.sessionId(), d, p.resetScope()).thenApply(x -> null)
+              : state.fallback(partition, r.sessionId(), d);
+          return rec.thenApply(v -> {
+            if (record) {
+              metrics.served(KvcMode.FALLBACK, false);
+            }
+            return new KvcOutcome(KvcMode.FALLBACK, d, pw, attempts, snap.pin(), false);
+          });
+        });
+      });
     }
   }
 }

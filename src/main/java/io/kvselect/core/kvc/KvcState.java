@@ -43,6 +43,12 @@ public interface KvcState {
   /** The next value (0, 1, 2, ...) of the partition's round-robin cursor {@code pool}. */
   CompletionStage<Long> nextRoundRobin(String partition, String pool);
 
+  /**
+   * The value {@link #nextRoundRobin} would return next for {@code pool}, without moving the
+   * cursor (a query's Fallback or seed prefill, which must change nothing).
+   */
+  CompletionStage<Long> peekRoundRobin(String partition, String pool);
+
   /** Forgets every counter and pin that names any rank of {@code workerId}. */
   CompletionStage<Void> removeWorker(long workerId);
 

@@ -131,6 +131,12 @@ public final class LocalKvcState implements KvcState {
   }
 
   @Override
+  public synchronized CompletionStage<Long> peekRoundRobin(String partition, String pool) {
+    PartitionRec p = partitions.get(partition);
+    return CompletableFuture.completedFuture(p == null ? 0L : p.cursors.getOrDefault(pool, 0L));
+  }
+
+  @Override
   public synchronized CompletionStage<Void> removeWorker(long workerId) {
     for (PartitionRec p : partitions.values()) {
       p.inflight.keySet().removeIf(r -> r.workerId() == workerId);

@@ -194,6 +194,15 @@ public final class HazelcastKvcState implements KvcState {
   }
 
   @Override
+  public CompletionStage<Long> peekRoundRobin(String partition, String pool) {
+    try {
+      return hop(workers.getAsync(partition)).thenApply(c -> c == null ? 0L : c.cursors().getOrDefault(pool, 0L));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  @Override
   public CompletionStage<Void> removeWorker(long workerId) {
     return onBlocking(
         () -> {

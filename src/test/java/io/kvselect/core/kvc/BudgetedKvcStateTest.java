@@ -118,6 +118,11 @@ class BudgetedKvcStateTest {
     }
 
     @Override
+    public CompletionStage<Long> peekRoundRobin(String p, String pool) {
+      return gate(() -> inner.peekRoundRobin(p, pool));
+    }
+
+    @Override
     public CompletionStage<Void> removeWorker(long id) {
       return gate(() -> inner.removeWorker(id));
     }
