@@ -19,26 +19,6 @@ public record RouterConfigOverride(
   public static final RouterConfigOverride NONE =
       new RouterConfigOverride(null, null, null, null, null, null, null, null);
 
-  /** An override without a policy. */
-  public RouterConfigOverride(
-      Double overlapScoreCredit,
-      Double prefillLoadScale,
-      Double routerTemperature,
-      Boolean assumeKvReuse,
-      Boolean trackPrefillTokens,
-      Double sharedCacheMultiplier,
-      Double overlapScoreWeight) {
-    this(
-        overlapScoreCredit,
-        prefillLoadScale,
-        routerTemperature,
-        assumeKvReuse,
-        trackPrefillTokens,
-        sharedCacheMultiplier,
-        overlapScoreWeight,
-        null);
-  }
-
   public boolean isEmpty() {
     return overlapScoreCredit == null
         && prefillLoadScale == null

@@ -126,7 +126,8 @@ public final class BudgetedKvcState implements KvcState {
 
   @Override
   public CompletionStage<Long> peekRoundRobin(String partition, String pool) {
-    return budget.read(partition, delegate.peekRoundRobin(partition, pool), localCursor::get, fallbacks);
+    return budget.read(
+        partition, delegate.peekRoundRobin(partition, pool), localCursor::get, fallbacks);
   }
 
   @Override

@@ -225,8 +225,16 @@ public final class KvcDispatcher {
       if (o.prefill() != null || prefill.isEmpty()) {
         return CompletableFuture.completedFuture(o);
       }
-      return roundRobin(PREFILL_POOL).thenApply(i -> new KvcOutcome(o.mode(), o.decode(),
-          prefill.get((int) Math.floorMod(i, (long) prefill.size())), o.attempts(), o.previousPin(), o.migrated()));
+      return roundRobin(PREFILL_POOL)
+          .thenApply(
+              i ->
+                  new KvcOutcome(
+                      o.mode(),
+                      o.decode(),
+                      prefill.get((int) Math.floorMod(i, (long) prefill.size())),
+                      o.attempts(),
+                      o.previousPin(),
+                      o.migrated()));
     }
 
     /**
@@ -253,24 +261,38 @@ public final class KvcDispatcher {
     }
 
     CompletionStage<KvcOutcome> fallback() {
-      return roundRobin(DECODE_POOL).thenCompose(di -> {
-        WorkerRank d = fallbackDecode((int) Math.floorMod(di, (long) decode.size()));
-        CompletionStage<Long> pi = prefill.isEmpty() ? CompletableFuture.completedFuture(-1L)
-            : roundRobin(PREFILL_POOL);
-        return pi.thenCompose(i -> {
-          WorkerRank pw = i < 0 ? null : prefill.get((int) Math.floorMod(i, (long) prefill.size()));
-          // under the refinement the session's KV will live on d: pin it there, reset d's counter
-          CompletionStage<Void> rec = !record ? CompletableFuture.completedFuture(null)
-              : p.countWaiting() ? state.admitted(partition, r.sessionId(), d, p.resetScope()).thenApply(x -> null)
-              : state.fallback(partition, r.sessionId(), d);
-          return rec.thenApply(v -> {
-            if (record) {
-              metrics.served(KvcMode.FALLBACK, false);
-            }
-            return new KvcOutcome(KvcMode.FALLBACK, d, pw, attempts, snap.pin(), false);
-          });
-        });
-      });
+      return roundRobin(DECODE_POOL)
+          .thenCompose(
+              di -> {
+                WorkerRank d = fallbackDecode((int) Math.floorMod(di, (long) decode.size()));
+                CompletionStage<Long> pi =
+                    prefill.isEmpty()
+                        ? CompletableFuture.completedFuture(-1L)
+                        : roundRobin(PREFILL_POOL);
+                return pi.thenCompose(
+                    i -> {
+                      WorkerRank pw =
+                          i < 0 ? null : prefill.get((int) Math.floorMod(i, (long) prefill.size()));
+                      // under the refinement the session's KV will live on d: pin it there, reset
+                      // d's counter
+                      CompletionStage<Void> rec =
+                          !record
+                              ? CompletableFuture.completedFuture(null)
+                              : p.countWaiting()
+                                  ? state
+                                      .admitted(partition, r.sessionId(), d, p.resetScope())
+                                      .thenApply(x -> null)
+                                  : state.fallback(partition, r.sessionId(), d);
+                      return rec.thenApply(
+                          v -> {
+                            if (record) {
+                              metrics.served(KvcMode.FALLBACK, false);
+                            }
+                            return new KvcOutcome(
+                                KvcMode.FALLBACK, d, pw, attempts, snap.pin(), false);
+                          });
+                    });
+              });
     }
   }
 }

@@ -196,7 +196,8 @@ public final class HazelcastKvcState implements KvcState {
   @Override
   public CompletionStage<Long> peekRoundRobin(String partition, String pool) {
     try {
-      return hop(workers.getAsync(partition)).thenApply(c -> c == null ? 0L : c.cursors().getOrDefault(pool, 0L));
+      return hop(workers.getAsync(partition))
+          .thenApply(c -> c == null ? 0L : c.cursors().getOrDefault(pool, 0L));
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }

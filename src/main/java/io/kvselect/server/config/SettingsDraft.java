@@ -326,7 +326,8 @@ final class SettingsDraft {
     if (c.routerAssumeKvReuse != null) {
       router =
           router.with(
-              new RouterConfigOverride(null, null, null, c.routerAssumeKvReuse, null, null, null));
+              new RouterConfigOverride(
+                  null, null, null, c.routerAssumeKvReuse, null, null, null, null));
     }
     if (c.routerTrackingHash != null
         && !Set.of("public-xxh3-v1", KEYED).contains(c.routerTrackingHash)) {

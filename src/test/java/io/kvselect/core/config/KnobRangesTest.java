@@ -103,7 +103,7 @@ class KnobRangesTest {
     RouterConfig d = RouterConfig.DEFAULTS;
     assertSame(d, d.with(null));
     assertSame(d, d.with(RouterConfigOverride.NONE));
-    RouterConfig c = d.with(new RouterConfigOverride(0.5, 2.0, 0.7, false, false, 3.0, null));
+    RouterConfig c = d.with(new RouterConfigOverride(0.5, 2.0, 0.7, false, false, 3.0, null, null));
     assertEquals(0.5, c.cost().overlapScoreCredit());
     assertEquals(2.0, c.cost().prefillLoadScale());
     assertEquals(0.7, c.cost().temperature());
@@ -113,16 +113,20 @@ class KnobRangesTest {
     assertEquals(d.cost().hostCacheHitWeight(), c.cost().hostCacheHitWeight());
     assertEquals(d.tracking().hash(), c.tracking().hash());
 
-    RouterConfig weight = d.with(new RouterConfigOverride(null, null, null, null, null, null, 4.0));
+    RouterConfig weight =
+        d.with(new RouterConfigOverride(null, null, null, null, null, null, 4.0, null));
     assertEquals(4.0, weight.cost().prefillLoadScale());
     assertEquals(d.cost().overlapScoreCredit(), weight.cost().overlapScoreCredit());
-    RouterConfig zero = d.with(new RouterConfigOverride(null, null, null, null, null, null, 0.0));
+    RouterConfig zero =
+        d.with(new RouterConfigOverride(null, null, null, null, null, null, 0.0, null));
     assertEquals(0.0, zero.cost().prefillLoadScale());
     assertEquals(0.0, zero.cost().overlapScoreCredit());
-    RouterConfig both = d.with(new RouterConfigOverride(0.25, 5.0, null, null, null, null, 0.0));
+    RouterConfig both =
+        d.with(new RouterConfigOverride(0.25, 5.0, null, null, null, null, 0.0, null));
     assertEquals(0.25, both.cost().overlapScoreCredit());
     assertEquals(5.0, both.cost().prefillLoadScale());
-    RouterConfig single = d.with(new RouterConfigOverride(null, null, 0.3, null, null, null, null));
+    RouterConfig single =
+        d.with(new RouterConfigOverride(null, null, 0.3, null, null, null, null, null));
     assertEquals(0.3, single.cost().temperature());
     assertEquals(d.load().assumeKvReuse(), single.load().assumeKvReuse());
     assertEquals(d.load().trackPrefillTokens(), single.load().trackPrefillTokens());
@@ -145,7 +149,8 @@ class KnobRangesTest {
               (Boolean) f[3],
               (Boolean) f[4],
               (Double) f[5],
-              (Double) f[6]);
+              (Double) f[6],
+              null);
       assertFalse(o.isEmpty(), "field " + i);
     }
   }

@@ -353,7 +353,8 @@ class RouterConfigLoaderTest {
   @Test
   void overrideKeepsTheAddedKnobs() {
     RouterConfig c = env("DYN_ROUTER_EVENT_THREADS", "9", "DYN_ROUTER_TRACKING_KEY_ID", "k1");
-    RouterConfig o = c.with(new RouterConfigOverride(0.5, null, null, null, null, null, null));
+    RouterConfig o =
+        c.with(new RouterConfigOverride(0.5, null, null, null, null, null, null, null));
     assertEquals(9, o.index().eventThreads());
     assertEquals("k1", o.tracking().keyId());
     assertEquals(0.5, o.cost().overlapScoreCredit());

@@ -27,8 +27,12 @@ class BudgetedKvcStateNearCacheTest {
 
   private final LocalKvcState table = new LocalKvcState();
   private final BudgetedKvcStateTest.Gate gate = new BudgetedKvcStateTest.Gate(table);
-  private final CallBudget budget = new CallBudget(Duration.ofMillis(30), Duration.ZERO, Runnable::run,
-      CallBudget.Routes.byOwner(k -> "the-owner"));
+  private final CallBudget budget =
+      new CallBudget(
+          Duration.ofMillis(30),
+          Duration.ZERO,
+          Runnable::run,
+          CallBudget.Routes.byOwner(k -> "the-owner"));
 
   private static <T> T get(CompletionStage<T> s) throws Exception {
     return s.toCompletableFuture().get(5, TimeUnit.SECONDS);
@@ -99,7 +103,9 @@ class BudgetedKvcStateNearCacheTest {
     assertEquals(B, mine.pin(), "its own admission is the pin now");
     assertEquals(2, mine.turns(), "and one more turn");
     assertEquals(Map.of(), mine.rejects(), "a success leaves no known reject");
-    assertNull(get(state.admitted("p", "unseen", A, ResetScope.WINNER)), "no pin seen: no migration reported");
+    assertNull(
+        get(state.admitted("p", "unseen", A, ResetScope.WINNER)),
+        "no pin seen: no migration reported");
     assertNull(get(state.rejected("p", "s", A)));
     assertNull(get(state.fallback("p", "s", A)));
     assertNull(get(state.removeWorker(3)));
@@ -121,8 +127,12 @@ class BudgetedKvcStateNearCacheTest {
 
     gate.holding = true;
     long local = get(state.nextRoundRobin("p", "decode"));
-    assertEquals(local + 1, get(state.peekRoundRobin("p", "decode")), "a silent owner: the local cursor's next");
-    assertEquals(local + 1, get(state.nextRoundRobin("p", "decode")), "and the peek did not take it");
+    assertEquals(
+        local + 1,
+        get(state.peekRoundRobin("p", "decode")),
+        "a silent owner: the local cursor's next");
+    assertEquals(
+        local + 1, get(state.nextRoundRobin("p", "decode")), "and the peek did not take it");
     assertEquals(3, state.fallbacks());
     gate.open();
   }

@@ -27,8 +27,16 @@ class KvcValuesTest {
 
   private static final KvcParams D = KvcParams.defaults();
 
-  private static KvcParams params(double alpha, int tauReject, long tauAppend, double rho, Integer epsilon) {
-    return new KvcParams(alpha, tauReject, tauAppend, rho, epsilon, AdmitAccounting.LITERAL, ResetScope.WINNER,
+  private static KvcParams params(
+      double alpha, int tauReject, long tauAppend, double rho, Integer epsilon) {
+    return new KvcParams(
+        alpha,
+        tauReject,
+        tauAppend,
+        rho,
+        epsilon,
+        AdmitAccounting.LITERAL,
+        ResetScope.WINNER,
         false);
   }
 
@@ -55,37 +63,56 @@ class KvcValuesTest {
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("bounds")
-  void paramsAcceptExactlyTheirDocumentedRanges(String name, double alpha, int tauReject, long tauAppend,
-      double rho, Integer epsilon, boolean accepted) {
+  void paramsAcceptExactlyTheirDocumentedRanges(
+      String name,
+      double alpha,
+      int tauReject,
+      long tauAppend,
+      double rho,
+      Integer epsilon,
+      boolean accepted) {
     if (accepted) {
-      KvcParams p = assertDoesNotThrow(() -> params(alpha, tauReject, tauAppend, rho, epsilon), name);
+      KvcParams p =
+          assertDoesNotThrow(() -> params(alpha, tauReject, tauAppend, rho, epsilon), name);
       assertEquals(alpha, p.alpha(), name);
       assertEquals(rho, p.rho(), name);
     } else {
-      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-          () -> params(alpha, tauReject, tauAppend, rho, epsilon), name);
+      IllegalArgumentException e =
+          assertThrows(
+              IllegalArgumentException.class,
+              () -> params(alpha, tauReject, tauAppend, rho, epsilon),
+              name);
       assertTrue(e.getMessage().startsWith("kvc "), e.getMessage());
     }
   }
 
   @Test
   void paramsNeedAnAccountingAndAResetScope() {
-    assertThrows(NullPointerException.class,
+    assertThrows(
+        NullPointerException.class,
         () -> new KvcParams(1, 3, 8192, 0.95, null, null, ResetScope.WINNER, false));
-    assertThrows(NullPointerException.class,
+    assertThrows(
+        NullPointerException.class,
         () -> new KvcParams(1, 3, 8192, 0.95, null, AdmitAccounting.NET, null, false));
   }
 
   @Test
   void theDefaultsAreTheOriginals() {
-    assertEquals(new KvcParams(1.0, 3, 8192, 0.95, null, AdmitAccounting.LITERAL, ResetScope.WINNER, false), D);
+    assertEquals(
+        new KvcParams(1.0, 3, 8192, 0.95, null, AdmitAccounting.LITERAL, ResetScope.WINNER, false),
+        D);
   }
 
   /** decode workers, epsilon, probes. */
   static Stream<Arguments> probeBudgets() {
     return Stream.of(
-        Arguments.of(1, null, 1), Arguments.of(2, null, 1), Arguments.of(3, null, 2), Arguments.of(8, null, 7),
-        Arguments.of(1, 0, 0), Arguments.of(8, 0, 0), Arguments.of(2, 5, 5));
+        Arguments.of(1, null, 1),
+        Arguments.of(2, null, 1),
+        Arguments.of(3, null, 2),
+        Arguments.of(8, null, 7),
+        Arguments.of(1, 0, 0),
+        Arguments.of(8, 0, 0),
+        Arguments.of(2, 5, 5));
   }
 
   @ParameterizedTest(name = "|D| {0}, epsilon {1}: {2} probes")
@@ -97,19 +124,29 @@ class KvcValuesTest {
   @Test
   void eachWithCopyChangesOnlyItsOwnField() {
     KvcParams base = new KvcParams(2.0, 4, 100, 0.5, 2, AdmitAccounting.NET, ResetScope.ALL, true);
-    assertEquals(new KvcParams(7.0, 4, 100, 0.5, 2, AdmitAccounting.NET, ResetScope.ALL, true), base.withAlpha(7));
-    assertEquals(new KvcParams(2.0, 9, 100, 0.5, 2, AdmitAccounting.NET, ResetScope.ALL, true),
+    assertEquals(
+        new KvcParams(7.0, 4, 100, 0.5, 2, AdmitAccounting.NET, ResetScope.ALL, true),
+        base.withAlpha(7));
+    assertEquals(
+        new KvcParams(2.0, 9, 100, 0.5, 2, AdmitAccounting.NET, ResetScope.ALL, true),
         base.withTauReject(9));
-    assertEquals(new KvcParams(2.0, 4, 55, 0.5, 2, AdmitAccounting.NET, ResetScope.ALL, true),
+    assertEquals(
+        new KvcParams(2.0, 4, 55, 0.5, 2, AdmitAccounting.NET, ResetScope.ALL, true),
         base.withTauAppend(55));
-    assertEquals(new KvcParams(2.0, 4, 100, 0.25, 2, AdmitAccounting.NET, ResetScope.ALL, true), base.withRho(0.25));
-    assertEquals(new KvcParams(2.0, 4, 100, 0.5, null, AdmitAccounting.NET, ResetScope.ALL, true),
+    assertEquals(
+        new KvcParams(2.0, 4, 100, 0.25, 2, AdmitAccounting.NET, ResetScope.ALL, true),
+        base.withRho(0.25));
+    assertEquals(
+        new KvcParams(2.0, 4, 100, 0.5, null, AdmitAccounting.NET, ResetScope.ALL, true),
         base.withEpsilon(null));
-    assertEquals(new KvcParams(2.0, 4, 100, 0.5, 2, AdmitAccounting.LITERAL, ResetScope.ALL, true),
+    assertEquals(
+        new KvcParams(2.0, 4, 100, 0.5, 2, AdmitAccounting.LITERAL, ResetScope.ALL, true),
         base.withAccounting(AdmitAccounting.LITERAL));
-    assertEquals(new KvcParams(2.0, 4, 100, 0.5, 2, AdmitAccounting.NET, ResetScope.NONE, true),
+    assertEquals(
+        new KvcParams(2.0, 4, 100, 0.5, 2, AdmitAccounting.NET, ResetScope.NONE, true),
         base.withResetScope(ResetScope.NONE));
-    assertEquals(new KvcParams(2.0, 4, 100, 0.5, 2, AdmitAccounting.NET, ResetScope.ALL, false),
+    assertEquals(
+        new KvcParams(2.0, 4, 100, 0.5, 2, AdmitAccounting.NET, ResetScope.ALL, false),
         base.withCountWaiting(false));
   }
 
@@ -147,7 +184,8 @@ class KvcValuesTest {
     assertEquals("no-d-capacity", r.reason());
     assertThrows(IllegalArgumentException.class, () -> AdmitDecision.admit(KvcMode.FALLBACK));
     assertThrows(IllegalArgumentException.class, () -> AdmitDecision.admit(null));
-    assertThrows(IllegalArgumentException.class, () -> new AdmitDecision(false, KvcMode.DIRECT, "x"));
+    assertThrows(
+        IllegalArgumentException.class, () -> new AdmitDecision(false, KvcMode.DIRECT, "x"));
   }
 
   @Test
@@ -167,7 +205,8 @@ class KvcValuesTest {
 
   @Test
   void enumsHaveLowerCaseWireNamesAndParseThemBack() {
-    assertEquals(List.of("direct", "seed", "reseed", "fallback"),
+    assertEquals(
+        List.of("direct", "seed", "reseed", "fallback"),
         Stream.of(KvcMode.values()).map(KvcMode::wire).toList());
     for (AdmitAccounting a : AdmitAccounting.values()) {
       assertEquals(a, AdmitAccounting.parse(" " + a.wire().toUpperCase() + " "));
@@ -196,8 +235,11 @@ class KvcValuesTest {
     KvcOutcome o = new KvcOutcome(KvcMode.RESEED, a, null, attempts, null, false);
     attempts.clear();
     assertEquals(1, o.attempts().size());
-    assertThrows(NullPointerException.class, () -> new KvcOutcome(null, a, null, List.of(), null, false));
-    assertThrows(NullPointerException.class, () -> new KvcOutcome(KvcMode.SEED, null, null, List.of(), null, false));
+    assertThrows(
+        NullPointerException.class, () -> new KvcOutcome(null, a, null, List.of(), null, false));
+    assertThrows(
+        NullPointerException.class,
+        () -> new KvcOutcome(KvcMode.SEED, null, null, List.of(), null, false));
 
     List<KvcAnswer.Probe> probes = new ArrayList<>(List.of(new KvcAnswer.Probe(1, 0, "x")));
     KvcAnswer k = new KvcAnswer("seed", null, 5, probes);

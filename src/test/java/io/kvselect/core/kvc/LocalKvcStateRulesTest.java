@@ -36,7 +36,8 @@ class LocalKvcStateRulesTest {
     LocalKvcState st = new LocalKvcState(2);
     get(st.admitted("p", "s1", A, ResetScope.WINNER));
     get(st.admitted("p", "s2", B, ResetScope.WINNER));
-    assertEquals(A, get(st.snapshot("p", "s1")).pin(), "reading s1 makes s2 the least recently used");
+    assertEquals(
+        A, get(st.snapshot("p", "s1")).pin(), "reading s1 makes s2 the least recently used");
     get(st.rejected("p", "s3", A));
     assertEquals(2, st.sessions());
     assertEquals(A, get(st.snapshot("p", "s1")).pin());
@@ -46,7 +47,8 @@ class LocalKvcStateRulesTest {
 
     get(st.admitted("q", "s9", B, ResetScope.WINNER));
     assertEquals(3, st.sessions(), "the bound is per partition; sessions() counts every partition");
-    assertEquals(A, get(st.snapshot("p", "s1")).pin(), "another partition's session evicts nothing here");
+    assertEquals(
+        A, get(st.snapshot("p", "s1")).pin(), "another partition's session evicts nothing here");
   }
 
   @Test
@@ -63,7 +65,10 @@ class LocalKvcStateRulesTest {
   void inFlightCountsDownToZeroAndNoFurther() {
     LocalKvcState st = new LocalKvcState();
     get(st.finished("nowhere", A));
-    assertEquals(KvcSnapshot.EMPTY, get(st.snapshot("nowhere", "s")), "finishing in an unknown partition creates none");
+    assertEquals(
+        KvcSnapshot.EMPTY,
+        get(st.snapshot("nowhere", "s")),
+        "finishing in an unknown partition creates none");
     get(st.admitted("p", "s", A, ResetScope.WINNER));
     get(st.fallback("p", "t", A));
     assertEquals(2L, get(st.snapshot("p", "s")).inflight().get(A));
@@ -76,7 +81,8 @@ class LocalKvcStateRulesTest {
     assertEquals(Map.of(), s.inflight(), "absent means zero; never negative");
     assertEquals(2L, s.assigned().get(A), "finishing never takes back an assignment");
     get(st.admitted("p", "s", A, ResetScope.WINNER));
-    assertEquals(1L, get(st.snapshot("p", "s")).inflight().get(A), "counting starts again from zero");
+    assertEquals(
+        1L, get(st.snapshot("p", "s")).inflight().get(A), "counting starts again from zero");
   }
 
   @Test
@@ -150,7 +156,8 @@ class LocalKvcStateRulesTest {
     assertNull(other.pin());
     assertEquals(Map.of(), other.rejects());
     assertEquals(0, other.turns());
-    assertEquals(Map.of(A, 1L), other.inflight(), "Route reads the worker counters for a first turn too");
+    assertEquals(
+        Map.of(A, 1L), other.inflight(), "Route reads the worker counters for a first turn too");
     assertEquals(Map.of(A, 1L), other.assigned());
     assertEquals(1, st.sessions(), "reading creates no session");
   }

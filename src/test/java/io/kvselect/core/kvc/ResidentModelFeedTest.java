@@ -107,7 +107,8 @@ class ResidentModelFeedTest {
     assertEquals(0, m.residentTokens(D0, "s"));
     assertEquals(2 * BS, m.used(E), "another worker keeps its blocks");
     assertEquals(2, feed.size());
-    assertFalse(feed.store(E, StorageTier.DEVICE, true, 999, ids(50, 1), ids(500, 1)), "unknown parent");
+    assertFalse(
+        feed.store(E, StorageTier.DEVICE, true, 999, ids(50, 1), ids(500, 1)), "unknown parent");
     assertEquals(2 * BS, m.used(E), "a rejected store is not reported");
   }
 

@@ -30,7 +30,8 @@ class ResidentModelRulesTest {
     assertEquals(0, m.residentTokens(D, "s"));
     assertEquals(40, m.used(D));
     m.put(D, "t", -5);
-    assertEquals(0, m.residentTokens(D, "t"), "a negative put forgets too, it never stores a negative");
+    assertEquals(
+        0, m.residentTokens(D, "t"), "a negative put forgets too, it never stores a negative");
     assertEquals(0, m.used(D));
     m.put(D, "u", 1);
     assertEquals(1, m.used(D), "a single token counts");
@@ -93,8 +94,10 @@ class ResidentModelRulesTest {
     Map<WorkerRank, Long> capacity = Map.of(D, 100L, E, 1000L);
     Admission a = m.admission(capacity::get, KvcParams.defaults());
     KvcRequest r = new KvcRequest("s", 0, 60, 60);
-    assertEquals(AdmitDecision.reject(AdmitDecision.NOT_RESIDENT_NO_CAPACITY),
-        a.admit(D, r).toCompletableFuture().join(), "50 + 60 > 0.95 * 100");
+    assertEquals(
+        AdmitDecision.reject(AdmitDecision.NOT_RESIDENT_NO_CAPACITY),
+        a.admit(D, r).toCompletableFuture().join(),
+        "50 + 60 > 0.95 * 100");
     assertEquals(AdmitDecision.admit(KvcMode.SEED), a.admit(E, r).toCompletableFuture().join());
   }
 
@@ -105,11 +108,18 @@ class ResidentModelRulesTest {
     KvcParams net = KvcParams.defaults().withAccounting(AdmitAccounting.NET).withRho(0.5);
     m.put(D, "s", 10);
     m.put(D, "other", 40);
-    assertEquals(KvcMode.DIRECT, m.decide(D, new KvcRequest("s", 2, 10, 0), 100, net).mode(), "40 + 10 = 50");
-    assertEquals(AdmitDecision.NO_CAPACITY, m.decide(D, new KvcRequest("s", 2, 11, 0), 100, net).reason());
-    assertEquals(KvcMode.RESEED, m.decide(D, new KvcRequest("new", 2, 0, 0), 100, net.withRho(0.5)).mode(),
+    assertEquals(
+        KvcMode.DIRECT,
+        m.decide(D, new KvcRequest("s", 2, 10, 0), 100, net).mode(),
+        "40 + 10 = 50");
+    assertEquals(
+        AdmitDecision.NO_CAPACITY, m.decide(D, new KvcRequest("s", 2, 11, 0), 100, net).reason());
+    assertEquals(
+        KvcMode.RESEED,
+        m.decide(D, new KvcRequest("new", 2, 0, 0), 100, net.withRho(0.5)).mode(),
         "50 + 0 = 50");
-    assertEquals(AdmitDecision.NOT_RESIDENT_NO_CAPACITY,
+    assertEquals(
+        AdmitDecision.NOT_RESIDENT_NO_CAPACITY,
         m.decide(D, new KvcRequest("new", 2, 1, 1), 100, net).reason());
   }
 
@@ -120,9 +130,14 @@ class ResidentModelRulesTest {
     KvcParams refined = KvcParams.defaults().withCountWaiting(true).withTauAppend(1000);
     m.put(D, "s", 500);
     m.addWaiting(D, 5_000);
-    assertEquals(KvcMode.DIRECT, m.decide(D, new KvcRequest("s", 3, 1000, 1000), 1000, refined).mode());
-    assertEquals(AdmitDecision.NO_CAPACITY, m.decide(D, new KvcRequest("s", 3, 1001, 1000), 1000, refined).reason());
-    assertEquals(AdmitDecision.LARGE_APPEND, m.decide(D, new KvcRequest("s", 3, 1001, 1001), 5000, refined).reason(),
+    assertEquals(
+        KvcMode.DIRECT, m.decide(D, new KvcRequest("s", 3, 1000, 1000), 1000, refined).mode());
+    assertEquals(
+        AdmitDecision.NO_CAPACITY,
+        m.decide(D, new KvcRequest("s", 3, 1001, 1000), 1000, refined).reason());
+    assertEquals(
+        AdmitDecision.LARGE_APPEND,
+        m.decide(D, new KvcRequest("s", 3, 1001, 1001), 5000, refined).reason(),
         "the append limit still comes first");
   }
 
@@ -141,7 +156,8 @@ class ResidentModelRulesTest {
     m.stored(D, false, 0, ids(1, 2), ids(1000, 2));
     m.unclaim(D, "s");
     m.stored(D, false, 0, ids(1, 3), new long[] {1000, 1001, 9999});
-    assertEquals(3 * 16, m.residentTokens(D, "s"), "blocks 1 and 2 known, block 3 continues s's chain");
+    assertEquals(
+        3 * 16, m.residentTokens(D, "s"), "blocks 1 and 2 known, block 3 continues s's chain");
     assertEquals(3 * 16, m.used(D));
   }
 
@@ -180,10 +196,14 @@ class ResidentModelRulesTest {
     assertEquals("42+7", m.account(D).toString());
     assertEquals(new KvcAccount(0, 0), m.account(E));
     KvcParams net = KvcParams.defaults().withAccounting(AdmitAccounting.NET).withRho(1.0);
-    assertEquals(KvcMode.DIRECT, m.decide(D, new KvcRequest("s", 1, 100, 10), 100, net).mode(),
+    assertEquals(
+        KvcMode.DIRECT,
+        m.decide(D, new KvcRequest("s", 1, 100, 10), 100, net).mode(),
         "NET leaves the session's own 42 tokens out");
-    assertEquals(AdmitDecision.NOT_RESIDENT_NO_CAPACITY,
-        m.decide(D, new KvcRequest("t", 1, 59, 10), 100, net).reason(), "42 + 59 > 100");
+    assertEquals(
+        AdmitDecision.NOT_RESIDENT_NO_CAPACITY,
+        m.decide(D, new KvcRequest("t", 1, 59, 10), 100, net).reason(),
+        "42 + 59 > 100");
   }
 
   @Test

@@ -48,7 +48,7 @@ class CostFunctionTest {
                   requestWeight != null ? requestWeight : base.cost().decodeActiveRequestWeight())
               .build();
     }
-    return base.with(new RouterConfigOverride(credit, scale, null, null, null, null, null));
+    return base.with(new RouterConfigOverride(credit, scale, null, null, null, null, null, null));
   }
 
   static Stream<Arguments> rows() {

@@ -38,14 +38,14 @@ class CostInputsTest {
   void aDecodePoolWithZeroCreditUsesThePrefillForm() {
     RouterConfig zeroCredit =
         RouterConfig.DEFAULTS.with(
-            new RouterConfigOverride(0.0, null, null, null, null, null, null));
+            new RouterConfigOverride(0.0, null, null, null, null, null, null, null));
     assertTrue(RouterConfig.DEFAULTS.cost().hostCacheHitWeight() > 0.0);
     Candidate c = new Candidate(R, new RankOverlap(0, 4, 0, 0), true, 0, 10, 0, 0.0);
     CostRequest decodePool = new CostRequest(4, 16, false, true);
     assertEquals(10.0, CostFunction.logits(zeroCredit, decodePool, List.of(c))[0], 1e-9);
     RouterConfig positive =
         RouterConfig.DEFAULTS.with(
-            new RouterConfigOverride(1.0, null, null, null, null, null, null));
+            new RouterConfigOverride(1.0, null, null, null, null, null, null, null));
     double hostW = RouterConfig.DEFAULTS.cost().hostCacheHitWeight();
     assertEquals(10.0 - 4 * hostW, CostFunction.logits(positive, decodePool, List.of(c))[0], 1e-9);
   }

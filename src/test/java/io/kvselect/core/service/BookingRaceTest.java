@@ -48,8 +48,12 @@ class BookingRaceTest {
     }
 
     @Override
-    public synchronized CompletionStage<WorkerRank> bindAndLease(String partition, String sessionId,
-        WorkerRank expected, WorkerRank target, String leaseId) {
+    public synchronized CompletionStage<WorkerRank> bindAndLease(
+        String partition,
+        String sessionId,
+        WorkerRank expected,
+        WorkerRank target,
+        String leaseId) {
       if (first) {
         first = false;
         return held;
@@ -81,16 +85,30 @@ class BookingRaceTest {
 
   private SelectionService service() {
     Duration ttl = Duration.ofMinutes(5);
-    SelectionService svc = f.builder(ServiceFixture.approximate(), ttl)
-        .sessionAffinity(c -> new HeldFirstBind(new LocalSessionAffinity(c, ttl))).build();
+    SelectionService svc =
+        f.builder(ServiceFixture.approximate(), ttl)
+            .sessionAffinity(c -> new HeldFirstBind(new LocalSessionAffinity(c, ttl)))
+            .build();
     join(svc.upsertWorker(ServiceFixture.worker(1, 4)));
     join(svc.upsertWorker(ServiceFixture.worker(2, 4)));
     return svc;
   }
 
   private static SelectRequest onWorker(String id, long worker) {
-    return new SelectRequest(P, id, PromptInput.tokens(1, 2, 3, 4, 5, 6, 7, 8), null, null, "S", null, null,
-        new WorkerRank(worker, 0), null, null, null, false);
+    return new SelectRequest(
+        P,
+        id,
+        PromptInput.tokens(1, 2, 3, 4, 5, 6, 7, 8),
+        null,
+        null,
+        "S",
+        null,
+        null,
+        new WorkerRank(worker, 0),
+        null,
+        null,
+        null,
+        false);
   }
 
   @Test
@@ -105,11 +123,15 @@ class BookingRaceTest {
     Throwable t = assertThrows(ExecutionException.class, () -> st.get(10, TimeUnit.SECONDS));
     SelectionException e = (SelectionException) SelectionException.unwrap(t);
     assertEquals(ErrorCode.NOT_READY, e.code());
-    assertTrue(e.getMessage().contains("worker 1 left while reservation a was being made"), e.getMessage());
+    assertTrue(
+        e.getMessage().contains("worker 1 left while reservation a was being made"),
+        e.getMessage());
     assertEquals(List.of("S/a"), released, "the lease the bind took is given back");
     assertEquals(0, svc.bookingCount());
     assertEquals(0, svc.inspection().loads(null, null).get(0).loads().get(0).activeRequests());
-    assertEquals(ErrorCode.NOT_FOUND, assertThrows(SelectionException.class, () -> join(svc.free("a"))).code());
+    assertEquals(
+        ErrorCode.NOT_FOUND,
+        assertThrows(SelectionException.class, () -> join(svc.free("a"))).code());
 
     Selection again = join(svc.select(onWorker("a", 2), true));
     assertTrue(again.booked(), "the id was given back");

@@ -23,7 +23,8 @@ class InspectionViewsTest {
   private static final PartitionKey B = new PartitionKey("b", "g2");
 
   private final ServiceFixture f = new ServiceFixture();
-  private final SelectionService svc = f.service(ServiceFixture.approximate(), Duration.ofMinutes(5));
+  private final SelectionService svc =
+      f.service(ServiceFixture.approximate(), Duration.ofMinutes(5));
 
   private static WorkerSpec worker(long id, PartitionKey k) {
     return WorkerSpec.of(id, "http://w" + id, 4).withPartition(k.modelName(), k.routingGroup());
@@ -73,13 +74,24 @@ class InspectionViewsTest {
   @Test
   void aPromptQueryNeedsASchedulableWorkerInItsPartition() {
     join(svc.upsertWorker(worker(1, A)));
-    SelectionException e = assertThrows(SelectionException.class,
-        () -> svc.inspection().overlapScores(req(B, null, 1, 2, 3, 4)));
+    SelectionException e =
+        assertThrows(
+            SelectionException.class,
+            () -> svc.inspection().overlapScores(req(B, null, 1, 2, 3, 4)));
     assertEquals(ErrorCode.NOT_READY, e.code());
-    assertEquals(ErrorCode.NOT_READY, assertThrows(SelectionException.class,
-        () -> svc.inspection().potentialLoads(req(B, null, 1, 2, 3, 4))).code());
+    assertEquals(
+        ErrorCode.NOT_READY,
+        assertThrows(
+                SelectionException.class,
+                () -> svc.inspection().potentialLoads(req(B, null, 1, 2, 3, 4)))
+            .code());
     join(svc.setUnreachable(1, "down"));
-    assertEquals(ErrorCode.NOT_READY, assertThrows(SelectionException.class,
-        () -> svc.inspection().overlapScores(req(A, null, 1, 2, 3, 4))).code(), "a partition of no schedulable worker");
+    assertEquals(
+        ErrorCode.NOT_READY,
+        assertThrows(
+                SelectionException.class,
+                () -> svc.inspection().overlapScores(req(A, null, 1, 2, 3, 4)))
+            .code(),
+        "a partition of no schedulable worker");
   }
 }

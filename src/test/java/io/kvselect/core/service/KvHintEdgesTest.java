@@ -26,7 +26,9 @@ class KvHintEdgesTest {
   private final SelectionService svc = f.service(events(), null);
 
   private void cache(WorkerRank r, long externalBase, int... tokens) {
-    long[] l = BlockHasher.localBlockHashes(tokens, tokens.length, 4, BlockHasher.saltSeed(null, null), false, null);
+    long[] l =
+        BlockHasher.localBlockHashes(
+            tokens, tokens.length, 4, BlockHasher.saltSeed(null, null), false, null);
     long[] ext = new long[l.length];
     for (int i = 0; i < ext.length; i++) {
       ext[i] = externalBase + i;
@@ -36,10 +38,13 @@ class KvHintEdgesTest {
 
   @Test
   void anotherRankOfTheChosenWorkerIsNoSource() {
-    join(svc.upsertWorker(eventWorker(1, 4, 0, 2, "decode", Map.of(0, "tcp://c1:0", 1, "tcp://c1:1"), null)));
+    join(
+        svc.upsertWorker(
+            eventWorker(1, 4, 0, 2, "decode", Map.of(0, "tcp://c1:0", 1, "tcp://c1:1"), null)));
     cache(new WorkerRank(1, 0), 100, 1, 2, 3, 4);
     cache(new WorkerRank(1, 1), 200, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12);
-    assertNull(join(svc.select(pinned("a", 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12), true)).kvHint());
+    assertNull(
+        join(svc.select(pinned("a", 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12), true)).kvHint());
   }
 
   @Test
@@ -49,10 +54,12 @@ class KvHintEdgesTest {
     join(svc.upsertWorker(eventWorker(3, 4, 0, 1, "decode", Map.of(0, "tcp://c3:0"), null)));
     cache(new WorkerRank(1, 0), 100, 1, 2, 3, 4, 5, 6, 7, 8);
     cache(new WorkerRank(2, 0), 200, 1, 2, 3, 4, 5, 6, 7, 8);
-    assertNull(join(svc.select(pinned("a", 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12), true)).kvHint(),
+    assertNull(
+        join(svc.select(pinned("a", 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12), true)).kvHint(),
         "worker 2 holds exactly what worker 1 holds");
     cache(new WorkerRank(3, 0), 300, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12);
-    KvHint h = join(svc.select(pinned("b", 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12), true)).kvHint();
+    KvHint h =
+        join(svc.select(pinned("b", 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12), true)).kvHint();
     assertNotNull(h);
     assertEquals("tcp://c3:0", h.sourceControlEndpoint());
     assertEquals(3, h.blockHashes().length);
@@ -66,7 +73,8 @@ class KvHintEdgesTest {
     join(svc.upsertWorker(eventWorker(3, 4, 0, 1, "decode", Map.of(0, "tcp://c3:0"), null)));
     cache(new WorkerRank(2, 0), 200, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12);
     cache(new WorkerRank(3, 0), 300, 1, 2, 3, 4);
-    KvHint h = join(svc.select(pinned("a", 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12), true)).kvHint();
+    KvHint h =
+        join(svc.select(pinned("a", 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12), true)).kvHint();
     assertEquals("tcp://c2:0", h.sourceControlEndpoint());
     assertEquals(3, h.blockHashes().length);
   }

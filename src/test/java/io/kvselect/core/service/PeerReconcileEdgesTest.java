@@ -51,8 +51,13 @@ class PeerReconcileEdgesTest {
   @Test
   void digestEntriesThisNodeCannotPlaceAreSkippedAndCounted() {
     twoWorkers();
-    LoadDigest d = new LoadDigest(List.of(booked(P, "ok", R1), booked(P, "no-rank", new WorkerRank(1, 5)),
-        booked(ELSEWHERE, "e1", R1), booked(ELSEWHERE, "e2", R2)));
+    LoadDigest d =
+        new LoadDigest(
+            List.of(
+                booked(P, "ok", R1),
+                booked(P, "no-rank", new WorkerRank(1, 5)),
+                booked(ELSEWHERE, "e1", R1),
+                booked(ELSEWHERE, "e2", R2)));
     LoadDigest.Outcome o = node.reconcile(PEER, d);
     assertEquals(new LoadDigest.Outcome(1, 0, 0, 3), o);
     assertTrue(o.changedAnything());
@@ -91,7 +96,9 @@ class PeerReconcileEdgesTest {
   void aPeersPrefillCompletionAppliesOnceAndOnlyToItsOwnBooking() {
     twoWorkers();
     node.applyPeerLoad(PEER, booked(P, "x", R1));
-    assertFalse(node.applyPeerLoad("node-c", new LoadEvent.PrefillCompleted(P, "x")), "another origin's step");
+    assertFalse(
+        node.applyPeerLoad("node-c", new LoadEvent.PrefillCompleted(P, "x")),
+        "another origin's step");
     assertTrue(node.applyPeerLoad(PEER, new LoadEvent.PrefillCompleted(P, "x")));
     assertTrue(node.applyPeerLoad(PEER, new LoadEvent.Freed(P, "x")));
     assertFalse(node.applyPeerLoad(PEER, new LoadEvent.Freed(P, "x")), "a repeated free");
@@ -110,6 +117,7 @@ class PeerReconcileEdgesTest {
     assertEquals(0, node.loadDigest().bookings().size());
     twoWorkers();
     join(node.select(ServiceFixture.pinned("mine", 1, 0, 1, 2, 3, 4), true));
-    assertEquals(List.of("mine"), node.loadDigest().bookings().stream().map(LoadEvent::requestId).toList());
+    assertEquals(
+        List.of("mine"), node.loadDigest().bookings().stream().map(LoadEvent::requestId).toList());
   }
 }

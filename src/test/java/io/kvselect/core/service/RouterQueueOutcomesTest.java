@@ -36,26 +36,43 @@ class RouterQueueOutcomesTest {
 
   private static final PartitionKey P = new PartitionKey(null, null);
   private final MutableClock clock = new MutableClock();
+
   /** "partition|class|outcome|waitedNanos" per dequeued request. */
   private final List<String> outcomes = new CopyOnWriteArrayList<>();
+
   private final List<Long> waited = new CopyOnWriteArrayList<>();
 
   private SelectionService service(String yaml, Duration timeout) {
-    RouterConfig cfg = RouterConfigLoader.fromEnv(RouterConfig.DEFAULTS,
-        Map.of("DYN_ROUTER_USE_KV_EVENTS", "false", "DYN_ROUTER_QUEUE_THRESHOLD", "1.0"));
-    QueueConfig q = yaml == null ? QueueConfig.defaults(cfg.queue().policy()) : QueueConfig.parse(yaml, cfg.queue().policy());
-    SelectionService svc = SelectionService.builder().routerConfig(cfg).clock(clock).random(new Random(5))
-        .queue(q, timeout).build();
-    svc.addQueueObserver((partition, cls, w, outcome) -> {
-      outcomes.add(partition + "|" + cls + "|" + outcome);
-      waited.add(w);
-    });
+    RouterConfig cfg =
+        RouterConfigLoader.fromEnv(
+            RouterConfig.DEFAULTS,
+            Map.of("DYN_ROUTER_USE_KV_EVENTS", "false", "DYN_ROUTER_QUEUE_THRESHOLD", "1.0"));
+    QueueConfig q =
+        yaml == null
+            ? QueueConfig.defaults(cfg.queue().policy())
+            : QueueConfig.parse(yaml, cfg.queue().policy());
+    SelectionService svc =
+        SelectionService.builder()
+            .routerConfig(cfg)
+            .clock(clock)
+            .random(new Random(5))
+            .queue(q, timeout)
+            .build();
+    svc.addQueueObserver(
+        (partition, cls, w, outcome) -> {
+          outcomes.add(partition + "|" + cls + "|" + outcome);
+          waited.add(w);
+        });
     join(svc.upsertWorker(worker(16L)));
     return svc;
   }
 
   private static WorkerSpec worker(long maxBatched) {
-    return WorkerSpec.builder(1).endpoint("http://w1").blockSize(4).maxNumBatchedTokens(maxBatched).build();
+    return WorkerSpec.builder(1)
+        .endpoint("http://w1")
+        .blockSize(4)
+        .maxNumBatchedTokens(maxBatched)
+        .build();
   }
 
   private static SelectRequest req(String id, int base) {
@@ -63,8 +80,8 @@ class RouterQueueOutcomesTest {
     for (int i = 0; i < t.length; i++) {
       t[i] = base + i;
     }
-    return new SelectRequest(P, id, PromptInput.tokens(t), null, null, null, null, null, null, null, null, null,
-        false);
+    return new SelectRequest(
+        P, id, PromptInput.tokens(t), null, null, null, null, null, null, null, null, null, false);
   }
 
   private static int pending(SelectionService svc) {
@@ -135,11 +152,15 @@ class RouterQueueOutcomesTest {
 
   @Test
   void aQueueLimitRefusesBeforeWaiting() {
-    SelectionService svc = service("classes:\n  - name: batch\n    request_queue_limit_per_worker: 0\n",
-        Duration.ofMinutes(5));
+    SelectionService svc =
+        service(
+            "classes:\n  - name: batch\n    request_queue_limit_per_worker: 0\n",
+            Duration.ofMinutes(5));
     join(svc.select(req("first", 0), true));
-    SelectionException e = assertThrows(SelectionException.class,
-        () -> join(svc.select(req("b", 100).withPolicyClass("batch"), true)));
+    SelectionException e =
+        assertThrows(
+            SelectionException.class,
+            () -> join(svc.select(req("b", 100).withPolicyClass("batch"), true)));
     assertEquals(ErrorCode.OVERLOADED, e.code());
     assertTrue(e.getMessage().contains("is full (requests: 0 of 0)"), e.getMessage());
     assertEquals(List.of(0L), waited, "a refused request waited nothing");
@@ -164,10 +185,11 @@ class RouterQueueOutcomesTest {
   void aContinuationExecutorThatRefusesLeavesTheBacklogToTheCaller() {
     SelectionService svc = service(null, Duration.ofMinutes(5));
     List<Runnable> offered = new ArrayList<>();
-    svc.continueQueuesOn(task -> {
-      offered.add(task);
-      throw new RejectedExecutionException("closing");
-    });
+    svc.continueQueuesOn(
+        task -> {
+          offered.add(task);
+          throw new RejectedExecutionException("closing");
+        });
     join(svc.select(req("first", 0), true));
     List<CompletableFuture<Selection>> parked = park(svc, 3 * RouterQueueing.SLICE);
     join(svc.upsertWorker(worker(1_000_000L)));

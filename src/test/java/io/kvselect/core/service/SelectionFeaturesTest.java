@@ -264,7 +264,7 @@ class SelectionFeaturesTest {
             true);
     assertNull(join(svc.select(advisoryBooking, true)).workerLoad(), "never for bookings");
     RouterConfigOverride untracked =
-        new RouterConfigOverride(null, null, null, null, false, null, null);
+        new RouterConfigOverride(null, null, null, null, false, null, null, null);
     SelectRequest q =
         new SelectRequest(
             P,
@@ -318,7 +318,7 @@ class SelectionFeaturesTest {
         List.of(new PotentialLoad(1, 0, 8 + 6, 2 + 1 + 1, 1), new PotentialLoad(2, 0, 10, 3, 0)),
         p);
     RouterConfigOverride untracked =
-        new RouterConfigOverride(null, null, null, null, false, null, null);
+        new RouterConfigOverride(null, null, null, null, false, null, null, null);
     List<PotentialLoad> u =
         svc.inspection()
             .potentialLoads(

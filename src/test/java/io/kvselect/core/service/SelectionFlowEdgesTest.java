@@ -21,11 +21,27 @@ import org.junit.jupiter.api.Test;
 class SelectionFlowEdgesTest {
 
   private final ServiceFixture f = new ServiceFixture();
-  private final SelectionService svc = f.service(ServiceFixture.approximate(), Duration.ofMinutes(5));
+  private final SelectionService svc =
+      f.service(ServiceFixture.approximate(), Duration.ofMinutes(5));
 
   private static SelectRequest jump(String id, Double seconds) {
-    return new SelectRequest(P, id, PromptInput.tokens(1, 2, 3, 4), null, null, null, null, null, null, null, null,
-        null, false, null, seconds, null);
+    return new SelectRequest(
+        P,
+        id,
+        PromptInput.tokens(1, 2, 3, 4),
+        null,
+        null,
+        null,
+        null,
+        null,
+        null,
+        null,
+        null,
+        null,
+        false,
+        null,
+        seconds,
+        null);
   }
 
   @Test
@@ -34,8 +50,11 @@ class SelectionFlowEdgesTest {
     assertTrue(join(svc.select(jump("zero", 0.0), true)).booked());
     assertTrue(join(svc.select(jump("large", 999_999_999_999.0), true)).booked());
     for (double bad : new double[] {1e12, Double.NaN, Double.POSITIVE_INFINITY, -1e-9}) {
-      SelectionException e = assertThrows(SelectionException.class,
-          () -> join(svc.select(jump("bad", bad), true)), String.valueOf(bad));
+      SelectionException e =
+          assertThrows(
+              SelectionException.class,
+              () -> join(svc.select(jump("bad", bad), true)),
+              String.valueOf(bad));
       assertEquals(ErrorCode.UNPROCESSABLE, e.code());
     }
     assertEquals(2, svc.bookingCount());
@@ -61,6 +80,8 @@ class SelectionFlowEdgesTest {
     assertEquals(false, q.booked());
     assertEquals(0, svc.bookingCount());
     assertEquals(0, svc.sessionCount());
-    assertEquals(ErrorCode.NOT_FOUND, assertThrows(SelectionException.class, () -> join(svc.free("q"))).code());
+    assertEquals(
+        ErrorCode.NOT_FOUND,
+        assertThrows(SelectionException.class, () -> join(svc.free("q"))).code());
   }
 }

@@ -33,13 +33,20 @@ class ServiceWiringTest {
     assertEquals(4096, d.selectionCacheMaxEntries());
     assertEquals(256L * 1024 * 1024, d.selectionCacheMaxBytes());
     assertSame(index, d.eventIndexFactory());
-    assertEquals(d, SelectionService.builder().build().settings(), "the builder's defaults are the same");
+    assertEquals(
+        d, SelectionService.builder().build().settings(), "the builder's defaults are the same");
   }
 
   @Test
   void aWholeSettingsRecordIsTakenOver() {
-    ServiceSettings s = new ServiceSettings(ServiceFixture.approximate(), Duration.ofSeconds(9), Duration.ofSeconds(3),
-        7, 1234, SelectionServiceBuilder.DEFAULT_INDEX);
+    ServiceSettings s =
+        new ServiceSettings(
+            ServiceFixture.approximate(),
+            Duration.ofSeconds(9),
+            Duration.ofSeconds(3),
+            7,
+            1234,
+            SelectionServiceBuilder.DEFAULT_INDEX);
     SelectionService svc = SelectionService.builder().settings(s).build();
     assertEquals(s, svc.settings());
     assertEquals(0, svc.sessionCount());
@@ -50,7 +57,8 @@ class ServiceWiringTest {
 
   @Test
   void withoutSessionAffinityThereIsNoTableAndNoBinding() {
-    SelectionService svc = SelectionService.builder().routerConfig(ServiceFixture.approximate()).build();
+    SelectionService svc =
+        SelectionService.builder().routerConfig(ServiceFixture.approximate()).build();
     assertNull(svc.sessionAffinity());
     join(svc.upsertWorker(ServiceFixture.worker(1, 4)));
     join(svc.select(ServiceFixture.session("a", "s1", 1, 2, 3, 4), true));
@@ -67,18 +75,20 @@ class ServiceWiringTest {
 
   @Test
   void aGivenPickStageChoosesForEveryRequest() {
-    SelectionPolicy last = new SelectionPolicy() {
-      @Override
-      public String name() {
-        return "kv";
-      }
+    SelectionPolicy last =
+        new SelectionPolicy() {
+          @Override
+          public String name() {
+            return "kv";
+          }
 
-      @Override
-      public int choose(List<Candidate> candidates, PolicyContext ctx) {
-        return candidates.size() - 1;
-      }
-    };
-    SelectionService svc = SelectionService.builder().routerConfig(ServiceFixture.approximate()).policy(last).build();
+          @Override
+          public int choose(List<Candidate> candidates, PolicyContext ctx) {
+            return candidates.size() - 1;
+          }
+        };
+    SelectionService svc =
+        SelectionService.builder().routerConfig(ServiceFixture.approximate()).policy(last).build();
     for (long id = 1; id <= 3; id++) {
       join(svc.upsertWorker(ServiceFixture.worker(id, 4)));
     }
@@ -89,7 +99,8 @@ class ServiceWiringTest {
 
   @Test
   void queryOnlySelectionsWithAnIdAreCachedForAReplay() {
-    SelectionService svc = SelectionService.builder().routerConfig(ServiceFixture.approximate()).build();
+    SelectionService svc =
+        SelectionService.builder().routerConfig(ServiceFixture.approximate()).build();
     join(svc.upsertWorker(ServiceFixture.worker(1, 4)));
     join(svc.select(ServiceFixture.req("cached", 1, 2, 3, 4), false));
     join(svc.select(SelectRequest.of(ServiceFixture.P, PromptInput.tokens(1, 2, 3, 4)), false));

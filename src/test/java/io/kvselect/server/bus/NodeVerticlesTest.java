@@ -149,7 +149,11 @@ class NodeVerticlesTest {
           again.getLong("worker_id"),
           "the binding made through the verticle is read back: " + again);
       h.ok(BusAddresses.FREE, new JsonObject().put("selection_id", "s-1"));
-      assertEquals(List.of(), calls, "the request path calls the table inline");
+      // the node's periodic expiry may send its idle sweep meanwhile: that is housekeeping
+      assertEquals(
+          List.of(),
+          calls.stream().filter(c -> !c.equals("Sweep")).toList(),
+          "the request path calls the table inline");
       // deleting a worker drops its bindings through the table's verticle
       h.ok(BusAddresses.WORKERS_DELETE, new JsonObject().put("worker_id", worker));
       await().atMost(Duration.ofSeconds(10)).until(() -> calls.contains("RemoveWorker"));

@@ -98,7 +98,7 @@ class HazelcastKvcStateTest {
   void aSessionSilentPastItsIdleTimeIsForgottenWhileTheCountersStay() throws Exception {
     String p = partition();
     HazelcastKvcState shortLived =
-        new HazelcastKvcState(MEMBERS.get(0), Duration.ofSeconds(1), Runnable::run, pool);
+        new HazelcastKvcState(MEMBERS.get(0), Duration.ofSeconds(5), Runnable::run, pool);
     get(shortLived.admitted(p, "gone", W1, ResetScope.WINNER));
     get(shortLived.rejected(p, "gone", W2));
     assertEquals(W1, get(state(1).snapshot(p, "gone")).pin());
