@@ -56,4 +56,13 @@ class SampleRingTest {
     assertEquals(10_001, in.selections());
     assertEquals(5, in.p99Nanos());
   }
+
+  @Test
+  void aRingOfOneKeepsTheLatestSample() {
+    SampleRing<Integer> ring = new SampleRing<>(1);
+    assertEquals(1, ring.capacity());
+    ring.add(1);
+    ring.add(2);
+    assertEquals(List.of(2), ring.snapshot());
+  }
 }
