@@ -51,6 +51,20 @@ public abstract class KvcStateContract {
   }
 
   @Test
+  public void aPeekReadsTheNextCursorValueOnEveryHandleAndMovesNothing() throws Exception {
+    String p = partition();
+    assertEquals(0L, get(state(0).peekRoundRobin(p, "decode")), "an unknown partition starts at 0");
+    assertEquals(0L, get(state(1).nextRoundRobin(p, "decode")));
+    assertEquals(1L, get(state(1).nextRoundRobin(p, "decode")));
+    for (int h = 0; h < 3; h++) {
+      assertEquals(2L, get(state(h).peekRoundRobin(p, "decode")), "handle " + h);
+      assertEquals(2L, get(state(h).peekRoundRobin(p, "decode")), "a peek moved the cursor");
+    }
+    assertEquals(0L, get(state(2).peekRoundRobin(p, "prefill")), "each pool has its own cursor");
+    assertEquals(2L, get(state(2).nextRoundRobin(p, "decode")), "the next take is what was peeked");
+  }
+
+  @Test
   public void everyHandleSeesOnePinOneSetOfRejectsAndOneTurnCount() throws Exception {
     String p = partition();
     KvcState a = state(0);
