@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -91,6 +92,7 @@ public final class CallBudget {
   private final long quietNanos;
   private final Executor completions;
   private final Routes routes;
+  private final LongSupplier nanoClock;
 
   /** Tripped route to the {@link System#nanoTime} of its last sign of slowness. */
   private final Map<Object, Long> tripped = new ConcurrentHashMap<>();
@@ -125,6 +127,16 @@ public final class CallBudget {
    * @param routes what the calls on a key wait for
    */
   public CallBudget(Duration budget, Duration quiet, Executor completions, Routes routes) {
+    this(budget, quiet, completions, routes, System::nanoTime);
+  }
+
+  /** As above, reading time from {@code nanoClock} (a test's clock) instead of {@link System#nanoTime}. */
+  CallBudget(
+      Duration budget,
+      Duration quiet,
+      Executor completions,
+      Routes routes,
+      LongSupplier nanoClock) {
     if (budget == null || budget.isNegative() || budget.isZero()) {
       throw new IllegalArgumentException("budget must be positive: " + budget);
     }
@@ -136,11 +148,17 @@ public final class CallBudget {
         quiet != null ? quiet.toNanos() : Math.max(MIN_QUIET.toNanos(), 2 * budgetNanos);
     this.completions = Objects.requireNonNull(completions, "completions");
     this.routes = Objects.requireNonNull(routes, "routes");
+    this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
   }
 
   /** The budget in milliseconds. */
   public long budgetMillis() {
     return TimeUnit.NANOSECONDS.toMillis(budgetNanos);
+  }
+
+  /** How long a tripped route must be quiet before an answer closes it, in milliseconds. */
+  public long quietMillis() {
+    return TimeUnit.NANOSECONDS.toMillis(quietNanos);
   }
 
   /** How many times a breaker tripped. */
@@ -150,7 +168,7 @@ public final class CallBudget {
 
   /** Routes whose breaker is tripped now. */
   public int tripped() {
-    long now = System.nanoTime();
+    long now = nanoClock.getAsLong();
     tripped.entrySet().removeIf(e -> now - e.getValue() > FORGET_AFTER.toNanos());
     return tripped.size();
   }
@@ -179,7 +197,7 @@ public final class CallBudget {
 
   private <T> CompletionStage<T> within(
       Object route, CompletionStage<T> call, Supplier<T> fallback, LongAdder counted) {
-    long start = System.nanoTime();
+    long start = nanoClock.getAsLong();
     CompletableFuture<T> out = new CompletableFuture<>();
     Runnable fall =
         () -> {
@@ -204,7 +222,7 @@ public final class CallBudget {
           answered.set(true);
           boolean requestError = err != null && isRequestError(err);
           if (route != null) {
-            long now = System.nanoTime();
+            long now = nanoClock.getAsLong();
             if ((err == null || requestError) && now - start <= budgetNanos) {
               // closes the breaker only once the route has been quiet long enough
               tripped.computeIfPresent(
@@ -233,7 +251,7 @@ public final class CallBudget {
             () -> {
               if (!answered.get()
                   && route != null
-                  && tripped.put(route, System.nanoTime()) == null) {
+                  && tripped.put(route, nanoClock.getAsLong()) == null) {
                 trips.increment();
               }
               fall.run();

@@ -116,7 +116,9 @@ public final class PauseFence {
     if (!fenced) {
       return;
     }
-    if (lastMembers > 1 && now - membersSince >= settleNanos && now - since >= settleNanos) {
+    // membersSince is never before the fence began (a fence sets it), so this also says the fence
+    // is at least settleNanos old
+    if (lastMembers > 1 && now - membersSince >= settleNanos) {
       lift("the member list stayed unchanged with " + lastMembers + " members");
     } else if (now - since >= maxNanos) {
       lift("no merge within the fence's bound: serving as one side of a split");

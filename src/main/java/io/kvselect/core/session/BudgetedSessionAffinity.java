@@ -146,12 +146,10 @@ public final class BudgetedSessionAffinity implements SessionAffinity {
                     remember(k, o.get());
                     return o;
                   }
-                  // the table has no binding, this node saw one within the idle TTL: the table lost
-                  // it (its
-                  // side of a split held neither the partition nor its backup, or it merged back
-                  // without
-                  // it). Answer what this node saw; the next bind writes it where the table holds
-                  // none.
+                  // the table has no binding, this node saw one within the idle TTL: the table
+                  // lost it (its side of a split held neither the partition nor its backup, or it
+                  // merged back without it). Answer what this node saw; the next bind writes it
+                  // where the table holds none.
                   WorkerRank seen = nearGet(k);
                   if (seen == null) {
                     return o;
@@ -279,7 +277,8 @@ public final class BudgetedSessionAffinity implements SessionAffinity {
   @Override
   public CompletionStage<Void> removeWorker(long workerId) {
     synchronized (near) {
-      near.values().removeIf(n -> n.rank() != null && n.rank().workerId() == workerId);
+      // remember never stores a null rank
+      near.values().removeIf(n -> n.rank().workerId() == workerId);
     }
     unconfirmed.values().removeIf(u -> u.target().workerId() == workerId);
     restored.values().removeIf(r -> r.workerId() == workerId);

@@ -3,6 +3,7 @@ package io.kvselect.core.budget;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
@@ -74,6 +75,66 @@ class PauseFenceTest {
     f.membership(1, 17 * S);
     f.tick(30 * S); // a 13 s pause of a lone member: nobody could have removed it
     assertNull(f.reason(30 * S));
+    assertEquals(0, f.fences());
+  }
+
+  @Test
+  void everyDurationMustBePositive() {
+    assertThrows(IllegalArgumentException.class, () -> new PauseFence(0, 1, 1));
+    assertThrows(IllegalArgumentException.class, () -> new PauseFence(1, 0, 1));
+    assertThrows(IllegalArgumentException.class, () -> new PauseFence(1, 1, 0));
+    PauseFence shortest = new PauseFence(1, 1, 1);
+    shortest.membership(2, 0);
+    shortest.tick(0);
+    shortest.tick(1);
+    assertEquals(1, shortest.fences(), "one nanosecond each is allowed, and a 1 ns gap fences");
+  }
+
+  @Test
+  void aGapOfExactlyTheThresholdFences() {
+    PauseFence f = beating(10);
+    f.membership(3, 0);
+    f.tick(15 * S); // the last beat was at 10 s
+    assertEquals(1, f.fences());
+    assertNotNull(f.reason(15 * S));
+  }
+
+  @Test
+  void aMemberListThatChangesDuringTheFenceRestartsTheSettleTime() {
+    PauseFence f = beating(10);
+    f.membership(3, 0);
+    f.tick(16 * S);
+    f.membership(2, 18 * S); // one of the others left meanwhile
+    assertNotNull(f.reason(22 * S), "6 s after the fence, 4 s after the last change: fenced");
+    assertNull(f.reason(23 * S), "5 s with the same two members");
+    assertTrue(f.lastLift().contains("with 2 members"), f.lastLift());
+  }
+
+  @Test
+  void aTickOrAMemberListLiftsTheFenceWithoutAnyoneAskingWhy() {
+    PauseFence byTick = beating(10);
+    byTick.membership(3, 0);
+    byTick.tick(16 * S);
+    for (long t = 16 * S; t <= 21 * S; t += S / 10) {
+      byTick.tick(t);
+    }
+    assertTrue(byTick.lastLift().contains("unchanged"), "lifted by the beat: " + byTick.lastLift());
+
+    PauseFence byList = beating(10);
+    byList.membership(3, 0);
+    byList.tick(16 * S);
+    byList.membership(3, 21 * S);
+    assertTrue(
+        byList.lastLift().contains("unchanged"), "lifted by the member list: " + byList.lastLift());
+  }
+
+  @Test
+  void nothingIsLiftedWhileNoFenceIsUp() {
+    PauseFence f = beating(10);
+    f.membership(3, 0);
+    assertNull(f.reason(60 * S));
+    f.membership(3, 61 * S);
+    assertEquals("", f.lastLift(), "no fence, so nothing was lifted");
     assertEquals(0, f.fences());
   }
 }
