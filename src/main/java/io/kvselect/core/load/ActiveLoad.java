@@ -1,5 +1,3 @@
-// Over 400 lines: one partition's load accounting; its invariants (blocks shared between requests
-// counted once, prefill load, expiry) hold across every method, so they stay in one class.
 package io.kvselect.core.load;
 
 import io.kvselect.core.error.ErrorCode;
@@ -8,10 +6,7 @@ import io.kvselect.core.index.WorkerRank;
 import it.unimi.dsi.fastutil.longs.LongArrayList;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -37,6 +32,10 @@ import java.util.SplittableRandom;
  *   <li>Request age is absolute from admission; output progress never refreshes it.
  * </ul>
  *
+ * <p>The live requests themselves (by id, in admission order, by origin) are kept by {@link
+ * ActiveRequests}; this class books them on their ranks' {@link RankBlocks} and keeps the
+ * invariants above.
+ *
  * <p>Threading: not thread-safe. Owned by its partition: every call is made while holding that
  * partition's lock ({@code Partition.lock} in the service).
  *
@@ -56,8 +55,8 @@ public final class ActiveLoad {
   private final SplittableRandom random;
   private final Map<WorkerRank, RankBlocks> ranks = new HashMap<>();
 
-  /** Admission order, so expiry scans only from the oldest side. */
-  private final LinkedHashMap<String, ActiveRequest> requests = new LinkedHashMap<>();
+  /** The live requests in admission order. */
+  private final ActiveRequests requests = new ActiveRequests();
 
   /** Output-block hashes from a fixed seed; see {@link #ActiveLoad(Clock, Duration, long)}. */
   public ActiveLoad(Clock clock, Duration expiry) {
@@ -140,7 +139,7 @@ public final class ActiveLoad {
     if (expectedOutputTokens != null && expectedOutputTokens < 0) {
       throw SelectionException.badRequest("expected_output_tokens must not be negative");
     }
-    if (requests.containsKey(requestId)) {
+    if (requests.contains(requestId)) {
       throw SelectionException.conflict("request '" + requestId + "' is already active");
     }
     long prefill = trackPrefill ? prefillTokens : 0;
@@ -160,7 +159,7 @@ public final class ActiveLoad {
     }
     blocks.prefillTokens += prefill;
     blocks.requests++;
-    requests.put(requestId, r);
+    requests.add(r);
   }
 
   /**
@@ -279,19 +278,7 @@ public final class ActiveLoad {
    * @return ids of the freed requests, oldest first
    */
   public List<String> expire() {
-    long now = clock.millis();
-    List<String> expired = new ArrayList<>(0);
-    Iterator<ActiveRequest> it = requests.values().iterator();
-    while (it.hasNext()) {
-      ActiveRequest r = it.next();
-      if (now - r.admittedAtMillis < expiryMillis) {
-        break;
-      }
-      it.remove();
-      release(r);
-      expired.add(r.id);
-    }
-    return expired;
+    return requests.expire(clock.millis(), expiryMillis, this::release);
   }
 
   /**
@@ -304,16 +291,8 @@ public final class ActiveLoad {
     if (ranks.remove(rank) == null) {
       return List.of();
     }
-    List<String> dropped = new ArrayList<>();
-    Iterator<ActiveRequest> it = requests.values().iterator();
-    while (it.hasNext()) {
-      ActiveRequest r = it.next();
-      if (r.rank.equals(rank)) {
-        it.remove();
-        dropped.add(r.id);
-      }
-    }
-    return dropped;
+    // the row is gone with its blocks: the requests are dropped, not released
+    return requests.removeIf(r -> r.rank.equals(rank), r -> {});
   }
 
   /** The rank a request is admitted on, or null if it is not active. */
@@ -324,7 +303,7 @@ public final class ActiveLoad {
 
   /** Whether {@code requestId} is active. */
   public boolean isActive(String requestId) {
-    return requests.containsKey(requestId);
+    return requests.contains(requestId);
   }
 
   /**
@@ -354,21 +333,7 @@ public final class ActiveLoad {
    * requests); the hashes are shared with the request, so callers must not modify them.
    */
   public List<RequestView> requests(String origin) {
-    List<RequestView> out = new ArrayList<>();
-    for (ActiveRequest r : requests.values()) {
-      if (Objects.equals(r.origin, origin)) {
-        out.add(
-            new RequestView(
-                r.id,
-                r.rank,
-                r.promptHashes,
-                r.islTokens,
-                r.expectedOutputTokens,
-                r.prefillTokens,
-                r.origin));
-      }
-    }
-    return out;
+    return requests.views(origin);
   }
 
   /**
@@ -377,26 +342,12 @@ public final class ActiveLoad {
    * @return ids of the freed requests in admission order
    */
   public List<String> removeOrigin(String origin) {
-    List<String> freed = new ArrayList<>();
-    Iterator<ActiveRequest> it = requests.values().iterator();
-    while (it.hasNext()) {
-      ActiveRequest r = it.next();
-      if (Objects.equals(r.origin, origin)) {
-        it.remove();
-        release(r);
-        freed.add(r.id);
-      }
-    }
-    return freed;
+    return requests.removeIf(r -> Objects.equals(r.origin, origin), this::release);
   }
 
   /** The distinct origins of the active requests (null stands for this node). O(all requests). */
   public Set<String> origins() {
-    Set<String> out = new java.util.HashSet<>();
-    for (ActiveRequest r : requests.values()) {
-      out.add(r.origin);
-    }
-    return out;
+    return requests.origins();
   }
 
   /** A snapshot of the ranks that have a load row. */

@@ -1,11 +1,7 @@
-// Over 400 lines: the one entry point of node-to-node sync (stream, node address, digests,
-// membership, the joiner's hand-off); each part delegates to its own class.
 package io.kvselect.server.cluster;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvselect.core.catalog.CatalogSync;
-import io.kvselect.core.load.LoadDigest;
-import io.kvselect.core.load.LoadEvent;
 import io.kvselect.core.load.LoadSync;
 import io.kvselect.core.service.SelectionService;
 import io.kvselect.server.events.KvEventsCoordinator;
@@ -19,15 +15,10 @@ import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.spi.cluster.ClusterManager;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.function.Supplier;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Keeps this node's view of its peers' load and catalog in step over the clustered event bus, and
@@ -51,19 +42,20 @@ import org.slf4j.LoggerFactory;
  * sender's catalog; a receiver whose hash differs pulls the sender's catalog ({@link
  * CatalogRepair}), so a missed catalog change is repaired by the next digest.
  *
- * <p>Ownership: everything mutable here (the per-sender streams, the departed set, the messages
- * held during recovery, timers, the recovery snapshots) is owned by one event-loop context,
- * captured at construction; consumers and timers run on it. Counters are atomic and read from
+ * <p>This class wires the parts together, sends digests and serves the node address; the
+ * receiving side of the stream (ordering, departed peers, the recovery hold, applying to the
+ * service, membership) is {@link StreamReceiver}.
+ *
+ * <p>Ownership: everything mutable here and in its {@link StreamReceiver} (the per-sender streams,
+ * the departed set, the messages held during recovery, timers, the recovery snapshots) is owned by
+ * one event-loop context, captured at construction; consumers and timers run on it. Counters are atomic and read from
  * anywhere. Core calls made from it take only short partition / catalog locks.
  */
 public final class PeerSync {
 
-  private static final Logger LOG = LoggerFactory.getLogger(PeerSync.class);
-
   /** Messages a receiver holds per sender behind a gap, and in total while recovering. */
   static final int HOLD_LIMIT = 100_000;
 
-  private static final int DEPARTED_LIMIT = 4096;
   private static final long DIGEST_REQUEST_SPACING_MS = 200;
 
   private final Vertx vertx;
@@ -77,12 +69,8 @@ public final class PeerSync {
   private final BusLifecycleForwarder lifecycle;
   private final PeerSyncStats stats = new PeerSyncStats();
 
-  /** Each sender's stream in order; owned by the sync context. */
-  private final SenderStreams streams;
-
-  private final LinkedHashSet<String> departed = new LinkedHashSet<>();
-  private final List<SyncCodec.Envelope> early = new ArrayList<>();
-  private volatile boolean recovering = true;
+  /** The stream's receiving side (per-sender order, departed peers, recovery hold). */
+  private final StreamReceiver receiver;
 
   /** The node's pause fence, set once before {@link #attach}; closed with this. */
   private volatile ClusterFence fence;
@@ -110,9 +98,7 @@ public final class PeerSync {
     this.catalogSync = new EventBusCatalogSync(stream);
     this.lifecycle =
         new BusLifecycleForwarder(vertx, cluster, BusLifecycleForwarder.DEFAULT_TIMEOUT);
-    this.streams =
-        new SenderStreams(
-            vertx, options.gapTimeout(), HOLD_LIMIT, stats, this::apply, this::requestDigest);
+    this.receiver = new StreamReceiver(vertx, nodeId, options, stats, this::requestDigest);
   }
 
   /** Over the cluster manager of a clustered {@code vertx}. */
@@ -238,9 +224,10 @@ public final class PeerSync {
                   service,
                   options.chunkBlocks(),
                   options.requestTimeout(),
-                  () -> !recovering);
+                  () -> !receiver.recovering());
           this.catalogRepair = new CatalogRepair(vertx, service, options.requestTimeout());
-          streamConsumer = vertx.eventBus().consumer(SyncAddresses.STREAM, this::onStream);
+          receiver.attach(service, catalogRepair);
+          streamConsumer = vertx.eventBus().consumer(SyncAddresses.STREAM, receiver::onStream);
           nodeConsumer = vertx.eventBus().consumer(SyncAddresses.node(nodeId), this::onNode);
           Future.all(
                   streamConsumer.completion(), nodeConsumer.completion(), lifecycle.attach(service))
@@ -259,15 +246,14 @@ public final class PeerSync {
                             }
                             BusIndexRecovery.Outcome o = ar.result();
                             recovery = o;
-                            recovering = false;
-                            List<SyncCodec.Envelope> held = new ArrayList<>(early);
-                            early.clear();
-                            held.forEach(this::receive);
+                            receiver.recovered();
                             digestTimer =
                                 vertx.setPeriodic(
                                     options.reconcileInterval().toMillis(), t -> publishDigest());
                             long poll = Math.min(options.reconcileInterval().toMillis(), 1000);
-                            membershipTimer = vertx.setPeriodic(poll, t -> checkMembership());
+                            membershipTimer =
+                                vertx.setPeriodic(
+                                    poll, t -> receiver.checkMembership(cluster.getNodes()));
                             publishDigest();
                             done.complete(o);
                           }));
@@ -286,7 +272,7 @@ public final class PeerSync {
           if (membershipTimer >= 0) {
             vertx.cancelTimer(membershipTimer);
           }
-          streams.close();
+          receiver.close();
           List<Future<Void>> f = new ArrayList<>();
           if (streamConsumer != null) {
             f.add(streamConsumer.unregister());
@@ -309,90 +295,6 @@ public final class PeerSync {
     out.remove(nodeId);
     java.util.Collections.sort(out);
     return out;
-  }
-
-  // ---- receiving ----
-
-  private void onStream(Message<Object> m) {
-    if (nodeId.equals(m.headers().get(SyncAddresses.FROM_HEADER))) {
-      return; // this node's own publication: dropped before parsing (it carries every booking's
-      // hashes)
-    }
-    SyncCodec.Envelope e;
-    try {
-      e = SyncCodec.envelope(m.body());
-    } catch (SyncCodec.UnknownVersion uv) {
-      stats.unknownVersion.incrementAndGet();
-      return;
-    } catch (IOException | RuntimeException bad) {
-      stats.malformed.incrementAndGet();
-      return;
-    }
-    if (e.from().equals(nodeId)) {
-      return;
-    }
-    stats.received.incrementAndGet();
-    if (departed.contains(e.from())) {
-      stats.fromDeparted.incrementAndGet();
-      return;
-    }
-    if (recovering) {
-      if (early.size() < HOLD_LIMIT) {
-        early.add(e);
-      } else {
-        stats.gaps.incrementAndGet();
-      }
-      return;
-    }
-    receive(e);
-  }
-
-  /** Applies {@code e} in its sender's order ({@link SenderStreams}), unless its sender departed. */
-  private void receive(SyncCodec.Envelope e) {
-    if (departed.contains(e.from())) {
-      stats.fromDeparted.incrementAndGet();
-      return;
-    }
-    streams.receive(e);
-  }
-
-  private void apply(SyncCodec.Envelope e) {
-    try {
-      LoadEvent load = SyncCodec.load(e.kind(), e.body());
-      if (load != null) {
-        count(service.applyPeerLoad(e.from(), load));
-        return;
-      }
-      if (e.kind().equals("digest")) {
-        LoadDigest.Outcome o = service.reconcile(e.from(), SyncCodec.digest(e.body()));
-        stats.digestsApplied.incrementAndGet();
-        stats.corrections.addAndGet(o.added() + o.dropped() + o.prefillsCompleted());
-        catalogRepair.check(e.from(), e.body());
-        return;
-      }
-      CatalogSync.CatalogChange c = SyncCodec.catalog(e.kind(), e.body());
-      if (c == null) {
-        stats.malformed.incrementAndGet();
-        return;
-      }
-      service
-          .applyPeerCatalog(c)
-          .whenComplete(
-              (changed, err) -> {
-                if (err != null) {
-                  stats.catalogRefused.incrementAndGet();
-                  LOG.warn("catalog change from {} refused: {}", e.from(), err.toString());
-                } else {
-                  count(changed);
-                }
-              });
-    } catch (IOException | RuntimeException bad) {
-      stats.malformed.incrementAndGet();
-    }
-  }
-
-  private void count(boolean applied) {
-    (applied ? stats.applied : stats.ignored).incrementAndGet();
   }
 
   // ---- node address: digest requests, recovery ----
@@ -465,25 +367,6 @@ public final class PeerSync {
             digestScheduled = false;
             publishDigest();
           });
-    }
-  }
-
-  // ---- membership ----
-
-  private void checkMembership() {
-    Set<String> live = new HashSet<>(cluster.getNodes());
-    // a member released after a partition and back after the merge keeps its node id: hear it again
-    departed.removeIf(live::contains);
-    long now = System.nanoTime() / 1_000_000;
-    for (String id : streams.goneFor(live, now, options.deadGrace().toMillis())) {
-      departed.add(id);
-      if (departed.size() > DEPARTED_LIMIT) {
-        departed.remove(departed.iterator().next());
-      }
-      int n = service.releasePeer(id);
-      stats.peersReleased.incrementAndGet();
-      stats.bookingsReleased.addAndGet(n);
-      LOG.info("peer {} left the cluster: released its {} booking(s)", id, n);
     }
   }
 }

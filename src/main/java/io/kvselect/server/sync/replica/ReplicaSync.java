@@ -1,25 +1,17 @@
-// Over 400 lines: Dynamo's replica sync, the publisher and the peers' subscriptions sharing one
-// lifecycle and one sequence state.
 package io.kvselect.server.sync.replica;
 
 import io.kvselect.core.load.LoadEvent;
 import io.kvselect.core.service.SelectionService;
 import io.kvselect.core.session.SessionAffinity;
-import io.kvselect.server.events.KvEventIngestOptions;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
-import java.util.TreeSet;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 
@@ -31,13 +23,18 @@ import org.zeromq.ZMQ;
  * {@code "replica:<router_id>"}; its bindings through {@link ReplicatedAffinity}. There is no ack,
  * order or replay, as in Dynamo: views converge best-effort.
  *
+ * <p>This class holds the lifecycle and the sync thread's loop; the publishing side (outbound
+ * queues, PUB socket) is {@link ReplicaPublisher}, the subscribing side (peer list, SUB socket,
+ * batched reads) {@link ReplicaSubscriptions}.
+ *
  * <p>Threading: both sockets, the poller and the ZMQ context are created, used and closed only by
  * the thread {@code kvselect-replica-sync}, which also applies received events. Other threads hand
- * work over through {@link #commands} and the bounded outbound queues, then {@link #wakeup}; none
- * of them ever blocks. {@link #peers} is guarded by its own monitor; {@link #steps} belongs to the
- * verticle's context; the counters are {@link ReplicaCounters}; received
- * messages are applied by {@link ReplicaInbound} on the sync thread. Started and stopped by its
- * {@link ReplicaSyncVerticle}, whose context is the only one that publishes this node's steps.
+ * work over through {@link #commands} and the publisher's bounded outbound queues, then {@link
+ * #wakeup}; none of them ever blocks. The peer list is guarded by its own monitor (in {@link
+ * ReplicaSubscriptions}); {@link #steps} belongs to the verticle's context; the counters are
+ * {@link ReplicaCounters}; received messages are applied by {@link ReplicaInbound} on the sync
+ * thread. Started and stopped by its {@link ReplicaSyncVerticle}, whose context is the only one
+ * that publishes this node's steps.
  */
 public final class ReplicaSync implements AutoCloseable {
 
@@ -48,11 +45,6 @@ public final class ReplicaSync implements AutoCloseable {
 
   static final int AFFINITY_QUEUE = 4_096;
 
-  /** Most messages read from the SUB socket per poll round, so commands and sends interleave. */
-  private static final int RECV_BATCH = 1_024;
-
-  private record Frame(String topic, byte[] payload) {}
-
   /** The configured port until the PUB is bound, then the bound one; written by the sync thread before {@link #bound}. */
   private volatile int port;
 
@@ -61,21 +53,19 @@ public final class ReplicaSync implements AutoCloseable {
   private final long routerId;
   private final String origin;
   private final Queue<Runnable> commands = new ConcurrentLinkedQueue<>();
-  private final ArrayBlockingQueue<Frame> sequenceOut = new ArrayBlockingQueue<>(SEQUENCE_QUEUE);
-  private final ArrayBlockingQueue<Frame> affinityOut = new ArrayBlockingQueue<>(AFFINITY_QUEUE);
   private final io.kvselect.server.events.Wakeup wakeup = new io.kvselect.server.events.Wakeup();
 
   /** Set by a hand-over that signalled {@link #wakeup}, cleared by the sync thread before draining. */
   private final java.util.concurrent.atomic.AtomicBoolean woken =
       new java.util.concurrent.atomic.AtomicBoolean();
 
-  private final TreeSet<String> peers = new TreeSet<>();
-
   /** Owned by the {@link ReplicaSyncVerticle}'s context, the only caller of {@link #publish}. */
   private final ReplicaSteps steps;
 
   private final ReplicaCounters counters = new ReplicaCounters();
   private final ReplicaInbound inbound;
+  private final ReplicaPublisher publisher = new ReplicaPublisher(counters);
+  private final ReplicaSubscriptions subscriptions;
   private final CompletableFuture<Void> bound = new CompletableFuture<>();
   private final CompletableFuture<Void> closed = new CompletableFuture<>();
   private volatile SelectionService service;
@@ -95,9 +85,7 @@ public final class ReplicaSync implements AutoCloseable {
     this.affinityEnabled = affinityEnabled;
     this.routerId = randomNonZero();
     this.origin = "replica:" + Long.toUnsignedString(routerId);
-    for (String p : initialPeers) {
-      peers.add(ReplicaEndpoints.valid(p));
-    }
+    this.subscriptions = new ReplicaSubscriptions(initialPeers);
     this.inbound = new ReplicaInbound(routerId, counters);
     this.steps = new ReplicaSteps(routerId);
   }
@@ -184,12 +172,10 @@ public final class ReplicaSync implements AutoCloseable {
   public PeerChange register(String endpoint) {
     String e = ReplicaEndpoints.valid(endpoint);
     requireRunning();
-    synchronized (peers) {
-      if (!peers.add(e)) {
-        return PeerChange.PRESENT;
-      }
+    if (!subscriptions.add(e)) {
+      return PeerChange.PRESENT;
     }
-    post(() -> connect(e));
+    post(() -> subscriptions.connect(e));
     return PeerChange.ADDED;
   }
 
@@ -197,20 +183,16 @@ public final class ReplicaSync implements AutoCloseable {
   public PeerChange deregister(String endpoint) {
     String e = ReplicaEndpoints.valid(endpoint);
     requireRunning();
-    synchronized (peers) {
-      if (!peers.remove(e)) {
-        return PeerChange.NOT_FOUND;
-      }
+    if (!subscriptions.remove(e)) {
+      return PeerChange.NOT_FOUND;
     }
-    post(() -> disconnect(e));
+    post(() -> subscriptions.disconnect(e));
     return PeerChange.REMOVED;
   }
 
   /** The peers, sorted. */
   public List<String> peers() {
-    synchronized (peers) {
-      return List.copyOf(peers);
-    }
+    return subscriptions.peers();
   }
 
   private void requireRunning() {
@@ -249,16 +231,16 @@ public final class ReplicaSync implements AutoCloseable {
   void publish(LoadEvent e) {
     ReplicaWire.SequenceEvent out = steps.toWire(e);
     if (out != null) {
-      enqueue(sequenceOut, ReplicaWire.SEQUENCE_TOPIC, ReplicaWire.encode(out));
+      enqueue(ReplicaWire.SEQUENCE_TOPIC, ReplicaWire.encode(out));
     }
   }
 
   private void publishBinding(ReplicaWire.AffinityEvent e) {
-    enqueue(affinityOut, ReplicaWire.AFFINITY_TOPIC, ReplicaWire.encode(e));
+    enqueue(ReplicaWire.AFFINITY_TOPIC, ReplicaWire.encode(e));
   }
 
-  private void enqueue(ArrayBlockingQueue<Frame> q, String topic, byte[] payload) {
-    if (!running || !q.offer(new Frame(topic, payload))) {
+  private void enqueue(String topic, byte[] payload) {
+    if (!running || !publisher.offer(topic, payload)) {
       counters.inc("out", topic, "dropped");
       return;
     }
@@ -279,39 +261,11 @@ public final class ReplicaSync implements AutoCloseable {
 
   // ---- the sync thread ----
 
-  /** Owned by the sync thread. */
-  private ZMQ.Socket pub;
-
-  /** Owned by the sync thread. */
-  private ZMQ.Socket sub;
-
   private void run() {
     try (ZContext ctx = new ZContext(1)) {
       try {
-        pub = ctx.createSocket(SocketType.PUB);
-        pub.setLinger(0);
-        pub.setSndHWM(SEQUENCE_QUEUE);
-        // JeroMQ 0.6.0 leaves a few fresh connections without a handshake until this timer fires
-        // (30 s by default): see KvEventIngestOptions.HANDSHAKE_IVL_MS
-        pub.setHandshakeIvl(KvEventIngestOptions.HANDSHAKE_IVL_MS);
-        if (bindHost.startsWith("[")) {
-          pub.setIPv6(true);
-        }
-        pub.bind("tcp://" + bindHost + ":" + (port == 0 ? "*" : Integer.toString(port)));
-        if (port == 0) {
-          port = ReplicaEndpoints.boundPort(pub.getLastEndpoint());
-        }
-        sub = ctx.createSocket(SocketType.SUB);
-        sub.setLinger(0);
-        sub.setRcvHWM(SEQUENCE_QUEUE);
-        sub.setHandshakeIvl(KvEventIngestOptions.HANDSHAKE_IVL_MS);
-        sub.subscribe(ReplicaWire.SEQUENCE_TOPIC.getBytes(StandardCharsets.UTF_8));
-        if (affinity != null) {
-          sub.subscribe(ReplicaWire.AFFINITY_TOPIC.getBytes(StandardCharsets.UTF_8));
-        }
-        for (String p : peers()) {
-          connect(p);
-        }
+        port = publisher.bind(ctx, bindHost, port);
+        subscriptions.open(ctx, affinity != null);
       } catch (RuntimeException e) {
         running = false;
         bound.completeExceptionally(
@@ -333,7 +287,7 @@ public final class ReplicaSync implements AutoCloseable {
           peers());
       bound.complete(null);
       ZMQ.Poller poller = ctx.createPoller(2);
-      poller.register(sub, ZMQ.Poller.POLLIN);
+      poller.register(subscriptions.socket(), ZMQ.Poller.POLLIN);
       poller.register(wakeup.channel(), ZMQ.Poller.POLLIN);
       boolean hot = false;
       while (running && !Thread.currentThread().isInterrupted()) {
@@ -343,9 +297,8 @@ public final class ReplicaSync implements AutoCloseable {
         for (Runnable c; (c = commands.poll()) != null; ) {
           c.run();
         }
-        send(sequenceOut);
-        send(affinityOut);
-        hot = receive();
+        publisher.flush();
+        hot = subscriptions.receive(inbound, service, affinity);
       }
       poller.close();
     } catch (RuntimeException e) {
@@ -356,45 +309,6 @@ public final class ReplicaSync implements AutoCloseable {
       wakeup.close();
       closed.complete(null);
     }
-  }
-
-  private void connect(String endpoint) {
-    try {
-      sub.connect(endpoint);
-    } catch (RuntimeException e) {
-      LOG.warn("replica sync: cannot connect to {}: {}", endpoint, e.getMessage());
-    }
-  }
-
-  private void disconnect(String endpoint) {
-    try {
-      sub.disconnect(endpoint);
-    } catch (RuntimeException e) {
-      LOG.debug("replica sync: disconnect from {}: {}", endpoint, e.getMessage());
-    }
-  }
-
-  private void send(ArrayBlockingQueue<Frame> q) {
-    for (Frame f; (f = q.poll()) != null; ) {
-      boolean ok = pub.sendMore(f.topic()) && pub.send(f.payload(), ZMQ.DONTWAIT);
-      counters.inc("out", f.topic(), ok ? "sent" : "dropped");
-    }
-  }
-
-  /** Reads up to {@link #RECV_BATCH} messages; true when more may be waiting. */
-  private boolean receive() {
-    for (int i = 0; i < RECV_BATCH; i++) {
-      byte[] topic = sub.recv(ZMQ.DONTWAIT);
-      if (topic == null) {
-        return false;
-      }
-      List<byte[]> rest = new ArrayList<>(1);
-      while (sub.hasReceiveMore()) {
-        rest.add(sub.recv());
-      }
-      inbound.handle(new String(topic, StandardCharsets.UTF_8), rest, service, affinity);
-    }
-    return true;
   }
 
   /** The origin tag of this node's bookings as its replica peers record them. */
