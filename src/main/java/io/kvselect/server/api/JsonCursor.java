@@ -140,7 +140,10 @@ final class JsonCursor implements AutoCloseable {
     return true;
   }
 
-  /** A 400 naming {@code where}; never quotes {@code s}, so that the error itself can be written as JSON. */
+  /**
+   * A 400 naming {@code where}; never quotes {@code s}, so that the error itself can be written as
+   * JSON.
+   */
   private static SelectionException loneSurrogate(String s, String where) {
     int i = 0;
     while (i < s.length()) {
