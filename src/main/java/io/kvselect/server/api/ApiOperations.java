@@ -110,7 +110,7 @@ public final class ApiOperations {
     return call(
         200,
         () -> CompletableFuture.completedFuture(service.listWorkers(modelName, routingGroup)),
-        ws -> WorkerJson.workers(ws, events == null ? null : events.stats(), events));
+        ws -> WorkerJsonWriter.workers(ws, events == null ? null : events.stats(), events));
   }
 
   /** One catalog record, as {@code GET /workers} lists it (without listener state); 404 if absent. */
@@ -125,7 +125,7 @@ public final class ApiOperations {
           }
           return CompletableFuture.completedFuture(w);
         },
-        WorkerJson::worker);
+        WorkerJsonWriter::worker);
   }
 
   /**
@@ -140,7 +140,7 @@ public final class ApiOperations {
           warn(p);
           return service.upsertWorker(p.spec()).thenApply(w -> new Answered(w, p.warnings()));
         },
-        a -> WorkerJson.worker(a.worker(), a.warnings()));
+        a -> WorkerJsonWriter.worker(a.worker(), a.warnings()));
   }
 
   /** {@code PATCH /workers/{id}}; unknown fields as in {@link #createWorker}. */
@@ -163,7 +163,7 @@ public final class ApiOperations {
                       warn(p);
                       return new Answered(w, p == null ? List.of() : p.warnings());
                     }),
-        a -> WorkerJson.worker(a.worker(), a.warnings()));
+        a -> WorkerJsonWriter.worker(a.worker(), a.warnings()));
   }
 
   /** A stored record with the warnings about its body. */
@@ -188,12 +188,12 @@ public final class ApiOperations {
                 : service
                     .deleteWorker(workerId)
                     .thenCompose(w -> events.settled(workerId).handle((v, e) -> w)),
-        WorkerJson::worker);
+        WorkerJsonWriter::worker);
   }
 
   /** The catalog record as {@code GET /workers} writes it (used by published worker events). */
   public static byte[] workerJson(WorkerRecord w) {
-    return WorkerJson.worker(w);
+    return WorkerJsonWriter.worker(w);
   }
 
   // ---- bodies of the event-bus forms ----

@@ -1,12 +1,7 @@
-// Over 400 lines: one streaming reader for every type a request field can have; each read is a
-// short method of its own.
 package io.kvselect.server.api;
 
-import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonStreamContext;
 import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.core.StreamReadConstraints;
 import io.kvselect.core.error.ErrorCode;
 import io.kvselect.core.error.SelectionException;
 import java.io.IOException;
@@ -24,28 +19,26 @@ import java.util.Map;
  * error is {@code 400}. Arrays are bounded by {@link #MAX_ARRAY}. A JSON {@code null} stands for
  * an absent field, never for an element of an array or a value of a map. Strings are well-formed
  * UTF-16 (a lone surrogate escape is rejected, as a strict UTF-8 decoder does), so everything read
- * can be written back as JSON. One instance per request, confined to the calling thread.
+ * can be written back as JSON.
+ *
+ * <p>The typed reads are here; walking the tokens, the syntax errors and the UTF-16 checks are
+ * {@link JsonCursor}'s. One instance per request, confined to the calling thread; it owns its
+ * cursor and closes it.
  */
 final class JsonReader implements AutoCloseable {
 
   /** Upper bound on any array in a request (tokens, hashes, ids). */
   static final int MAX_ARRAY = 1_000_000;
 
-  private static final JsonFactory FACTORY =
-      JsonFactory.builder()
-          .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(64).build())
-          .build();
   private static final BigInteger U64_MAX = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE);
   private static final BigInteger I64_MIN = BigInteger.valueOf(Long.MIN_VALUE);
 
+  private final JsonCursor cursor;
   private final JsonParser p;
 
   JsonReader(byte[] body, int offset, int length) {
-    try {
-      this.p = FACTORY.createParser(body, offset, length);
-    } catch (IOException e) {
-      throw syntax(e);
-    }
+    this.cursor = new JsonCursor(body, offset, length);
+    this.p = cursor.parser();
   }
 
   /** Handles one field of an object; the parser is positioned on the field's value token. */
@@ -56,64 +49,19 @@ final class JsonReader implements AutoCloseable {
   /** Reads the top-level value, which must be an object, then checks that nothing follows. */
   void readRootObject(FieldHandler h) {
     try {
-      JsonToken t = p.nextToken();
-      if (t == null) {
-        throw new SelectionException(
-            ErrorCode.SYNTAX,
-            "Failed to parse the request body as JSON: EOF while parsing a value");
-      }
-      if (t != JsonToken.START_OBJECT) {
-        throw new SelectionException(
-            ErrorCode.UNPROCESSABLE,
-            "Failed to deserialize the JSON body into the target type: expected a JSON object");
-      }
+      cursor.beginRoot();
       readObjectFields("", h);
-      if (p.nextToken() != null) {
-        throw new SelectionException(
-            ErrorCode.SYNTAX, "Failed to parse the request body as JSON: trailing characters");
-      }
+      cursor.endRoot();
     } catch (IOException e) {
-      throw syntaxAt(e);
+      throw cursor.syntaxAt(e);
     }
-  }
-
-  /** A syntax error naming where the parser stood, as {@code token_ids[3]}, when inside a field. */
-  private SelectionException syntaxAt(IOException e) {
-    StringBuilder path = new StringBuilder();
-    for (JsonStreamContext c = p.getParsingContext(); c != null && !c.inRoot(); c = c.getParent()) {
-      if (c.inArray()) {
-        path.insert(0, "[" + Math.max(0, c.getCurrentIndex()) + "]");
-      } else if (c.getCurrentName() != null) {
-        path.insert(
-            0, (c.getParent() != null && c.getParent().inRoot() ? "" : ".") + c.getCurrentName());
-      }
-    }
-    if (path.length() == 0) {
-      return syntax(e);
-    }
-    String m =
-        e.getMessage() == null
-            ? "invalid JSON"
-            : e.getMessage().lines().findFirst().orElse("invalid JSON");
-    return new SelectionException(
-        ErrorCode.SYNTAX, "Failed to parse the request body as JSON at `" + path + "`: " + m);
   }
 
   /** Iterates the fields of the object whose START_OBJECT is current. */
   void readObjectFields(String path, FieldHandler h) throws IOException {
-    JsonToken t;
-    while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {
-      String name = p.currentName();
-      if (!isWellFormed(name)) {
-        throw loneSurrogate(
-            name, path.isEmpty() ? "a field name" : "a field name in `" + path + "`");
-      }
-      p.nextToken();
+    String name;
+    while ((name = cursor.nextField(path)) != null) {
       h.field(name, this);
-    }
-    if (t != JsonToken.END_OBJECT) {
-      throw new SelectionException(
-          ErrorCode.SYNTAX, "Failed to parse the request body as JSON: unterminated object");
     }
   }
 
@@ -137,12 +85,7 @@ final class JsonReader implements AutoCloseable {
 
   /** Advances to the next array element; false at the end of the array. */
   boolean nextIsNotArrayEnd() throws IOException {
-    JsonToken t = p.nextToken();
-    if (t == null) {
-      throw new SelectionException(
-          ErrorCode.SYNTAX, "Failed to parse the request body as JSON: unterminated array");
-    }
-    return t != JsonToken.END_ARRAY;
+    return cursor.nextIsNotArrayEnd();
   }
 
   boolean isNull() {
@@ -158,63 +101,7 @@ final class JsonReader implements AutoCloseable {
       return null;
     }
     expect(JsonToken.VALUE_STRING, field, "a string");
-    return text(field);
-  }
-
-  /** The current string token, checked to be well-formed UTF-16. */
-  private String text(String field) throws IOException {
-    return wellFormed(p.getText(), field, -1);
-  }
-
-  /** {@code s} if well-formed; else a 400 naming the field (element {@code index} when >= 0). */
-  private static String wellFormed(String s, String field, int index) {
-    if (!isWellFormed(s)) {
-      throw loneSurrogate(s, "field `" + (index < 0 ? field : element(field, index)) + "`");
-    }
-    return s;
-  }
-
-  /** Whether every surrogate in {@code s} is half of a pair. */
-  private static boolean isWellFormed(String s) {
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      if (Character.isHighSurrogate(c)
-          && i + 1 < s.length()
-          && Character.isLowSurrogate(s.charAt(i + 1))) {
-        i++;
-      } else if (Character.isSurrogate(c)) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  /** A 400 naming {@code where}; never quotes {@code s}, so that the error itself can be written as JSON. */
-  private static SelectionException loneSurrogate(String s, String where) {
-    int i = 0;
-    while (i < s.length()) {
-      char c = s.charAt(i);
-      if (Character.isHighSurrogate(c)
-          && i + 1 < s.length()
-          && Character.isLowSurrogate(s.charAt(i + 1))) {
-        i += 2;
-      } else if (Character.isSurrogate(c)) {
-        break;
-      } else {
-        i++;
-      }
-    }
-    String code =
-        i < s.length() ? Integer.toHexString(s.charAt(i)).toUpperCase(java.util.Locale.ROOT) : "?";
-    return new SelectionException(
-        ErrorCode.SYNTAX,
-        "Failed to parse the request body as JSON: "
-            + where
-            + " holds a lone surrogate \\u"
-            + code
-            + " at index "
-            + i
-            + ", which is not valid Unicode");
+    return cursor.text(field);
   }
 
   /** The path of element {@code i} of array {@code field}. */
@@ -394,7 +281,7 @@ final class JsonReader implements AutoCloseable {
       if (out.size() >= MAX_ARRAY) {
         throw tooMany(field);
       }
-      out.add(wellFormed(p.getText(), field, out.size()));
+      out.add(cursor.text(element(field, out.size())));
     }
     return out;
   }
@@ -475,21 +362,8 @@ final class JsonReader implements AutoCloseable {
             + " entries (the limit of any array in a request)");
   }
 
-  private static SelectionException syntax(IOException e) {
-    String m =
-        e.getMessage() == null
-            ? "invalid JSON"
-            : e.getMessage().lines().findFirst().orElse("invalid JSON");
-    return new SelectionException(
-        ErrorCode.SYNTAX, "Failed to parse the request body as JSON: " + m);
-  }
-
   @Override
   public void close() {
-    try {
-      p.close();
-    } catch (IOException ignored) {
-      // closing an in-memory parser cannot fail in a way the caller could act on
-    }
+    cursor.close();
   }
 }

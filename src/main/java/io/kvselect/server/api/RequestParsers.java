@@ -1,5 +1,3 @@
-// Over 400 lines: the selection-family request bodies, which share most fields and their checks,
-// decoded in one place so a field's rule is written once.
 package io.kvselect.server.api;
 
 import io.kvselect.core.catalog.PartitionKey;
@@ -9,186 +7,19 @@ import io.kvselect.core.service.PromptInput;
 import io.kvselect.core.service.ReservationRequest;
 import io.kvselect.core.service.SelectRequest;
 import io.kvselect.core.service.SessionContext;
-import java.io.IOException;
-import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
+import io.kvselect.server.api.RequestFields.Constraints;
+import io.kvselect.server.api.RequestFields.Prompt;
 
 /**
  * Decodes the selection-family request bodies ({@code /select}, {@code /select_and_reserve},
  * {@code /potential_loads}, {@code /overlap_scores}, {@code /reservations}) into core records in
- * one streaming pass. Unknown fields are ignored, as Dynamo's serde types do.
+ * one streaming pass. Unknown fields are ignored, as Dynamo's serde types do. This class says
+ * which fields each body has; the rules of the fields they share are {@link RequestFields}'.
+ * Stateless.
  */
 final class RequestParsers {
 
-  /** Upper bound of {@code isl_tokens}: far above any context length, far below overflow of load sums. */
-  static final long MAX_ISL_TOKENS = 100_000_000L;
-
   private RequestParsers() {}
-
-  /** Mutable accumulator for the flattened prompt fields. */
-  private static final class Prompt {
-    int[] tokens;
-    int[] routingTokens;
-    long[][] mmHashes;
-    long[] blockHashes;
-    long[] sequenceHashes;
-    Long isl;
-    String lora;
-    String cacheSalt;
-    Boolean eagle;
-
-    boolean field(String name, JsonReader r) throws IOException {
-      switch (name) {
-        case "token_ids" -> tokens = r.u32Array(name);
-        case "block_hashes" -> blockHashes = r.hashArray(name);
-        case "sequence_hashes" -> sequenceHashes = r.hashArray(name);
-        case "isl_tokens" -> isl = r.unsigned(name, MAX_ISL_TOKENS);
-        case "lora_name" -> lora = r.string(name);
-        case "cache_salt" -> cacheSalt = r.string(name);
-        case "is_eagle" -> eagle = r.bool(name);
-        case "block_mm_infos" -> mmHashes = mmInfos(r, name);
-        case "mm_routing_info" ->
-            r.object(
-                name,
-                (k, rr) -> {
-                  switch (k) {
-                    case "routing_token_ids" ->
-                        routingTokens = rr.u32Array(name + ".routing_token_ids");
-                    case "block_mm_infos" -> mmHashes = mmInfos(rr, name + ".block_mm_infos");
-                    default -> rr.skip();
-                  }
-                });
-        default -> {
-          return false;
-        }
-      }
-      return true;
-    }
-
-    PromptInput build() {
-      int[] t = routingTokens != null && routingTokens.length > 0 ? routingTokens : tokens;
-      return new PromptInput(
-          t,
-          blockHashes,
-          sequenceHashes,
-          isl,
-          emptyToNull(lora),
-          emptyToNull(cacheSalt),
-          eagle,
-          mmHashes);
-    }
-  }
-
-  private static String emptyToNull(String s) {
-    return s == null || s.isEmpty() ? null : s;
-  }
-
-  /**
-   * {@code [ {"mm_objects": [{"mm_hash": u64}, ...]} | null, ... ]} into per-block hash arrays (a
-   * null block has no multimodal objects). Every object needs its {@code mm_hash}.
-   */
-  private static long[][] mmInfos(JsonReader r, String field) throws IOException {
-    if (r.isNull()) {
-      return null;
-    }
-    List<long[]> blocks = new ArrayList<>();
-    JsonArrays.forEach(
-        r,
-        field,
-        (rr, block) -> {
-          if (rr.isNull()) {
-            blocks.add(null);
-            return;
-          }
-          List<Long> hashes = new ArrayList<>();
-          rr.object(
-              block,
-              (k, r3) -> {
-                if (k.equals("mm_objects")) {
-                  JsonArrays.forEach(
-                      r3, block + ".mm_objects", (r4, obj) -> hashes.add(mmHash(r4, obj)));
-                } else {
-                  r3.skip();
-                }
-              });
-          blocks.add(hashes.stream().mapToLong(Long::longValue).toArray());
-        });
-    return blocks.toArray(new long[0][]);
-  }
-
-  /** The {@code mm_hash} of one {@code {"mm_hash": u64, ...}} object at {@code path}. */
-  private static long mmHash(JsonReader r, String path) throws IOException {
-    if (!r.isObjectStart()) {
-      throw JsonReader.type(path, "an object");
-    }
-    String field = path + ".mm_hash";
-    Long[] hash = new Long[1];
-    r.object(
-        path,
-        (k, rr) -> {
-          if (k.equals("mm_hash")) {
-            hash[0] = rr.u64(field);
-            if (hash[0] == null) {
-              throw JsonReader.type(field, "an unsigned 64-bit integer");
-            }
-          } else {
-            rr.skip();
-          }
-        });
-    if (hash[0] == null) {
-      throw JsonReader.missing(field);
-    }
-    return hash[0];
-  }
-
-  static RouterConfigOverride override(JsonReader r) throws IOException {
-    Double[] d = new Double[5];
-    Boolean[] b = new Boolean[2];
-    String[] policy = new String[1];
-    boolean present =
-        r.object(
-            "router_config_override",
-            (k, rr) -> {
-              String f = "router_config_override." + k;
-              switch (k) {
-                case "overlap_score_credit" -> d[0] = rr.number(f);
-                case "prefill_load_scale" -> d[1] = rr.number(f);
-                case "router_temperature" -> d[2] = rr.number(f);
-                case "shared_cache_multiplier" -> d[3] = rr.number(f);
-                case "overlap_score_weight" -> d[4] = rr.number(f);
-                case "assume_kv_reuse" -> b[0] = rr.bool(f);
-                case "track_prefill_tokens" -> b[1] = rr.bool(f);
-                case "policy" -> {
-                  policy[0] = rr.string(f);
-                  if (policy[0] != null
-                      && !io.kvselect.core.config.PolicySettings.NAMES.contains(policy[0])) {
-                    throw io.kvselect.core.error.SelectionException.badRequest(
-                        "router_config_override.policy must be one of "
-                            + io.kvselect.core.config.PolicySettings.NAMES
-                            + ", got "
-                            + policy[0]);
-                  }
-                }
-                default -> rr.skip();
-              }
-            });
-    if (!present) {
-      return null;
-    }
-    if (d[0] != null && (d[0] < 0 || d[0] > 1)) {
-      throw io.kvselect.core.error.SelectionException.badRequest(
-          "router_config_override.overlap_score_credit must be in [0, 1]");
-    }
-    if (d[2] != null && d[2] < 0) {
-      throw io.kvselect.core.error.SelectionException.badRequest(
-          "router_config_override.router_temperature must not be negative");
-    }
-    return new RouterConfigOverride(d[0], d[1], d[2], b[0], b[1], d[3], d[4], policy[0]);
-  }
 
   /**
    * Reads a root object whose prompt fields go to {@code prompt} and the rest to {@code rest};
@@ -247,12 +78,12 @@ final class RequestParsers {
             case "selection_id" -> s[2] = r.string(k);
             case "session_id" -> s[3] = r.string(k);
             case "expected_output_tokens" -> expected[0] = r.unsigned(k, 0xFFFF_FFFFL);
-            case "router_config_override" -> o[0] = override(r);
-            case "session_context" -> o[1] = sessionContext(r);
-            case "affinity_target" -> o[2] = target(r, k, true);
-            case "pinned_worker" -> o[3] = target(r, k, false);
+            case "router_config_override" -> o[0] = RequestFields.override(r);
+            case "session_context" -> o[1] = RequestFields.sessionContext(r);
+            case "affinity_target" -> o[2] = RequestFields.target(r, k, true);
+            case "pinned_worker" -> o[3] = RequestFields.target(r, k, false);
             case "allowed_worker_ids" -> o[4] = r.u64Array(k);
-            case "routing_constraints" -> o[5] = constraints(r);
+            case "routing_constraints" -> o[5] = RequestFields.constraints(r);
             case "advisory" -> advisory[0] = Boolean.TRUE.equals(r.bool(k));
             case "priority_jump" -> queue[0] = r.number(k);
             case "strict_priority" -> queue[1] = r.unsigned(k, 0xFFFF_FFFFL);
@@ -271,8 +102,8 @@ final class RequestParsers {
         (WorkerRank) o[2],
         (WorkerRank) o[3],
         (long[]) o[4],
-        c == null ? null : c.required,
-        c == null ? null : c.preferred,
+        c == null ? null : c.required(),
+        c == null ? null : c.preferred(),
         advisory[0],
         null,
         (Double) queue[0],
@@ -298,9 +129,9 @@ final class RequestParsers {
             case "worker_id" -> l[0] = r.u64(k);
             case "dp_rank" -> l[1] = r.unsigned(k, Integer.MAX_VALUE);
             case "expected_output_tokens" -> l[2] = r.unsigned(k, 0xFFFF_FFFFL);
-            case "effective_prefill_tokens" -> l[3] = r.unsigned(k, MAX_ISL_TOKENS);
+            case "effective_prefill_tokens" -> l[3] = r.unsigned(k, RequestFields.MAX_ISL_TOKENS);
             case "track_prefill_tokens" -> track[0] = r.bool(k);
-            case "router_config_override" -> ov[0] = override(r);
+            case "router_config_override" -> ov[0] = RequestFields.override(r);
             default -> r.skip();
           }
         });
@@ -318,107 +149,5 @@ final class RequestParsers {
         l[3],
         track[0],
         ov[0]);
-  }
-
-  private static SessionContext sessionContext(JsonReader r) throws IOException {
-    String[] s = new String[3];
-    Boolean[] fin = new Boolean[1];
-    Map<String, List<String>> headers = new LinkedHashMap<>();
-    boolean present =
-        r.object(
-            "session_context",
-            (k, rr) -> {
-              String f = "session_context." + k;
-              switch (k) {
-                case "session_id" -> s[0] = rr.string(f);
-                case "parent_session_id" -> s[1] = rr.string(f);
-                case "session_final" -> fin[0] = rr.bool(f);
-                case "input_trigger" -> {
-                  s[2] = rr.string(f);
-                  if (s[2] != null
-                      && !Set.of("user_message", "tool_result", "other").contains(s[2])) {
-                    throw JsonReader.type(f, "one of user_message, tool_result, other");
-                  }
-                }
-                case "agent_headers" ->
-                    rr.object(
-                        f,
-                        (h, r3) -> {
-                          List<String> values = r3.stringArray(f + "." + h);
-                          if (values == null) {
-                            throw JsonReader.type(f + "." + h, "an array of strings");
-                          }
-                          headers.put(h, values);
-                        });
-                default -> rr.skip();
-              }
-            });
-    if (!present) {
-      return null;
-    }
-    if (s[0] == null) {
-      throw JsonReader.missing("session_context.session_id");
-    }
-    return new SessionContext(s[0], s[1], fin[0], s[2], headers);
-  }
-
-  /** {@code {"worker_id": u64, "dp_rank": u32?}}; a bare integer is accepted as a worker id. */
-  private static WorkerRank target(JsonReader r, String field, boolean rankOptional)
-      throws IOException {
-    if (r.isNull()) {
-      return null;
-    }
-    Long[] v = new Long[2];
-    if (!r.isObjectStart()) {
-      Long id = r.u64(field);
-      return new WorkerRank(id, -1);
-    }
-    r.object(
-        field,
-        (k, rr) -> {
-          switch (k) {
-            case "worker_id" -> v[0] = rr.u64(field + ".worker_id");
-            case "dp_rank" -> v[1] = rr.unsigned(field + ".dp_rank", Integer.MAX_VALUE);
-            default -> rr.skip();
-          }
-        });
-    if (v[0] == null) {
-      throw JsonReader.missing(field + ".worker_id");
-    }
-    if (v[1] == null && !rankOptional) {
-      throw JsonReader.missing(field + ".dp_rank");
-    }
-    return new WorkerRank(v[0], v[1] == null ? -1 : v[1].intValue());
-  }
-
-  private record Constraints(Set<String> required, Map<String, Double> preferred) {}
-
-  private static Constraints constraints(JsonReader r) throws IOException {
-    Set<String> required = new HashSet<>();
-    Map<String, Double> preferred = new LinkedHashMap<>();
-    boolean present =
-        r.object(
-            "routing_constraints",
-            (k, rr) -> {
-              switch (k) {
-                case "required_taints" -> {
-                  List<String> l = rr.stringArray("routing_constraints.required_taints");
-                  if (l != null) {
-                    required.addAll(l);
-                  }
-                }
-                case "preferred_taints" ->
-                    rr.object(
-                        "routing_constraints.preferred_taints",
-                        (t, r3) -> {
-                          Double w = r3.number("routing_constraints.preferred_taints." + t);
-                          if (w != null) {
-                            preferred.put(t, w);
-                          }
-                        });
-                default -> rr.skip();
-              }
-            });
-    return present ? new Constraints(required, preferred) : null;
   }
 }

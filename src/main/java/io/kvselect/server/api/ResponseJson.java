@@ -257,7 +257,7 @@ final class ResponseJson {
           g.writeNumberField("schedulable_workers", r.schedulableWorkers());
           g.writeArrayFieldStart("workers");
           for (WorkerRecord w : r.workers()) {
-            WorkerJson.write(g, w, null);
+            WorkerJsonWriter.write(g, w, null);
           }
           g.writeEndArray();
           g.writeEndObject();

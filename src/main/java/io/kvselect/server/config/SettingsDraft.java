@@ -1,6 +1,18 @@
-// Over 400 lines: the one layered accumulator of every node flag, variable and config field (file,
-// environment, flags), each a short checked setter.
 package io.kvselect.server.config;
+
+import static io.kvselect.server.config.SettingRules.host;
+import static io.kvselect.server.config.SettingRules.httpUrls;
+import static io.kvselect.server.config.SettingRules.integer;
+import static io.kvselect.server.config.SettingRules.jsonError;
+import static io.kvselect.server.config.SettingRules.number;
+import static io.kvselect.server.config.SettingRules.policy;
+import static io.kvselect.server.config.SettingRules.range;
+import static io.kvselect.server.config.SettingRules.section;
+import static io.kvselect.server.config.SettingRules.strings;
+import static io.kvselect.server.config.SettingRules.tcpEndpoints;
+import static io.kvselect.server.config.SettingRules.trackingFlags;
+import static io.kvselect.server.config.SettingRules.trackingKey;
+import static io.kvselect.server.config.SettingRules.ttl;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -8,17 +20,14 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import io.kvselect.core.config.ConfigException;
-import io.kvselect.core.config.PolicySettings;
 import io.kvselect.core.config.RouterConfig;
 import io.kvselect.core.config.RouterConfigLoader;
 import io.kvselect.core.config.RouterConfigOverride;
+import io.kvselect.core.config.TrackingSettings;
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.URI;
-import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -33,12 +42,15 @@ import java.util.Set;
  * peers need a port, keyed tracking needs a key, Dynamo's cross-knob rules) run once in {@link
  * #validate()}, so a port from the file satisfies peers given as flags. Confined to the parsing
  * thread; cost is linear in the size of the inputs plus one stat of the key file.
+ *
+ * <p>This class is the layering (which source is applied when, and what each one may set); how
+ * one value is read and checked, the same for every layer, is {@link SettingRules}'. Owner: the
+ * caller of {@link #fromDefaults} ({@link NodeSettings#parse}, or {@link EnvironmentCheck} for the
+ * defaults), until {@link #build} freezes it.
  */
 final class SettingsDraft {
 
   static final long MAX_AFFINITY_TTL_SECS = 31_536_000L;
-  private static final String KEYED = "keyed-xxh3-v1";
-  private static final int KEY_BYTES = 32;
   private static final ObjectMapper JSON =
       new ObjectMapper().enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
   private static final Map<String, Set<String>> SECTIONS =
@@ -111,30 +123,6 @@ final class SettingsDraft {
       throw new CliException("--config " + file + " is not a JSON object");
     }
     applyJson(root);
-  }
-
-  /**
-   * A JSON syntax error as "line L, column C: what", without the parser's internals (character
-   * codes, source descriptions); the line and column are 1-based.
-   */
-  static String jsonError(JsonProcessingException e) {
-    String what = e.getOriginalMessage() == null ? "invalid JSON" : e.getOriginalMessage();
-    what =
-        what.lines()
-            .findFirst()
-            .orElse("")
-            .replaceAll("\\(('.+?') \\(code \\d+\\)\\)", "$1")
-            .replaceAll("\\(CTRL-CHAR, code (\\d+)\\)", "(control character $1)")
-            .replaceAll(
-                "\\(start marker at \\[Source: .*?; line: (\\d+), column: (\\d+)\\]\\)",
-                "(opened at line $1, column $2)")
-            .strip();
-    what =
-        what.isEmpty() ? "invalid JSON" : Character.toLowerCase(what.charAt(0)) + what.substring(1);
-    var at = e.getLocation();
-    return at == null || at.getLineNr() < 1
-        ? what
-        : "line " + at.getLineNr() + ", column " + at.getColumnNr() + ": " + what;
   }
 
   /**
@@ -313,15 +301,7 @@ final class SettingsDraft {
           range("--selection-cache-max-bytes", c.selectionCacheMaxBytes, 1, Long.MAX_VALUE);
     }
     if (c.policy != null) {
-      if (!PolicySettings.NAMES.contains(c.policy)) {
-        throw new CliException(
-            "--policy must be one of "
-                + String.join(", ", PolicySettings.NAMES)
-                + ", got '"
-                + c.policy
-                + "'");
-      }
-      router = router.withSelectionPolicy(router.selectionPolicy().withName(c.policy));
+      router = router.withSelectionPolicy(router.selectionPolicy().withName(policy(c.policy)));
     }
     if (c.routerAssumeKvReuse != null) {
       router =
@@ -329,18 +309,7 @@ final class SettingsDraft {
               new RouterConfigOverride(
                   null, null, null, c.routerAssumeKvReuse, null, null, null, null));
     }
-    if (c.routerTrackingHash != null
-        && !Set.of("public-xxh3-v1", KEYED).contains(c.routerTrackingHash)) {
-      throw new CliException(
-          "--router-tracking-hash must be one of public-xxh3-v1, "
-              + KEYED
-              + ", got '"
-              + c.routerTrackingHash
-              + "'");
-    }
-    if (c.routerTrackingKeyId != null && c.routerTrackingKeyId.isBlank()) {
-      throw new CliException("--router-tracking-key-id must not be empty");
-    }
+    trackingFlags(c.routerTrackingHash, c.routerTrackingKeyId);
     router =
         router.withTracking(c.routerTrackingHash, c.routerTrackingKeyFile, c.routerTrackingKeyId);
     operations.applyFlags(c.operations);
@@ -364,40 +333,8 @@ final class SettingsDraft {
     } catch (ConfigException e) {
       throw new CliException(e.getMessage());
     }
-    if (KEYED.equals(router.tracking().hash())) {
-      String file = router.tracking().keyFile();
-      if (file == null) {
-        throw new CliException(
-            "--router-tracking-hash "
-                + KEYED
-                + " requires --router-tracking-key-file (or DYN_ROUTER_TRACKING_KEY_FILE)");
-      }
-      Path path = Path.of(file);
-      long size;
-      try {
-        size = Files.isRegularFile(path) && Files.isReadable(path) ? Files.size(path) : -1;
-      } catch (IOException e) {
-        size = -1;
-      }
-      if (size < 0) {
-        throw new CliException("--router-tracking-key-file " + file + " is not a readable file");
-      }
-      if (size != KEY_BYTES) {
-        throw new CliException(
-            "--router-tracking-key-file "
-                + file
-                + " must hold exactly "
-                + KEY_BYTES
-                + " bytes, got "
-                + size);
-      }
-      if (router.tracking().keyId() == null) {
-        throw new CliException(
-            "--router-tracking-hash "
-                + KEYED
-                + " requires --router-tracking-key-id (or DYN_ROUTER_TRACKING_KEY_ID)");
-      }
-    }
+    TrackingSettings tracking = router.tracking();
+    trackingKey(tracking.hash(), tracking.keyFile(), tracking.keyId());
   }
 
   /** Freezes the draft; {@code help} only records that {@code --help} was asked for. */
@@ -421,109 +358,5 @@ final class SettingsDraft {
         operations.build(),
         cluster.build(),
         epp.build());
-  }
-
-  /** The named object of {@code root}, empty when absent; non-objects are rejected. */
-  @SuppressWarnings("unchecked")
-  private static Map<String, Object> section(Map<String, Object> root, String name) {
-    Object s = root.get(name);
-    if (s == null) {
-      return Map.of();
-    }
-    if (!(s instanceof Map)) {
-      throw new CliException("config field " + name + " must be an object");
-    }
-    return (Map<String, Object>) s;
-  }
-
-  private static String host(String label, Object v) {
-    if (!(v instanceof String s) || s.isBlank()) {
-      throw new CliException(label + " must be a non-empty host name or address");
-    }
-    return s.strip();
-  }
-
-  /** Jackson decodes JSON integers as Integer or Long; fractions and strings are rejected. */
-  private static long integer(String label, Object v) {
-    if (v instanceof Integer || v instanceof Long || v instanceof Short) {
-      return ((Number) v).longValue();
-    }
-    throw new CliException(label + " must be an integer");
-  }
-
-  private static double number(String label, Object v) {
-    if (v instanceof Number n) {
-      return n.doubleValue();
-    }
-    throw new CliException(label + " must be a number");
-  }
-
-  private static long range(String label, long v, long min, long max) {
-    if (v < min || v > max) {
-      throw new CliException(label + " must be between " + min + " and " + max + ", got " + v);
-    }
-    return v;
-  }
-
-  private static double ttl(String label, double v) {
-    if (!(v > 0.0) || Double.isInfinite(v)) {
-      throw new CliException(label + " must be a finite number > 0, got " + v);
-    }
-    return v;
-  }
-
-  private static List<String> strings(String label, Object v) {
-    if (v instanceof List<?> list) {
-      List<String> out = new ArrayList<>(list.size());
-      for (Object o : list) {
-        if (!(o instanceof String s)) {
-          throw new CliException(label + " must be an array of strings");
-        }
-        out.add(s);
-      }
-      return out;
-    }
-    throw new CliException(label + " must be an array of strings");
-  }
-
-  /** Startup-recovery peers: absolute http(s) URLs with a host; any path is kept. */
-  private static List<String> httpUrls(String label, List<String> values) {
-    List<String> out = new ArrayList<>(values.size());
-    for (String raw : values) {
-      URI uri = uri(raw);
-      if (uri == null
-          || uri.getHost() == null
-          || !("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))) {
-        throw new CliException(label + " entry '" + raw + "' is not an http(s) URL");
-      }
-      out.add(raw.strip());
-    }
-    return List.copyOf(out);
-  }
-
-  /** Replica-sync peers: {@code tcp://host:port} with a port in 1..65535 and no path. */
-  private static List<String> tcpEndpoints(String label, List<String> values) {
-    List<String> out = new ArrayList<>(values.size());
-    for (String raw : values) {
-      URI uri = uri(raw);
-      if (uri == null
-          || !"tcp".equals(uri.getScheme())
-          || uri.getHost() == null
-          || uri.getPort() < 1
-          || uri.getPort() > 65535
-          || !(uri.getRawPath() == null || uri.getRawPath().isEmpty())) {
-        throw new CliException(label + " entry '" + raw + "' is not a tcp://host:port endpoint");
-      }
-      out.add(raw.strip());
-    }
-    return List.copyOf(out);
-  }
-
-  private static URI uri(String raw) {
-    try {
-      return new URI(raw.strip());
-    } catch (URISyntaxException e) {
-      return null;
-    }
   }
 }
