@@ -33,16 +33,17 @@ final class MapSweep {
     for (int open : cmd.mapOpen) {
       for (double f : cmd.mapKd) {
         long kdTokens = Math.round(cmd.kd * f);
-        Workload w = cmd.workload(kdTokens);
+        Workload w = SimRuns.workload(cmd, kdTokens);
         Map<String, Simulator.Result> byName = new LinkedHashMap<>();
         for (String b : BASELINES) {
-          byName.put(b, new Simulator(w, cmd.config(kdTokens, open, k), b, null).run());
+          byName.put(b, new Simulator(w, SimRuns.config(cmd, kdTokens, open, k), b, null).run());
         }
         for (AdmitAccounting a : AdmitAccounting.values()) {
           for (String p : List.of("kvc", "kvc_refined")) {
             byName.put(
                 p + "/" + a.wire(),
-                new Simulator(w, cmd.config(kdTokens, open, k.withAccounting(a)), p, null).run());
+                new Simulator(w, SimRuns.config(cmd, kdTokens, open, k.withAccounting(a)), p, null)
+                    .run());
           }
         }
         for (Map.Entry<String, Simulator.Result> e : byName.entrySet()) {
