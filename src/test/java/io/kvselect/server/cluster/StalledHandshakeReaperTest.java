@@ -132,9 +132,17 @@ class StalledHandshakeReaperTest {
       // each new connect to the silent peer is closed in turn, and a's link to b keeps answering
       for (int i = 0; i < 3; i++) {
         long before = reaper.closed();
-        connectToSilentPeer(a);
         onB.put(key, "turn " + i);
-        await().atMost(Duration.ofSeconds(10)).until(() -> reaper.closed() > before);
+        // connect again until one is reaped: right after a close, the manager may still hold the
+        // closed connection for a moment and hand it back instead of opening a new one
+        await()
+            .pollInterval(Duration.ofMillis(200))
+            .atMost(Duration.ofSeconds(20))
+            .until(
+                () -> {
+                  connectToSilentPeer(a);
+                  return reaper.closed() > before;
+                });
       }
       assertEquals("turn 2", onB.get(key));
     } finally {
