@@ -305,14 +305,14 @@ public final class ApiOperations {
     if (u instanceof SelectionException se) {
       return new Failure(
           se.code().httpStatus(),
-          ResponseJson.error(HttpApiVerticle.wellFormed(se.getMessage()), se.details()));
+          ResponseJson.error(WellFormedText.of(se.getMessage()), se.details()));
     }
     return new Failure(ErrorCode.INTERNAL.httpStatus(), ResponseJson.error("internal error"));
   }
 
   /** The error envelope of a failure raised outside an operation (e.g. a body of the wrong type). */
   public static Failure failure(ErrorCode code, String message) {
-    return new Failure(code.httpStatus(), ResponseJson.error(HttpApiVerticle.wellFormed(message)));
+    return new Failure(code.httpStatus(), ResponseJson.error(WellFormedText.of(message)));
   }
 
   /**

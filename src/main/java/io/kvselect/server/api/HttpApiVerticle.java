@@ -303,28 +303,6 @@ public final class HttpApiVerticle extends VerticleBase {
     ctx.response()
         .setStatusCode(status)
         .putHeader("content-type", "application/json")
-        .end(Buffer.buffer(ResponseJson.error(wellFormed(message), details)));
-  }
-
-  /**
-   * {@code s} with every lone surrogate replaced by U+FFFD: a message may quote request text that
-   * the JSON parser did not vet (its own syntax errors do), and the envelope must still be written.
-   */
-  static String wellFormed(String s) {
-    StringBuilder out = null;
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      if (Character.isHighSurrogate(c)
-          && i + 1 < s.length()
-          && Character.isLowSurrogate(s.charAt(i + 1))) {
-        i++;
-      } else if (Character.isSurrogate(c)) {
-        if (out == null) {
-          out = new StringBuilder(s);
-        }
-        out.setCharAt(i, '\uFFFD');
-      }
-    }
-    return out == null ? s : out.toString();
+        .end(Buffer.buffer(ResponseJson.error(WellFormedText.of(message), details)));
   }
 }

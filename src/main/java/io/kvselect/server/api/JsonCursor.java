@@ -73,7 +73,7 @@ final class JsonCursor implements AutoCloseable {
     JsonToken t = p.nextToken();
     if (t == JsonToken.FIELD_NAME) {
       String name = p.currentName();
-      if (!isWellFormed(name)) {
+      if (!WellFormedText.isWellFormed(name)) {
         throw loneSurrogate(
             name, path.isEmpty() ? "a field name" : "a field name in `" + path + "`");
       }
@@ -100,7 +100,7 @@ final class JsonCursor implements AutoCloseable {
   /** The current string token, checked to be well-formed UTF-16; {@code path} names it. */
   String text(String path) throws IOException {
     String s = p.getText();
-    if (!isWellFormed(s)) {
+    if (!WellFormedText.isWellFormed(s)) {
       throw loneSurrogate(s, "field `" + path + "`");
     }
     return s;
@@ -123,21 +123,6 @@ final class JsonCursor implements AutoCloseable {
     return new SelectionException(
         ErrorCode.SYNTAX,
         "Failed to parse the request body as JSON at `" + path + "`: " + firstLine(e));
-  }
-
-  /** Whether every surrogate in {@code s} is half of a pair. */
-  private static boolean isWellFormed(String s) {
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      if (Character.isHighSurrogate(c)
-          && i + 1 < s.length()
-          && Character.isLowSurrogate(s.charAt(i + 1))) {
-        i++;
-      } else if (Character.isSurrogate(c)) {
-        return false;
-      }
-    }
-    return true;
   }
 
   /**
