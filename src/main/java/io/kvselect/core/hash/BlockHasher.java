@@ -26,7 +26,7 @@ import net.openhft.hashing.LongHashFunction;
  * thread-safe. Cost is O(tokens) per call; on little-endian hosts token blocks are hashed straight
  * from the {@code int[]} (the memory layout equals the u32 LE byte stream), so the only
  * allocations per call are the result array and the seeded hash function; blocks carrying
- * multimodal hashes go through one scratch buffer allocated once per call.
+ * multimodal hashes go through a byte array of their own (with the sorted copy of their hashes).
  */
 public final class BlockHasher {
 
@@ -63,7 +63,7 @@ public final class BlockHasher {
       throw new IllegalArgumentException("blockSize must be positive: " + blockSize);
     }
     int usable = eagle ? tokenCount - 1 : tokenCount;
-    return usable <= 0 ? 0 : usable / blockSize;
+    return Math.max(usable, 0) / blockSize;
   }
 
   /**
@@ -86,7 +86,6 @@ public final class BlockHasher {
     int window = eagle ? blockSize + 1 : blockSize;
     long[] out = new long[blocks];
     LongHashFunction fn = hashFunction(seed);
-    byte[] scratch = null;
     for (int b = 0; b < blocks; b++) {
       int from = b * blockSize;
       long[] mm =
@@ -96,10 +95,9 @@ public final class BlockHasher {
         out[b] = fn.hashInts(tokens, from, window);
         continue;
       }
-      int len = window * 4 + (hasMm ? mm.length * 8 : 0);
-      if (scratch == null || scratch.length < len) {
-        scratch = new byte[Math.max(len, window * 4 + 64)];
-      }
+      // One array per block on this path, like the sorted copy below: it runs only for blocks
+      // with multimodal hashes (or on a big-endian JVM), where reusing a buffer saved nothing.
+      byte[] scratch = new byte[window * 4 + (hasMm ? mm.length * 8 : 0)];
       int p = 0;
       for (int t = from; t < from + window; t++) {
         p = putLe(scratch, p, tokens[t], 4);
