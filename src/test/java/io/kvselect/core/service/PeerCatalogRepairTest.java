@@ -141,21 +141,7 @@ class PeerCatalogRepairTest {
     Selection s =
         join(
             nodeB.select(
-                new SelectRequest(
-                    ServiceFixture.P,
-                    "on2",
-                    PromptInput.tokens(1, 2, 3, 4, 5, 6, 7, 8),
-                    null,
-                    null,
-                    "chat-1",
-                    null,
-                    null,
-                    new WorkerRank(2, 0),
-                    null,
-                    null,
-                    null,
-                    false),
-                true));
+                ServiceFixture.pinnedSession("on2", "chat-1", 2, 0, 1, 2, 3, 4, 5, 6, 7, 8), true));
     assertEquals(2, s.workerId());
     assertEquals(1, nodeB.bookingCount());
     CompletionStage<Optional<WorkerRank>> before =
@@ -185,9 +171,7 @@ class PeerCatalogRepairTest {
                 Duration.ofMinutes(10))
             .queue(io.kvselect.core.queue.QueueConfig.defaults("fcfs"), Duration.ofMinutes(5))
             .build();
-    WorkerSpec small =
-        WorkerSpec.builder(1).endpoint("http://w1").blockSize(4).maxNumBatchedTokens(16L).build();
-    join(queued.upsertWorker(small));
+    join(queued.upsertWorker(ServiceFixture.capped(1, 16)));
     int[] t = new int[32];
     for (int i = 0; i < t.length; i++) {
       t[i] = i;
@@ -200,9 +184,7 @@ class PeerCatalogRepairTest {
     CompletionStage<Selection> waiting = queued.select(ServiceFixture.req("second", u), true);
     assertFalse(waiting.toCompletableFuture().isDone(), "the only rank is busy: parked");
 
-    WorkerSpec other =
-        WorkerSpec.builder(2).endpoint("http://w2").blockSize(4).maxNumBatchedTokens(16L).build();
-    join(nodeA.upsertWorker(other));
+    join(nodeA.upsertWorker(ServiceFixture.capped(2, 16)));
     assertTrue(join(queued.applyPeerCatalog(last(fa))));
     assertTrue(waiting.toCompletableFuture().isDone(), "the peer's worker took the parked request");
     assertEquals(2, join(waiting).workerId());

@@ -122,6 +122,34 @@ final class ServiceFixture {
         .build();
   }
 
+  /** A worker of block size 4 whose ranks take at most {@code maxBatchedTokens} (queue tests). */
+  static WorkerSpec capped(long id, long maxBatchedTokens) {
+    return WorkerSpec.builder(id)
+        .endpoint("http://w" + id)
+        .blockSize(4)
+        .maxNumBatchedTokens(maxBatchedTokens)
+        .build();
+  }
+
+  /** A session's request pinned to {@code worker}'s rank {@code dpRank}. */
+  static SelectRequest pinnedSession(
+      String id, String session, long worker, int dpRank, int... tokens) {
+    return new SelectRequest(
+        P,
+        id,
+        PromptInput.tokens(tokens),
+        null,
+        null,
+        session,
+        null,
+        null,
+        new WorkerRank(worker, dpRank),
+        null,
+        null,
+        null,
+        false);
+  }
+
   static SelectRequest req(String id, int... tokens) {
     return SelectRequest.of(P, PromptInput.tokens(tokens)).withSelectionId(id);
   }

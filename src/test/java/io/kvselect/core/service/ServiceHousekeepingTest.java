@@ -99,27 +99,13 @@ class ServiceHousekeepingTest {
                 Duration.ofMinutes(5))
             .queue(QueueConfig.defaults("fcfs"), Duration.ofMinutes(5))
             .build();
-    join(
-        svc.upsertWorker(
-            WorkerSpec.builder(1)
-                .endpoint("http://w1")
-                .blockSize(4)
-                .maxNumBatchedTokens(16L)
-                .build()));
+    join(svc.upsertWorker(ServiceFixture.capped(1, 16)));
     join(svc.select(ServiceFixture.req("first", PROMPT), true));
     CompletionStage<Selection> waiting =
         svc.select(ServiceFixture.req("second", IntStream.range(100, 132).toArray()), true);
     assertFalse(waiting.toCompletableFuture().isDone(), "the rank is busy: parked");
 
-    join(
-        svc.patchWorker(
-            1,
-            s ->
-                WorkerSpec.builder(1)
-                    .endpoint("http://w1")
-                    .blockSize(4)
-                    .maxNumBatchedTokens(1_000_000L)
-                    .build()));
+    join(svc.patchWorker(1, s -> ServiceFixture.capped(1, 1_000_000L)));
     assertTrue(waiting.toCompletableFuture().isDone(), "the patched capacity took the request");
     assertEquals(1, join(waiting).workerId());
   }
