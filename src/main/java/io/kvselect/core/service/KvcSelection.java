@@ -235,7 +235,7 @@ final class KvcSelection implements SelectionPolicy, DispatchStage {
                     part,
                     o,
                     answer(m, o, append),
-                    pinned(req, o.decode()),
+                    req.withPinnedWorker(o.decode()),
                     session,
                     tokens,
                     np.blockHashes(),
@@ -256,26 +256,6 @@ final class KvcSelection implements SelectionPolicy, DispatchStage {
       probes.add(new KvcAnswer.Probe(a.rank().workerId(), a.rank().dpRank(), a.reason()));
     }
     return new KvcAnswer(o.mode().wire(), o.mode() == KvcMode.DIRECT ? null : pw, append, probes);
-  }
-
-  private static SelectRequest pinned(SelectRequest q, WorkerRank d) {
-    return new SelectRequest(
-        q.partition(),
-        q.selectionId(),
-        q.prompt(),
-        q.override(),
-        q.expectedOutputTokens(),
-        q.sessionId(),
-        q.sessionContext(),
-        null,
-        d,
-        q.allowedWorkerIds(),
-        q.requiredTaints(),
-        q.preferredTaints(),
-        q.advisory(),
-        q.policyClass(),
-        q.priorityJump(),
-        q.strictPriority());
   }
 
   /** A kvc booking {@code id} committed: its tokens are promised to its decode worker until freed. */

@@ -97,6 +97,51 @@ public record SelectRequest(
         strictPriority);
   }
 
+  /** The same request in session {@code id} (the flat {@code session_id} form). */
+  public SelectRequest withSessionId(String id) {
+    return new SelectRequest(
+        partition,
+        selectionId,
+        prompt,
+        override,
+        expectedOutputTokens,
+        id,
+        sessionContext,
+        affinityTarget,
+        pinnedWorker,
+        allowedWorkerIds,
+        requiredTaints,
+        preferredTaints,
+        advisory,
+        policyClass,
+        priorityJump,
+        strictPriority);
+  }
+
+  /**
+   * The same request pinned to {@code rank} ({@code pinned_worker}), with any affinity target
+   * dropped, since a pin is the stronger constraint.
+   */
+  public SelectRequest withPinnedWorker(WorkerRank rank) {
+    return new SelectRequest(
+        partition,
+        selectionId,
+        prompt,
+        override,
+        expectedOutputTokens,
+        sessionId,
+        sessionContext,
+        null,
+        rank,
+        allowedWorkerIds,
+        requiredTaints,
+        preferredTaints,
+        advisory,
+        policyClass,
+        priorityJump,
+        strictPriority);
+  }
+
   /** The same request in the router queue's policy class {@code name} (null: the default class). */
   public SelectRequest withPolicyClass(String name) {
     return new SelectRequest(

@@ -44,20 +44,7 @@ class SelectionServiceTest {
   }
 
   private static SelectRequest session(String id, String session, int... tokens) {
-    return new SelectRequest(
-        P,
-        id,
-        PromptInput.tokens(tokens),
-        null,
-        null,
-        session,
-        null,
-        null,
-        null,
-        null,
-        null,
-        null,
-        false);
+    return req(id, tokens).withSessionId(session);
   }
 
   @Test

@@ -134,20 +134,7 @@ final class ServiceFixture {
   /** A session's request pinned to {@code worker}'s rank {@code dpRank}. */
   static SelectRequest pinnedSession(
       String id, String session, long worker, int dpRank, int... tokens) {
-    return new SelectRequest(
-        P,
-        id,
-        PromptInput.tokens(tokens),
-        null,
-        null,
-        session,
-        null,
-        null,
-        new WorkerRank(worker, dpRank),
-        null,
-        null,
-        null,
-        false);
+    return pinned(id, worker, dpRank, tokens).withSessionId(session);
   }
 
   static SelectRequest req(String id, int... tokens) {
@@ -155,37 +142,11 @@ final class ServiceFixture {
   }
 
   static SelectRequest pinned(String id, long worker, int dpRank, int... tokens) {
-    return new SelectRequest(
-        P,
-        id,
-        PromptInput.tokens(tokens),
-        null,
-        null,
-        null,
-        null,
-        null,
-        new WorkerRank(worker, dpRank),
-        null,
-        null,
-        null,
-        false);
+    return req(id, tokens).withPinnedWorker(new WorkerRank(worker, dpRank));
   }
 
   static SelectRequest session(String id, String session, int... tokens) {
-    return new SelectRequest(
-        P,
-        id,
-        PromptInput.tokens(tokens),
-        null,
-        null,
-        session,
-        null,
-        null,
-        null,
-        null,
-        null,
-        null,
-        false);
+    return req(id, tokens).withSessionId(session);
   }
 
   static <T> T join(CompletionStage<T> st) {
